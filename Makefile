@@ -1,0 +1,32 @@
+# Two commands from a fresh clone: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+OUT    ?= out
+
+.PHONY: run test bench lint venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/schedlab demo --output $(OUT)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_heuristics.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) $(OUT) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,76 @@
+"""Atomic file output and self-describing Parquet files."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from schedlab.errors import TraceFormatError
+
+METADATA_KEY = "schedlab"
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename.
+
+    A crash or an exception leaves any previous ``path`` untouched and no partial file behind.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` atomically (UTF-8)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_parquet(df: pl.DataFrame, path: str | os.PathLike[str], meta: dict[str, Any]) -> None:
+    """Write ``df`` with ``meta`` (JSON) in the file's key-value metadata, atomically."""
+    payload = json.dumps(meta, sort_keys=True, default=str)
+    with atomic_path(path) as tmp:
+        df.write_parquet(tmp, metadata={METADATA_KEY: payload}, statistics=True)
+
+
+def read_parquet(path: str | os.PathLike[str], kind: str) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Read a schedlab Parquet file of the given ``kind`` (``"jobset"``, ``"results"``).
+
+    Raises
+    ------
+    TraceFormatError
+        If the file is missing, not Parquet, not written by schedlab, or of another kind.
+    """
+    p = Path(path)
+    if not p.is_file():
+        msg = f"{p}: no such file"
+        raise TraceFormatError(msg)
+    try:
+        kv = pl.read_parquet_metadata(p)
+        df = pl.read_parquet(p)
+    except Exception as exc:  # polars raises several types for a non-Parquet file
+        msg = f"{p}: not a readable Parquet file ({type(exc).__name__}: {exc})"
+        raise TraceFormatError(msg) from exc
+    if METADATA_KEY not in kv:
+        msg = f"{p}: Parquet file has no schedlab metadata; was it written by schedlab?"
+        raise TraceFormatError(msg)
+    meta = json.loads(kv[METADATA_KEY])
+    if meta.get("kind") != kind:
+        msg = f"{p}: expected a schedlab {kind} file, found kind {meta.get('kind')!r}"
+        raise TraceFormatError(msg)
+    return df, meta

@@ -1,0 +1,242 @@
+"""The JobSet: the common workload format (design.md §2).
+
+A JobSet is a polars DataFrame of jobs (one row per job, many jobsets distinguished by the
+``jobset`` column) plus :class:`JobSetMeta`. It is stored as one Parquet file whose key-value
+metadata holds the JSON of the metadata, so a file is self-describing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from schedlab import io
+from schedlab.errors import InfeasibleJobError, JobSetError
+
+SCHEMA_VERSION = 1
+ID_COLUMNS: dict[str, pl.DataType] = {
+    "jobset": pl.Int32(),
+    "job_id": pl.Int64(),
+    "arrival": pl.Int64(),
+    "duration": pl.Int64(),
+}
+OPTIONAL_COLUMNS: dict[str, pl.DataType] = {
+    "load": pl.Float64(),
+    "category": pl.Utf8(),
+    "deadline": pl.Int64(),
+    "source_id": pl.Utf8(),
+    "user": pl.Utf8(),
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JobSetMeta:
+    """Metadata of a JobSet."""
+
+    resources: tuple[str, ...]
+    """Resource names; each is a float64 demand column of the jobs table."""
+    capacity: tuple[float, ...]
+    """Cluster capacity per resource, in the same units as the demands."""
+    units: tuple[str, ...] = ()
+    """Unit of each resource (e.g. ``"slot"``, ``"core"``); empty means unitless."""
+    time_step_seconds: float | None = None
+    """Seconds per time step (None for synthetic workloads defined in steps)."""
+    arrival_window: int | None = None
+    """Steps over which arrivals are generated (the span used for the offered load)."""
+    length_buckets: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Named inclusive duration ranges for per-length breakdowns, e.g. short=(1, 3)."""
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    """Generator name, parameters and seed, or trace path, hash, filters and drop counts."""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict (tuples become lists)."""
+        d = asdict(self)
+        d["length_buckets"] = {k: list(v) for k, v in self.length_buckets.items()}
+        return {"kind": "jobset", "schema_version": SCHEMA_VERSION, **d}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> JobSetMeta:
+        """Inverse of :meth:`to_json`; unknown schema versions are rejected."""
+        version = d.get("schema_version")
+        if version != SCHEMA_VERSION:
+            msg = f"JobSet schema_version {version!r} is not supported (expected {SCHEMA_VERSION})"
+            raise JobSetError(msg)
+        return cls(
+            resources=tuple(d["resources"]),
+            capacity=tuple(float(c) for c in d["capacity"]),
+            units=tuple(d.get("units", ())),
+            time_step_seconds=d.get("time_step_seconds"),
+            arrival_window=d.get("arrival_window"),
+            length_buckets={k: (int(v[0]), int(v[1])) for k, v in d["length_buckets"].items()},
+            provenance=d.get("provenance", {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class JobSet:
+    """Jobs of one or many jobsets plus metadata; construct with :meth:`create` to validate."""
+
+    jobs: pl.DataFrame
+    meta: JobSetMeta
+
+    @classmethod
+    def create(cls, jobs: pl.DataFrame, meta: JobSetMeta) -> JobSet:
+        """Validate, cast to the schema and sort by (jobset, arrival, job_id)."""
+        jobs = validate(jobs, meta)
+        return cls(jobs.sort("jobset", "arrival", "job_id", maintain_order=True), meta)
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        """Resource names."""
+        return self.meta.resources
+
+    @property
+    def capacity(self) -> np.ndarray:
+        """Capacity per resource, shape ``(d,)``."""
+        return np.asarray(self.meta.capacity, dtype=np.float64)
+
+    @property
+    def jobset_ids(self) -> list[int]:
+        """Distinct jobset ids, sorted."""
+        return self.jobs.get_column("jobset").unique().sort().to_list()
+
+    def __len__(self) -> int:
+        return self.jobs.height
+
+    def demands(self) -> np.ndarray:
+        """Demand matrix, shape ``(n_jobs, d)``, in the order of :attr:`jobs`."""
+        return self.jobs.select(self.resources).to_numpy().astype(np.float64, copy=False)
+
+    def split(self) -> Iterator[tuple[int, pl.DataFrame]]:
+        """Yield ``(jobset_id, jobs)`` per jobset."""
+        for (key,), frame in self.jobs.partition_by("jobset", as_dict=True).items():
+            yield int(key), frame
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        """Write atomically to ``path`` with metadata in the file."""
+        io.write_parquet(self.jobs, path, self.meta.to_json())
+
+    @classmethod
+    def read_parquet(cls, path: str | os.PathLike[str]) -> JobSet:
+        """Read and validate a JobSet Parquet file."""
+        df, meta = io.read_parquet(path, "jobset")
+        try:
+            return cls.create(df, JobSetMeta.from_json(meta))
+        except JobSetError as exc:
+            msg = f"{path}: {exc}"
+            raise type(exc)(msg) from exc
+
+
+def _first_bad(jobs: pl.DataFrame, bad: pl.Expr) -> dict[str, Any] | None:
+    rows = jobs.with_row_index("_row").filter(bad).head(1)
+    return rows.row(0, named=True) if rows.height else None
+
+
+def _where(row: Mapping[str, Any]) -> str:
+    return f"row {row['_row']} (jobset {row.get('jobset')}, job_id {row.get('job_id')})"
+
+
+def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
+    """Check ``jobs`` against the schema and ``meta``; return it cast to the schema types.
+
+    Raises
+    ------
+    JobSetError
+        Naming the column, the offending value and the row (0-based) on the first violation.
+    InfeasibleJobError
+        If a job demands more of a resource than the cluster's capacity.
+    """
+    if len(meta.resources) == 0 or len(meta.capacity) != len(meta.resources):
+        msg = f"metadata needs one capacity per resource, got {meta.resources} / {meta.capacity}"
+        raise JobSetError(msg)
+    if meta.units and len(meta.units) != len(meta.resources):
+        msg = f"metadata units {meta.units} do not match resources {meta.resources}"
+        raise JobSetError(msg)
+    if any(not np.isfinite(c) or c <= 0 for c in meta.capacity):
+        msg = f"every capacity must be finite and > 0, got {meta.capacity}"
+        raise JobSetError(msg)
+    schema = {**ID_COLUMNS, **{r: pl.Float64() for r in meta.resources}}
+    missing = [c for c in schema if c not in jobs.columns]
+    if missing:
+        msg = f"missing required column(s) {missing}; have {jobs.columns}"
+        raise JobSetError(msg)
+    casts = {**schema, **{c: t for c, t in OPTIONAL_COLUMNS.items() if c in jobs.columns}}
+    for col, dtype in casts.items():
+        try:
+            jobs = jobs.with_columns(pl.col(col).cast(dtype, strict=True))
+        except pl.exceptions.PolarsError as exc:
+            msg = f"column {col!r} cannot be read as {dtype}: {exc}".splitlines()[0]
+            raise JobSetError(msg) from exc
+    for col in schema:
+        row = _first_bad(jobs, pl.col(col).is_null())
+        if row is not None:
+            msg = f"column {col!r} has a missing value at {_where(row)}"
+            raise JobSetError(msg)
+    checks: list[tuple[str, pl.Expr, str]] = [
+        ("arrival", pl.col("arrival") < 0, "must be >= 0"),
+        ("duration", pl.col("duration") < 1, "must be >= 1 time step"),
+        ("jobset", pl.col("jobset") < 0, "must be >= 0"),
+    ]
+    for r in meta.resources:
+        checks.append((r, ~pl.col(r).is_finite() | (pl.col(r) < 0), "must be finite and >= 0"))
+    for col, bad, rule in checks:
+        row = _first_bad(jobs, bad)
+        if row is not None:
+            msg = f"column {col!r} value {row[col]!r} at {_where(row)} {rule}"
+            raise JobSetError(msg)
+    dup = _first_bad(jobs, pl.struct("jobset", "job_id").is_duplicated())
+    if dup is not None:
+        msg = f"job_id {dup['job_id']} is not unique within jobset {dup['jobset']} ({_where(dup)})"
+        raise JobSetError(msg)
+    for r, cap in zip(meta.resources, meta.capacity, strict=True):
+        row = _first_bad(jobs, pl.col(r) > cap * (1 + 1e-9))
+        if row is not None:
+            msg = (
+                f"job at {_where(row)} demands {r}={row[r]!r} but the cluster has {r}={cap!r}: "
+                "it could never run; drop it or scale the trace to a larger cluster"
+            )
+            raise InfeasibleJobError(msg)
+    return jobs
+
+
+def offered_load(jobset: JobSet, *, per_jobset: bool = False) -> pl.DataFrame:
+    """Offered load (design.md §3): per resource, Σ demand·duration / (capacity · span).
+
+    The span is ``meta.arrival_window`` when set, else ``max(arrival) - min(arrival) + 1`` of each
+    jobset. The load is the maximum over resources.
+
+    Parameters
+    ----------
+    per_jobset
+        If True, one row per jobset; otherwise one row pooled over all jobsets (total work over
+        total capacity·span, which is what a target load is compared with).
+
+    Returns
+    -------
+    DataFrame with columns ``load_<resource>`` and ``load`` (and ``jobset`` if per_jobset).
+    """
+    res, cap = jobset.resources, jobset.meta.capacity
+    window = jobset.meta.arrival_window
+    span = (
+        pl.lit(window, dtype=pl.Int64)
+        if window is not None
+        else pl.col("arrival").max() - pl.col("arrival").min() + 1
+    )
+    per = jobset.jobs.group_by("jobset").agg(
+        span.alias("span"), *[(pl.col(r) * pl.col("duration")).sum().alias(r) for r in res]
+    )
+    if not per_jobset:
+        per = per.select(pl.col("span").sum(), *[pl.col(r).sum() for r in res])
+    loads = [
+        (pl.col(r) / (c * pl.col("span"))).alias(f"load_{r}") for r, c in zip(res, cap, strict=True)
+    ]
+    out = per.with_columns(loads).with_columns(
+        pl.max_horizontal([f"load_{r}" for r in res]).alias("load")
+    )
+    keep = (["jobset"] if per_jobset else []) + [f"load_{r}" for r in res] + ["load"]
+    return out.select(keep).sort(keep[0]) if per_jobset else out.select(keep)

@@ -1,0 +1,92 @@
+"""Registries map names to lazily imported entry points (Gymnasium's ``register``/``make``).
+
+One registry per kind (generators, loaders, policies); ``import schedlab`` imports none of the
+entry points, so torch or numba are loaded only when a name that needs them is made.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from schedlab.errors import UnknownNameError
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Entry:
+    """A registered name."""
+
+    name: str
+    """The name users type (lower case)."""
+    target: str
+    """``"module.path:attribute"`` of the class or function to call."""
+    summary: str = ""
+    """One line for ``--help`` and listings."""
+
+
+@dataclass(slots=True)
+class Registry:
+    """Name -> lazily imported callable, for one kind of object."""
+
+    kind: str
+    _entries: dict[str, Entry] = field(default_factory=dict)
+
+    def register(self, name: str, target: str, summary: str = "") -> None:
+        """Register ``target`` (``"module:attr"``) under ``name``; names are unique."""
+        key = name.lower()
+        if key in self._entries:
+            msg = f"{self.kind} {name!r} is already registered"
+            raise ValueError(msg)
+        self._entries[key] = Entry(name=key, target=target, summary=summary)
+
+    def entry(self, name: str) -> Entry:
+        """The entry for ``name``; an unknown name suggests the closest known ones."""
+        key = name.lower()
+        if key not in self._entries:
+            close = difflib.get_close_matches(key, list(self._entries), n=3)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            msg = f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
+            raise UnknownNameError(msg)
+        return self._entries[key]
+
+    def load(self, name: str) -> Callable[..., Any]:
+        """Import and return the callable registered as ``name``."""
+        module, _, attr = self.entry(name).target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def make(self, name: str, **kwargs: Any) -> Any:
+        """Call the entry point registered as ``name`` with ``kwargs``."""
+        return self.load(name)(**kwargs)
+
+    def names(self) -> list[str]:
+        """Registered names, sorted."""
+        return sorted(self._entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self._entries[n] for n in self.names())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._entries
+
+
+generators = Registry("generator")
+policies = Registry("policy")
+loaders = Registry("loader")
+
+generators.register(
+    "deeprm",
+    "schedlab.loaders.deeprm:DeepRMGenerator",
+    "DeepRM (Mao et al. 2016): Bernoulli/binomial arrivals, bimodal durations, dominant demands",
+)
+for _name, _cls, _summary in [
+    ("random", "RandomPolicy", "uniformly random job among those that fit now"),
+    ("fcfs", "FCFS", "first come, first served among jobs that fit now"),
+    ("sjf", "SJF", "shortest job first (score 1/duration)"),
+    ("packer", "Packer", "alignment of demand with free resources (Tetris packing score)"),
+    ("tetris", "TetrisStar", "Tetris*: knob-weighted packing + shortest-job score"),
+    ("hrrn", "HRRN", "highest response ratio next ((wait + duration) / duration)"),
+]:
+    policies.register(_name, f"schedlab.policies.heuristics:{_cls}", _summary)

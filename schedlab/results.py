@@ -1,0 +1,56 @@
+"""Per-job simulation results (design.md §7): the table every evaluation starts from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from schedlab import io
+
+RESULT_COLUMNS = (
+    "policy", "jobset", "load", "seed", "job_id", "arrival", "start", "finish", "duration",
+    "slowdown", "completion", "wait",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    """One row per (policy, jobset, job), plus metadata.
+
+    Columns: ``policy`` (str), ``jobset`` (int32), ``load`` (float64, the jobset's target load or
+    null), ``seed`` (int64 or null), ``job_id``, ``arrival``, ``start``, ``finish``, ``duration``,
+    ``completion = finish − arrival``, ``wait = start − arrival`` (int64, steps) and
+    ``slowdown = completion / duration`` (float64, >= 1).
+
+    ``meta`` holds ``jobset`` (the JobSet metadata), ``policies`` (name -> parameters),
+    ``config`` (cluster geometry) and ``length_buckets``.
+    """
+
+    table: pl.DataFrame
+    meta: dict[str, Any]
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        """Write atomically, metadata in the file."""
+        io.write_parquet(self.table, path, {"kind": "results", **self.meta})
+
+    @classmethod
+    def read_parquet(cls, path: str | os.PathLike[str]) -> Results:
+        """Read a results file written by :meth:`write_parquet`."""
+        df, meta = io.read_parquet(path, "results")
+        meta.pop("kind")
+        return cls(df, meta)
+
+    @classmethod
+    def concat(cls, parts: list[Results]) -> Results:
+        """Stack results of the same jobsets (e.g. policies simulated separately)."""
+        meta = dict(parts[0].meta)
+        meta["policies"] = {k: v for p in parts for k, v in p.meta["policies"].items()}
+        return cls(pl.concat([p.table for p in parts], how="vertical"), meta)
+
+    @property
+    def policies(self) -> list[str]:
+        """Policy names in the order they were simulated."""
+        return list(self.meta["policies"])
