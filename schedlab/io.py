@@ -27,6 +27,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
     try:
         yield Path(tmp)
         os.replace(tmp, target)
@@ -43,7 +46,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
 
 def write_parquet(df: pl.DataFrame, path: str | os.PathLike[str], meta: dict[str, Any]) -> None:
     """Write ``df`` with ``meta`` (JSON) in the file's key-value metadata, atomically."""
-    payload = json.dumps(meta, sort_keys=True, default=str)
+    payload = json.dumps(meta, default=str)
     with atomic_path(path) as tmp:
         df.write_parquet(tmp, metadata={METADATA_KEY: payload}, statistics=True)
 
@@ -69,8 +72,13 @@ def read_parquet(path: str | os.PathLike[str], kind: str) -> tuple[pl.DataFrame,
     if METADATA_KEY not in kv:
         msg = f"{p}: Parquet file has no schedlab metadata; was it written by schedlab?"
         raise TraceFormatError(msg)
-    meta = json.loads(kv[METADATA_KEY])
-    if meta.get("kind") != kind:
-        msg = f"{p}: expected a schedlab {kind} file, found kind {meta.get('kind')!r}"
+    try:
+        meta = json.loads(kv[METADATA_KEY])
+    except json.JSONDecodeError as exc:
+        msg = f"{p}: schedlab metadata is not valid JSON ({exc})"
+        raise TraceFormatError(msg) from exc
+    if not isinstance(meta, dict) or meta.get("kind") != kind:
+        found = meta.get("kind") if isinstance(meta, dict) else type(meta).__name__
+        msg = f"{p}: expected a schedlab {kind} file, found kind {found!r}"
         raise TraceFormatError(msg)
     return df, meta

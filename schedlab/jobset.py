@@ -50,6 +50,9 @@ class JobSetMeta:
     """Steps over which arrivals are generated (the span used for the offered load)."""
     length_buckets: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     """Named inclusive duration ranges for per-length breakdowns, e.g. short=(1, 3)."""
+    empty_jobsets: tuple[int, ...] = ()
+    """Ids of jobsets that exist but hold no job (e.g. no arrival at 10% load); they count in
+    the offered load's span."""
     provenance: Mapping[str, Any] = field(default_factory=dict)
     """Generator name, parameters and seed, or trace path, hash, filters and drop counts."""
 
@@ -66,12 +69,17 @@ class JobSetMeta:
         if version != SCHEMA_VERSION:
             msg = f"JobSet schema_version {version!r} is not supported (expected {SCHEMA_VERSION})"
             raise JobSetError(msg)
+        missing = [k for k in ("resources", "capacity", "length_buckets") if k not in d]
+        if missing:
+            msg = f"JobSet metadata lacks {missing}"
+            raise JobSetError(msg)
         return cls(
             resources=tuple(d["resources"]),
             capacity=tuple(float(c) for c in d["capacity"]),
             units=tuple(d.get("units", ())),
             time_step_seconds=d.get("time_step_seconds"),
             arrival_window=d.get("arrival_window"),
+            empty_jobsets=tuple(d.get("empty_jobsets", ())),
             length_buckets={k: (int(v[0]), int(v[1])) for k, v in d["length_buckets"].items()},
             provenance=d.get("provenance", {}),
         )
@@ -167,8 +175,18 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
         raise JobSetError(msg)
     casts = {**schema, **{c: t for c, t in OPTIONAL_COLUMNS.items() if c in jobs.columns}}
     for col, dtype in casts.items():
+        src = pl.col(col)
         try:
-            jobs = jobs.with_columns(pl.col(col).cast(dtype, strict=True))
+            # A value that does not convert (a string, a fraction in an integer column) is an error
+            # naming its row; strict casts would not name the row and would truncate fractions.
+            bad = src.is_not_null() & src.cast(dtype, strict=False).is_null()
+            if dtype.is_integer() and jobs.schema[col].is_float():
+                bad = bad | (src.is_finite() & (src != src.floor()))
+            row = _first_bad(jobs, bad)
+            if row is not None:
+                msg = f"column {col!r} value {row[col]!r} at {_where(row)} is not a valid {dtype}"
+                raise JobSetError(msg)
+            jobs = jobs.with_columns(src.cast(dtype, strict=True))
         except pl.exceptions.PolarsError as exc:
             msg = f"column {col!r} cannot be read as {dtype}: {exc}".splitlines()[0]
             raise JobSetError(msg) from exc
@@ -208,7 +226,8 @@ def offered_load(jobset: JobSet, *, per_jobset: bool = False) -> pl.DataFrame:
     """Offered load (design.md §3): per resource, Σ demand·duration / (capacity · span).
 
     The span is ``meta.arrival_window`` when set, else ``max(arrival) - min(arrival) + 1`` of each
-    jobset. The load is the maximum over resources.
+    jobset. The load is the maximum over resources. Pooled, the empty jobsets of
+    ``meta.empty_jobsets`` add their ``arrival_window`` to the span (they offered no work).
 
     Parameters
     ----------
@@ -231,7 +250,8 @@ def offered_load(jobset: JobSet, *, per_jobset: bool = False) -> pl.DataFrame:
         span.alias("span"), *[(pl.col(r) * pl.col("duration")).sum().alias(r) for r in res]
     )
     if not per_jobset:
-        per = per.select(pl.col("span").sum(), *[pl.col(r).sum() for r in res])
+        idle = (window or 0) * len(jobset.meta.empty_jobsets)
+        per = per.select(pl.col("span").sum() + idle, *[pl.col(r).sum() for r in res])
     loads = [
         (pl.col(r) / (c * pl.col("span"))).alias(f"load_{r}") for r, c in zip(res, cap, strict=True)
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,3 +91,39 @@ for _name, _cls, _summary in [
     ("hrrn", "HRRN", "highest response ratio next ((wait + duration) / duration)"),
 ]:
     policies.register(_name, f"schedlab.policies.heuristics:{_cls}", _summary)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``"name:key=value,key=value"`` into the name and keyword arguments.
+
+    Values are read as JSON where they parse (numbers, booleans), else kept as strings, e.g.
+    ``"tetris:knob=0.3"`` -> ``("tetris", {"knob": 0.3})``.
+    """
+    name, _, rest = spec.partition(":")
+    kwargs: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            msg = f"bad option {item!r} in {spec!r}: expected key=value"
+            raise ValueError(msg)
+        try:
+            kwargs[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            kwargs[key.strip()] = raw
+    return name.strip(), kwargs
+
+
+def make_policy(spec: str) -> Any:
+    """A policy from a spec such as ``"sjf"`` or ``"tetris:knob=0.3"``.
+
+    A policy made with parameters is named by its spec, so variants stay apart in results.
+    """
+    name, kwargs = parse_spec(spec)
+    try:
+        policy = policies.make(name, **kwargs)
+    except TypeError as exc:
+        msg = f"policy {spec!r}: {exc}"
+        raise ValueError(msg) from exc
+    if kwargs:
+        policy.name = spec
+    return policy

@@ -105,6 +105,10 @@ def simulate(
 ) -> Results:
     """Simulate every policy on every jobset; every job of every jobset appears in the results."""
     config = config or ClusterConfig()
+    names = [p.name for p in policies]
+    if len(set(names)) != len(names):
+        msg = f"policy names must be distinct, got {names}"
+        raise ValueError(msg)
     jobs = jobset.jobs
     seed = jobset.meta.provenance.get("seed")
     base = jobs.select(

@@ -1,0 +1,186 @@
+"""Summary statistics over jobsets: means with bootstrap confidence intervals (design.md §7).
+
+Every statistic here treats one jobset as one observation (the input is a per-jobset table from
+:mod:`schedlab.evaluation.metrics`); pooled per-job values are never tested or bootstrapped.
+
+Confidence intervals are **percentile bootstrap** intervals of the mean
+(:func:`scipy.stats.bootstrap` with ``method="percentile"``): the jobsets of a group are resampled
+with replacement ``n_resamples`` times, and the interval is the ``(1 − c)/2`` and ``(1 + c)/2``
+quantiles of the resampled means. Randomness comes only from ``numpy.random.default_rng`` seeded
+explicitly; each (group, metric) gets its own stream derived from the seed and the group's key,
+so a group's interval does not depend on the order or presence of other groups; a group's
+values are sorted before resampling, so neither does the order of its rows.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+from scipy import stats as sps
+
+CI_METHOD = "percentile bootstrap over jobsets (scipy.stats.bootstrap, method='percentile')"
+"""Human-readable description of the interval method, for reports."""
+
+SUMMARY_STATS = ("mean", "ci_low", "ci_high", "median", "q25", "q75", "n_jobsets")
+"""Statistic columns of :func:`summarize`, after the group and ``metric`` columns."""
+
+
+def bootstrap_mean_ci(
+    values: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+) -> tuple[float, float, float]:
+    """Mean of ``values`` and its percentile-bootstrap confidence interval.
+
+    Parameters
+    ----------
+    values
+        Observations, shape ``(n,)``, one per jobset; must be finite and non-empty.
+    rng
+        Source of the resampling randomness.
+    confidence
+        Confidence level of the two-sided interval, in (0, 1).
+    n_resamples
+        Number of bootstrap resamples.
+
+    Returns
+    -------
+    tuple of float
+        ``(mean, low, high)``. With a single value, or when all values are equal, the interval
+        collapses to ``(mean, mean, mean)`` (the bootstrap distribution is a point), without
+        warnings and without consuming randomness.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is empty, not one-dimensional, or holds a non-finite value.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1 or x.size == 0:
+        msg = f"values must be a non-empty 1-d array, got shape {x.shape}"
+        raise ValueError(msg)
+    if not np.all(np.isfinite(x)):
+        msg = f"values must be finite, got {x[~np.isfinite(x)][:3].tolist()}"
+        raise ValueError(msg)
+    if not 0 < confidence < 1:
+        msg = f"confidence must be in (0, 1), got {confidence}"
+        raise ValueError(msg)
+    mean = float(x.mean())
+    if x.size == 1 or np.ptp(x) == 0:
+        return mean, mean, mean
+    res = sps.bootstrap(
+        (x,),
+        np.mean,
+        n_resamples=n_resamples,
+        vectorized=True,
+        confidence_level=confidence,
+        method="percentile",
+        rng=rng,
+    )
+    ci = res.confidence_interval
+    return mean, float(ci.low), float(ci.high)
+
+
+def group_rng(seed: int, key: Sequence[object]) -> np.random.Generator:
+    """A Generator for one group: ``default_rng([seed, crc32(repr(key))])``.
+
+    The key's CRC-32 is stable across processes and Python versions (unlike ``hash``).
+    """
+    tag = zlib.crc32(repr(tuple(key)).encode("utf-8"))
+    return np.random.default_rng([seed, tag])
+
+
+def _order_key(schema: pl.Schema, col: str) -> pl.Expr:
+    """Sort key of ``col``: first row of each value for strings, else the value itself."""
+    if schema[col] in (pl.String, pl.Categorical):
+        return pl.col("_row").min().over(col)
+    return pl.col(col)
+
+
+def summarize(
+    per_jobset_df: pl.DataFrame,
+    *,
+    metrics: Sequence[str] = ("slowdown", "completion"),
+    by: Sequence[str] = ("policy", "load"),
+    seed: int = 0,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+) -> pl.DataFrame:
+    """Summarise per-jobset values over jobsets, one row per group × metric (tidy).
+
+    Parameters
+    ----------
+    per_jobset_df
+        One row per jobset (and policy), e.g. from :func:`~schedlab.evaluation.metrics.per_jobset`
+        or :func:`~schedlab.evaluation.metrics.per_length`; must hold the ``by`` and ``metrics``
+        columns. Null metric values are left out of their group.
+    metrics
+        Numeric columns to summarise.
+    by
+        Grouping columns; null keys (e.g. a trace without offered load) form their own group.
+    seed
+        Seed of the bootstrap; the same seed and input give the same output.
+    confidence
+        Confidence level of the intervals.
+    n_resamples
+        Bootstrap resamples per group and metric.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns: the ``by`` columns, ``metric`` (str), ``mean``, ``ci_low``, ``ci_high``,
+        ``median``, ``q25``, ``q75`` (float64, in the metric's units) and ``n_jobsets`` (uint32).
+        Groups are sorted by the ``by`` columns: string columns (e.g. ``policy``) in order of first
+        appearance in the input, other columns by value (nulls last); metrics in the given order.
+    """
+    by, metrics = list(by), list(metrics)
+    missing = [c for c in [*by, *metrics] if c not in per_jobset_df.columns]
+    if missing:
+        msg = f"columns {missing} not in the per-jobset table (have {per_jobset_df.columns})"
+        raise ValueError(msg)
+    sort_keys = [f"_k{i}" for i in range(len(by))]
+    long = (
+        per_jobset_df.select(*by, *[pl.col(m).cast(pl.Float64) for m in metrics])
+        .with_row_index("_row")
+        .with_columns(
+            _order_key(per_jobset_df.schema, c).alias(k) for c, k in zip(by, sort_keys, strict=True)
+        )
+        .unpivot(index=[*by, *sort_keys], on=metrics, variable_name="metric")
+        .drop_nulls("value")
+    )
+    v = pl.col("value")
+    agg = (
+        long.group_by(*by, "metric")
+        .agg(
+            pl.col(sort_keys).first(),
+            v.mean().alias("mean"),
+            v.median().alias("median"),
+            v.quantile(0.25, interpolation="linear").alias("q25"),
+            v.quantile(0.75, interpolation="linear").alias("q75"),
+            pl.len().alias("n_jobsets"),
+            v.alias("_values"),
+        )
+        .with_columns(
+            pl.col("metric").replace_strict(metrics, list(range(len(metrics)))).alias("_m")
+        )
+        .sort(*sort_keys, "_m", nulls_last=True)
+    )
+    keys = agg.select(*by, "metric").rows()
+    cis = [
+        bootstrap_mean_ci(
+            np.sort(vals.to_numpy()),
+            rng=group_rng(seed, key),
+            confidence=confidence,
+            n_resamples=n_resamples,
+        )[1:]
+        for key, vals in zip(keys, agg.get_column("_values"), strict=True)
+    ]
+    low, high = (np.array([c[i] for c in cis], dtype=np.float64) for i in (0, 1))
+    return agg.with_columns(ci_low=pl.Series(low), ci_high=pl.Series(high)).select(
+        *by, "metric", *SUMMARY_STATS
+    )

@@ -1,0 +1,133 @@
+"""Shared machinery of the synthetic workload generators (scikit-learn-like uniform interface).
+
+A generator is a frozen dataclass of its parameters. Subclasses say how one batch of jobsets is
+sampled at a given arrival rate (:meth:`SyntheticGenerator.sample`) and how a rate maps to an
+offered load (:meth:`SyntheticGenerator.load_per_rate`); this base turns that into validated
+JobSets with provenance, for one load or a sweep of loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from schedlab.jobset import JobSet, JobSetMeta
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """Jobs of ``n_jobsets`` jobsets drawn at one rate; jobs sorted by (jobset, arrival)."""
+
+    jobset: np.ndarray
+    """int, shape ``(n,)``: jobset index in ``[0, n_jobsets)``."""
+    arrival: np.ndarray
+    """int, shape ``(n,)``: arrival step."""
+    duration: np.ndarray
+    """int, shape ``(n,)``: duration in steps (>= 1)."""
+    demand: np.ndarray
+    """float, shape ``(n, d)``: demand per resource."""
+
+
+def json_params(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as JSON-native values (tuples as lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(obj).items()}
+
+
+class SyntheticGenerator:
+    """Base class of every generator; subclasses are frozen dataclasses."""
+
+    name: ClassVar[str]
+
+    # -- to be provided by subclasses ----------------------------------------------------------
+    def resources(self) -> tuple[str, ...]:
+        """Resource names."""
+        raise NotImplementedError
+
+    def capacity(self) -> tuple[float, ...]:
+        """Capacity per resource."""
+        raise NotImplementedError
+
+    def arrival_window(self) -> int:
+        """Steps over which arrivals are generated (the offered load's span)."""
+        raise NotImplementedError
+
+    def length_buckets(self) -> dict[str, tuple[int, int]]:
+        """Named duration ranges for per-length breakdowns."""
+        return {}
+
+    def load_per_rate(self) -> float:
+        """Expected offered load produced by a mean of one arrival per step."""
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator, rate: float, n_jobsets: int) -> Sample:
+        """Draw ``n_jobsets`` jobsets with a mean of ``rate`` arrivals per step."""
+        raise NotImplementedError
+
+    # -- shared ------------------------------------------------------------------------------
+    def rate_for_load(self, load: float) -> float:
+        """Mean arrivals per step that give offered ``load`` (``load / load_per_rate()``)."""
+        if not load > 0:
+            msg = f"target load must be > 0, got {load}"
+            raise ValueError(msg)
+        return load / self.load_per_rate()
+
+    def generate(self, load: float, *, n_jobsets: int, seed: int) -> JobSet:
+        """``n_jobsets`` jobsets at offered ``load``; same as ``generate_sweep([load], ...)``."""
+        return self.generate_sweep([load], n_jobsets=n_jobsets, seed=seed)
+
+    def generate_sweep(self, loads: list[float], *, n_jobsets: int, seed: int) -> JobSet:
+        """``n_jobsets`` jobsets per load, numbered ``i * n_jobsets + k`` for load ``i``.
+
+        Load ``i`` draws from child ``i`` of ``SeedSequence(seed).spawn(len(loads))``: a JobSet
+        is determined by the generator's parameters, ``loads``, ``n_jobsets`` and ``seed``.
+        """
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+            msg = f"seed must be an int (it is recorded for reproducibility), got {seed!r}"
+            raise TypeError(msg)
+        if n_jobsets < 1:
+            msg = f"n_jobsets must be >= 1, got {n_jobsets}"
+            raise ValueError(msg)
+        children = np.random.SeedSequence(int(seed)).spawn(len(loads))
+        frames = []
+        for i, (load, child) in enumerate(zip(loads, children, strict=True)):
+            s = self.sample(np.random.default_rng(child), self.rate_for_load(load), n_jobsets)
+            frames.append(self._frame(s, load, first_id=i * n_jobsets))
+        jobs = pl.concat(frames)
+        present = set(jobs.get_column("jobset").unique().to_list())
+        empty = tuple(k for k in range(n_jobsets * len(loads)) if k not in present)
+        meta = JobSetMeta(
+            resources=self.resources(),
+            capacity=self.capacity(),
+            units=("slot",) * len(self.resources()),
+            arrival_window=self.arrival_window(),
+            length_buckets=self.length_buckets(),
+            empty_jobsets=empty,
+            provenance={
+                "generator": self.name,
+                "params": json_params(self),
+                "loads": list(loads),
+                "rates": [self.rate_for_load(x) for x in loads],
+                "n_jobsets_per_load": n_jobsets,
+                "seed": int(seed),
+                "seeding": "load i uses SeedSequence(seed).spawn(len(loads))[i]",
+            },
+        )
+        return JobSet.create(jobs, meta)
+
+    def _frame(self, s: Sample, load: float, *, first_id: int) -> pl.DataFrame:
+        n = s.arrival.shape[0]
+        counts = np.bincount(s.jobset, minlength=int(s.jobset.max(initial=-1)) + 1)
+        job_id = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)
+        return pl.DataFrame(
+            {
+                "jobset": (s.jobset + first_id).astype(np.int32),
+                "job_id": job_id.astype(np.int64),
+                "arrival": s.arrival.astype(np.int64),
+                "duration": s.duration.astype(np.int64),
+                **{r: s.demand[:, k].astype(np.float64) for k, r in enumerate(self.resources())},
+                "load": np.full(n, load, dtype=np.float64),
+            }
+        )

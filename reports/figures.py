@@ -1,0 +1,270 @@
+"""Figures of a report, in the style of seaborn's axes-level API (style.md §14).
+
+Every ``plot_*`` function draws on ``ax`` (the current Axes when None) and returns it; none calls
+``plt.show()`` or changes global style. Colours come from :func:`policy_palette` so a policy has
+the same colour in every figure. The functions take the tidy tables of
+:mod:`schedlab.evaluation` (polars DataFrames) and draw; they compute no statistics beyond
+selecting rows.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import polars as pl
+import seaborn as sns
+from matplotlib import MatplotlibDeprecationWarning, ticker
+from matplotlib.axes import Axes
+
+Color = tuple[float, float, float]
+BOX_COLUMNS = ("policy", "bucket", "slowdown")
+
+METRIC_LABELS = {
+    "slowdown": "Average job slowdown",
+    "completion": "Average job completion time (steps)",
+    "wait": "Average job waiting time (steps)",
+}
+
+
+COLORBLIND_ORDER = (0, 1, 2, 4, 7, 9, 3, 5, 8, 6)
+"""Order of seaborn's ``"colorblind"`` colours: blue, orange, green, pink, grey, sky blue first;
+vermillion (3) and tan (5), close to orange, and yellow (8), faint on white, come later."""
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+
+
+def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
+    """One colour per policy, in the given order, from seaborn's ``"colorblind"`` palette.
+
+    The palette is taken in :data:`COLORBLIND_ORDER`; more than 10 policies switch to
+    ``"husl"`` so colours stay distinct.
+    """
+    if len(policies) <= 10:
+        base = sns.color_palette("colorblind", 10)
+        colors = [base[i] for i in COLORBLIND_ORDER[: len(policies)]]
+    else:
+        colors = sns.color_palette("husl", len(policies))
+    return {p: tuple(c) for p, c in zip(policies, colors, strict=True)}  # type: ignore[misc]
+
+
+def format_load(load: float | None) -> str:
+    """Offered load as a percentage label, e.g. ``1.9 -> "190%"``; None -> ``"n/a"``."""
+    return "n/a" if load is None else f"{round(100 * load, 1):g}%"
+
+
+def bucket_label(name: str, bounds: tuple[int, int]) -> str:
+    """``"short (1–3 steps)"``; a one-value bucket reads ``"medium (3 steps)"``."""
+    lo, hi = bounds
+    return f"{name} ({lo} step{'s' * (lo != 1)})" if lo == hi else f"{name} ({lo}–{hi} steps)"
+
+
+def _default_load(df: pl.DataFrame, load: float | None) -> tuple[pl.DataFrame, str]:
+    """Rows at ``load`` (default: the highest non-null load) and a phrase for the title."""
+    if "load" not in df.columns or df.get_column("load").null_count() == df.height:
+        return df, "with no offered load recorded"
+    if load is None:
+        load = float(df.get_column("load").max())  # type: ignore[arg-type]
+    picked = df.filter(pl.col("load").is_close(load))  # type: ignore[attr-defined]
+    if picked.height == 0:
+        have = sorted(df.get_column("load").drop_nulls().unique().to_list())
+        msg = f"no rows at load {load}; loads present: {have}"
+        raise ValueError(msg)
+    return picked, f"at offered load {format_load(load)}"
+
+
+def _present(palette: Mapping[str, Any], df: pl.DataFrame) -> list[str]:
+    """Policies of ``palette`` found in ``df``, in palette order."""
+    have = set(df.get_column("policy").unique().to_list())
+    return [p for p in palette if p in have]
+
+
+def _plain_log_ticks(axis: Any) -> None:
+    """Label a log axis 1, 2, 5, 10, 20, ... instead of powers of ten."""
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def _legend_outside(ax: Axes) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(title="Policy", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
+def plot_load_sweep(
+    summary: pl.DataFrame,
+    *,
+    palette: Mapping[str, Any],
+    metric: str = "slowdown",
+    confidence: float = 0.95,
+    ax: Axes | None = None,
+) -> Axes:
+    """Mean of a per-jobset metric against offered load, one line per policy, with CI bands.
+
+    The shape of DeepRM's Figure 4 (seed 000): x is the offered load in percent, y the mean over
+    jobsets of the per-jobset average, the band the bootstrap confidence interval.
+
+    Parameters
+    ----------
+    summary
+        Output of :func:`~schedlab.evaluation.stats.summarize` grouped by ``policy`` and
+        ``load``: columns ``policy``, ``load`` (fraction), ``metric``, ``mean``, ``ci_low``,
+        ``ci_high``. Rows with a null load are ignored.
+    palette
+        Policy -> colour; also fixes the legend order. Policies missing from it are not drawn.
+    metric
+        Which metric to draw (``"slowdown"``, ``"completion"``, ``"wait"``).
+    confidence
+        Confidence level of the intervals, for the axis label only.
+    ax
+        Axes to draw on; the current Axes if None.
+
+    Raises
+    ------
+    ValueError
+        If ``summary`` has no row of ``metric`` with an offered load.
+    """
+    ax = ax if ax is not None else plt.gca()
+    rows = summary.filter((pl.col("metric") == metric) & pl.col("load").is_not_null())
+    if rows.height == 0:
+        msg = f"no {metric!r} rows with an offered load to draw a load sweep"
+        raise ValueError(msg)
+    for k, policy in enumerate(_present(palette, rows)):
+        r = rows.filter(pl.col("policy") == policy).sort("load")
+        x = 100 * r.get_column("load").to_numpy()
+        color = palette[policy]
+        ax.fill_between(
+            x,
+            r.get_column("ci_low").to_numpy(),
+            r.get_column("ci_high").to_numpy(),
+            color=color,
+            alpha=0.2,
+            linewidth=0,
+        )
+        ax.plot(
+            x,
+            r.get_column("mean").to_numpy(),
+            marker=MARKERS[k % len(MARKERS)],
+            markersize=4,
+            color=color,
+            label=policy,
+        )
+    loads = np.unique(100 * rows.get_column("load").to_numpy())
+    if loads.size <= 12:
+        ax.set_xticks(loads, [format_load(v / 100) for v in loads])
+    ax.set_xlabel("Offered load (%)")
+    label = METRIC_LABELS.get(metric, metric)
+    ax.set_ylabel(f"{label}\n(mean over jobsets, {100 * confidence:g}% CI)")
+    ax.set_title(f"{label.split(' (')[0]} vs offered load")
+    _legend_outside(ax)
+    return ax
+
+
+def _to_pandas(df: pl.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """A pandas copy of ``columns`` (strings and enums become object arrays; no pyarrow)."""
+    return pd.DataFrame({c: df.get_column(c).to_list() for c in columns})
+
+
+def plot_length_boxplot(
+    per_length: pl.DataFrame,
+    *,
+    palette: Mapping[str, Any],
+    load: float | None = None,
+    buckets: Mapping[str, tuple[int, int]] | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Box plot of per-jobset average slowdown by job-length bucket (x) and policy (hue).
+
+    Parameters
+    ----------
+    per_length
+        Output of :func:`~schedlab.evaluation.metrics.per_length`: one row per policy × jobset ×
+        bucket with ``slowdown`` (mean over the jobset's jobs in that bucket).
+    palette
+        Policy -> colour; also fixes the hue order.
+    load
+        Offered load (fraction) to show; default the highest present. Results without a load
+        use every jobset. The title names the load.
+    buckets
+        Bucket name -> inclusive duration range (steps), for tick labels and order; default the
+        bucket order of the ``bucket`` column.
+    ax
+        Axes to draw on; the current Axes if None.
+    """
+    ax = ax if ax is not None else plt.gca()
+    rows, where = _default_load(per_length, load)
+    order = list(buckets) if buckets else rows.get_column("bucket").unique().sort().to_list()
+    present = set(rows.get_column("bucket").cast(pl.String).unique().to_list())
+    order = [b for b in order if b in present]
+    hue_order = _present(palette, rows)
+    data = _to_pandas(rows.with_columns(pl.col("bucket").cast(pl.String)), BOX_COLUMNS)
+    with warnings.catch_warnings():
+        # seaborn 0.13.2 passes ``vert=`` to Axes.bxp, deprecated since matplotlib 3.11.
+        warnings.filterwarnings("ignore", "vert: bool", MatplotlibDeprecationWarning)
+        sns.boxplot(
+            data=data,
+            x="bucket",
+            y="slowdown",
+            hue="policy",
+            order=order,
+            hue_order=hue_order,
+            palette={p: palette[p] for p in hue_order},
+            log_scale=True,
+            fliersize=2,
+            linewidth=0.8,
+            ax=ax,
+        )
+    if buckets:
+        ax.set_xticks(range(len(order)), [bucket_label(b, buckets[b]) for b in order])
+    _plain_log_ticks(ax.yaxis)
+    n = rows.select(pl.struct("seed", "jobset").n_unique()).item()
+    ax.set_xlabel("Job length (duration bucket)")
+    ax.set_ylabel("Per-jobset average slowdown (log scale)")
+    ax.set_title(f"Slowdown by job length {where} ({n} jobsets)")
+    _legend_outside(ax)
+    return ax
+
+
+def plot_slowdown_cdf(
+    results_table: pl.DataFrame,
+    *,
+    palette: Mapping[str, Any],
+    load: float | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Empirical CDF of per-job slowdown, one curve per policy, at one offered load.
+
+    Descriptive: it pools the jobs of every jobset at that load (the statistics of the report
+    are over jobsets, not this curve).
+
+    Parameters
+    ----------
+    results_table
+        Per-job results (:attr:`schedlab.results.Results.table`): ``policy``, ``load``,
+        ``slowdown`` (dimensionless, >= 1).
+    palette
+        Policy -> colour; also fixes the legend order.
+    load
+        Offered load (fraction) to show; default the highest present. Results without a load
+        use every job. The title names the load.
+    ax
+        Axes to draw on; the current Axes if None.
+    """
+    ax = ax if ax is not None else plt.gca()
+    rows, where = _default_load(results_table, load)
+    for policy in _present(palette, rows):
+        x = rows.filter(pl.col("policy") == policy).get_column("slowdown").to_numpy()
+        ax.ecdf(x, label=policy, color=palette[policy], linewidth=1.5)
+    ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
+    ax.set_ylim(0, 1.01)
+    ax.set_xlabel("Job slowdown (completion time / duration, log scale)")
+    ax.set_ylabel("Fraction of jobs with slowdown ≤ x")
+    n_jobs = rows.filter(pl.col("policy") == rows.get_column("policy").first()).height
+    ax.set_title(f"Per-job slowdown CDF {where} ({n_jobs} jobs per policy)")
+    _legend_outside(ax)
+    return ax

@@ -1,0 +1,230 @@
+"""The ``schedlab`` command line: generate, simulate, report, demo (``schedlab --help``).
+
+Options are shared across subcommands: ``-o/--output`` names what is written, ``--seed`` the
+seed, ``--jobsets`` jobsets per load, ``--load`` a target offered load (repeatable; ``0.7`` or
+``70%``), ``--policy`` a policy spec (repeatable; ``sjf``, ``tetris:knob=0.3``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from schedlab import __version__
+from schedlab.errors import SchedlabError
+from schedlab.registry import generators, make_policy, parse_spec, policies
+
+HEURISTIC_ORDER = ("random", "fcfs", "sjf", "packer", "tetris", "hrrn")
+DEMO_LOADS = tuple(round(0.1 + 0.2 * i, 1) for i in range(10))  # 10% .. 190%
+
+
+def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn schedlab's own errors into one-line CLI errors (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (SchedlabError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    return wrapper
+
+
+def _parse_load(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> list:
+    loads = []
+    for raw in (v for value in values for v in value.split(",") if v.strip()):
+        text = raw.strip()
+        try:
+            load = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            msg = f"{raw!r} is not a load (use 0.7 or 70%)"
+            raise click.BadParameter(msg) from None
+        if load <= 0:
+            msg = f"load must be > 0, got {raw!r}"
+            raise click.BadParameter(msg)
+        loads.append(load)
+    return loads
+
+
+def _cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--slots", default=10, show_default=True, help="Visible job slots M.")(fn)
+    return click.option("--horizon", default=20, show_default=True, help="Horizon T (steps).")(fn)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="schedlab")
+def main() -> None:
+    """Evaluate cluster job schedulers on synthetic workloads and real traces."""
+
+
+@main.command("generate")
+@click.argument("generator", type=click.Choice(generators.names(), case_sensitive=False))
+@click.option(
+    "--load",
+    "loads",
+    multiple=True,
+    required=True,
+    callback=_parse_load,
+    help="Target offered load (repeatable, or comma-separated): 0.7 or 70%.",
+)
+@click.option("--jobsets", default=100, show_default=True, help="Jobsets per load.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the whole collection.")
+@click.option(
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Generator parameter, e.g. -p variant=paper -p arrivals=poisson.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="JobSet Parquet file to write.",
+)
+@_friendly
+def generate_cmd(
+    generator: str,
+    loads: list[float],
+    jobsets: int,
+    seed: int,
+    params: tuple[str, ...],
+    output: Path,
+) -> None:
+    """Generate synthetic jobsets with GENERATOR at one or more offered loads."""
+    from schedlab.jobset import offered_load
+
+    _, kwargs = parse_spec(generator + ":" + ",".join(params))
+    gen = generators.make(generator, **kwargs)
+    js = gen.generate_sweep(loads, n_jobsets=jobsets, seed=seed)
+    js.write_parquet(output)
+    realised = offered_load(js)["load"].item() if len(js) else 0.0
+    click.echo(
+        f"wrote {output}: {len(js)} jobs in {len(js.jobset_ids)} jobsets "
+        f"({len(js.meta.empty_jobsets)} empty), loads {loads}, "
+        f"pooled realised load {realised:.3f}"
+    )
+
+
+@main.command("simulate")
+@click.argument("jobs", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--policy",
+    "policy_specs",
+    multiple=True,
+    metavar="SPEC",
+    help="Policy spec, repeatable (default: every heuristic). "
+    f"Known: {', '.join(policies.names())}.",
+)
+@_cluster_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Results Parquet file to write.",
+)
+@_friendly
+def simulate_cmd(
+    jobs: Path, policy_specs: tuple[str, ...], slots: int, horizon: int, output: Path
+) -> None:
+    """Simulate policies on every jobset of JOBS and write per-job results."""
+    results = _simulate(jobs, policy_specs or HEURISTIC_ORDER, slots, horizon)
+    results.write_parquet(output)
+    click.echo(f"wrote {output}: {results.table.height} job results for {results.policies}")
+
+
+def _simulate(jobs: Path, specs: tuple[str, ...], slots: int, horizon: int) -> Any:
+    from tqdm import tqdm
+
+    from schedlab.jobset import JobSet
+    from schedlab.results import Results
+    from schedlab.simulator.config import ClusterConfig
+    from schedlab.simulator.run import simulate
+
+    js = JobSet.read_parquet(jobs)
+    config = ClusterConfig(slots=slots, horizon=horizon)
+    parts = []
+    for spec in tqdm(specs, desc="simulating", unit="policy", disable=None):
+        t0 = time.perf_counter()
+        parts.append(simulate(js, [make_policy(spec)], config))
+        tqdm.write(f"  {spec}: {len(js)} jobs in {time.perf_counter() - t0:.2f} s")
+    return Results.concat(parts)
+
+
+@main.command("report")
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=Path("out"),
+    show_default=True,
+    help="Directory for the report.",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap.")
+@_friendly
+def report_cmd(results: Path, output: Path, seed: int) -> None:
+    """Render RESULTS as HTML and Markdown with CSV tables and PNG figures."""
+    from schedlab.reports.render import write_report
+    from schedlab.results import Results
+
+    paths = write_report(Results.read_parquet(results), output, seed=seed)
+    click.echo(f"report: {paths['html']}  (Markdown: {paths['md']})")
+
+
+@main.command("demo")
+@click.option("--jobsets", default=100, show_default=True, help="Jobsets per load.")
+@click.option("--seed", default=0, show_default=True, help="Seed of workload and bootstrap.")
+@click.option(
+    "--load",
+    "loads",
+    multiple=True,
+    callback=_parse_load,
+    help="Offered loads (default 10%..190% in steps of 20%).",
+)
+@_cluster_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=Path("out"),
+    show_default=True,
+    help="Directory for jobsets, results and report.",
+)
+@_friendly
+def demo_cmd(
+    jobsets: int, seed: int, loads: list[float], slots: int, horizon: int, output: Path
+) -> None:
+    """The DeepRM study: every heuristic on DeepRM workloads at loads 10%–190%, then a report."""
+    from schedlab.reports.render import write_report
+
+    t0 = time.perf_counter()
+    jobs_path, results_path = output / "jobs.parquet", output / "results.parquet"
+    gen = generators.make("deeprm")
+    js = gen.generate_sweep(list(loads or DEMO_LOADS), n_jobsets=jobsets, seed=seed)
+    js.write_parquet(jobs_path)
+    click.echo(f"generated {len(js)} jobs in {len(js.jobset_ids)} jobsets -> {jobs_path}")
+    results = _simulate(jobs_path, HEURISTIC_ORDER, slots, horizon)
+    results.write_parquet(results_path)
+    paths = write_report(results, output, seed=seed, title="DeepRM workload: heuristics vs load")
+    click.echo(json.dumps({k: str(v) for k, v in paths.items() if k in ("html", "md")}))
+    click.echo(f"done in {time.perf_counter() - t0:.1f} s. Open the report: {paths['html']}")
+
+
+@main.command("list")
+@click.argument("kind", type=click.Choice(["policies", "generators"]), default="policies")
+def list_cmd(kind: str) -> None:
+    """List registered policies or generators."""
+    registry = policies if kind == "policies" else generators
+    for entry in registry:
+        click.echo(f"{entry.name:10s} {entry.summary}")

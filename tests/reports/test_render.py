@@ -1,0 +1,182 @@
+"""Report rendering end to end on small simulated results, and the figure functions."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import polars as pl
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from schedlab.evaluation.metrics import per_jobset, per_length
+from schedlab.evaluation.stats import summarize
+from schedlab.loaders.deeprm import DeepRMGenerator
+from schedlab.policies.heuristics import FCFS, SJF, Packer
+from schedlab.reports.figures import (
+    plot_length_boxplot,
+    plot_load_sweep,
+    plot_slowdown_cdf,
+    policy_palette,
+)
+from schedlab.reports.render import write_report
+from schedlab.results import Results
+from schedlab.simulator.run import simulate
+
+POLICIES = ["sjf", "fcfs", "packer"]
+FIGURES = ["load_sweep.png", "length_boxplot.png", "slowdown_cdf.png"]
+CSVS = {
+    "summary.csv": ["policy", "load", "metric", "mean", "ci_low", "ci_high", "median", "q25",
+                    "q75", "n_jobsets"],
+    "per_jobset.csv": ["policy", "load", "seed", "jobset", "n_jobs", "slowdown", "completion",
+                       "wait", "max_slowdown"],
+    "per_length.csv": ["policy", "load", "seed", "jobset", "bucket", "n_jobs", "slowdown",
+                       "completion"],
+    "length_summary.csv": ["policy", "load", "bucket", "metric", "mean", "ci_low", "ci_high",
+                           "median", "q25", "q75", "n_jobsets"],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def results() -> Results:
+    jobs = DeepRMGenerator().generate_sweep([0.5, 1.5], n_jobsets=8, seed=3)
+    return simulate(jobs, [SJF(), FCFS(), Packer()])
+
+
+@pytest.fixture(scope="module")
+def report(results: Results, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_report(results, tmp_path_factory.mktemp("report"), seed=0, n_resamples=500)
+
+
+def test_write_report_writes_every_file(report: dict[str, Path]) -> None:
+    assert report["html"].name == "report.html"
+    assert report["md"].name == "report.md"
+    files = [*CSVS, *FIGURES]
+    assert set(report) == {"html", "md", *(Path(f).stem for f in files)}
+    for name in files:
+        assert report[Path(name).stem].name == name
+    for path in report.values():
+        assert path.is_file()
+        assert path.stat().st_size > 0
+    for name in FIGURES:
+        assert report[Path(name).stem].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    leftovers = [p.name for p in report["md"].parent.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_html_is_self_contained(report: dict[str, Path]) -> None:
+    text = report["html"].read_text(encoding="utf-8")
+    assert text.count("src='data:image/png;base64,") == len(FIGURES)
+    assert not re.search(r"https?://|<link|<script|src='(?!data:)|href=", text)
+    assert "<table>" in text
+    assert "percentile bootstrap 95%" in text
+
+
+def test_markdown_links_the_pngs_beside_it(report: dict[str, Path]) -> None:
+    text = report["md"].read_text(encoding="utf-8")
+    for name in FIGURES:
+        assert f"]({name})" in text
+        assert (report["md"].parent / name).is_file()
+    assert "| policy | 50% | 150% |" in text
+    assert "Statistics are over jobsets" in text
+
+
+def test_csvs_parse_with_the_right_columns(report: dict[str, Path]) -> None:
+    for name, columns in CSVS.items():
+        assert pl.read_csv(report[Path(name).stem]).columns == columns, name
+    summary = pl.read_csv(report["summary"])
+    assert summary.height == len(POLICIES) * 2 * 2
+    assert summary.get_column("policy").unique(maintain_order=True).to_list() == POLICIES
+    assert set(summary.get_column("metric")) == {"slowdown", "completion"}
+    assert (summary.get_column("ci_low") <= summary.get_column("mean")).all()
+    assert (summary.get_column("mean") <= summary.get_column("ci_high")).all()
+    buckets = pl.read_csv(report["length_summary"])
+    assert set(buckets.get_column("load")) == {1.5}
+    assert set(buckets.get_column("bucket")) == {"short", "long"}
+
+
+def test_summary_table_cells_match_summary_csv(report: dict[str, Path]) -> None:
+    row = (
+        pl.read_csv(report["summary"])
+        .filter(policy="fcfs", load=1.5, metric="slowdown")
+        .row(0, named=True)
+    )
+    cell = f"{row['mean']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+    assert cell in report["md"].read_text(encoding="utf-8")
+    assert cell in report["html"].read_text(encoding="utf-8")
+
+
+def test_report_without_offered_load_skips_the_sweep(results: Results, tmp_path: Path) -> None:
+    table = results.table.with_columns(load=pl.lit(None, pl.Float64))
+    paths = write_report(Results(table, dict(results.meta, length_buckets={})), tmp_path)
+    assert "load_sweep" not in paths
+    assert {"length_boxplot", "slowdown_cdf", "html", "md"} <= set(paths)
+    assert "load_sweep.png" not in paths["html"].read_text(encoding="utf-8")
+    text = paths["md"].read_text(encoding="utf-8")
+    assert "duration terciles" in text
+    assert "load not recorded" in text
+
+
+def new_axes() -> Axes:
+    return Figure().subplots()
+
+
+def test_policy_palette_is_consistent_and_distinct() -> None:
+    pal = policy_palette(POLICIES)
+    assert list(pal) == POLICIES
+    assert len(set(pal.values())) == len(POLICIES)
+    assert policy_palette(POLICIES) == pal
+    assert len(set(policy_palette([f"p{i}" for i in range(12)]).values())) == 12
+
+
+def test_plot_load_sweep_draws_one_line_per_policy(results: Results) -> None:
+    summary = summarize(per_jobset(results), seed=0, n_resamples=200)
+    ax = plot_load_sweep(summary, palette=policy_palette(POLICIES), ax=new_axes())
+    assert isinstance(ax, Axes)
+    assert ax.get_xlabel() == "Offered load (%)"
+    assert "slowdown" in ax.get_ylabel()
+    assert "95% CI" in ax.get_ylabel()
+    assert [line.get_label() for line in ax.get_lines()] == POLICIES
+    assert list(ax.get_lines()[0].get_xdata()) == pytest.approx([50.0, 150.0])
+    assert len(ax.collections) == len(POLICIES)  # one CI band each
+
+
+def test_plot_load_sweep_needs_a_load() -> None:
+    summary = pl.DataFrame(
+        {"policy": ["a"], "load": [None], "metric": ["slowdown"], "mean": [1.0],
+         "ci_low": [1.0], "ci_high": [1.0]},
+        schema_overrides={"load": pl.Float64},
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="offered load"):
+        plot_load_sweep(summary, palette={"a": "red"}, ax=new_axes())
+
+
+def test_plot_length_boxplot_is_labelled_and_log_scaled(results: Results) -> None:
+    ax = plot_length_boxplot(
+        per_length(results), palette=policy_palette(POLICIES), buckets={"short": (1, 3),
+                                                                         "long": (10, 15)},
+        ax=new_axes(),
+    )  # fmt: skip
+    assert ax.get_yscale() == "log"
+    assert "slowdown" in ax.get_ylabel()
+    assert ax.get_xlabel()
+    assert "150%" in ax.get_title()
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["short (1–3 steps)", "long (10–15 steps)"]
+
+
+def test_plot_slowdown_cdf_defaults_to_the_highest_load(results: Results) -> None:
+    ax = plot_slowdown_cdf(results.table, palette=policy_palette(POLICIES), ax=new_axes())
+    assert ax.get_xscale() == "log"
+    assert "slowdown" in ax.get_xlabel()
+    assert "Fraction of jobs" in ax.get_ylabel()
+    assert "150%" in ax.get_title()
+    n_jobs = results.table.filter(policy="sjf", load=1.5).height
+    assert f"{n_jobs} jobs" in ax.get_title()
+    with pytest.raises(ValueError, match="no rows at load"):
+        plot_slowdown_cdf(results.table, palette=policy_palette(POLICIES), load=0.9, ax=new_axes())

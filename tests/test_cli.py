@@ -1,0 +1,104 @@
+"""The command line, end to end on small seeded workloads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from schedlab import io
+from schedlab.cli import main
+from schedlab.jobset import JobSet
+from schedlab.results import Results
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _fail(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    return result.output
+
+
+def test_help_lists_subcommands() -> None:
+    out = _run("--help")
+    for cmd in ("generate", "simulate", "report", "demo", "list"):
+        assert cmd in out
+
+
+def test_generate_simulate_report(tmp_path: Path) -> None:
+    jobs, results, out = tmp_path / "jobs.parquet", tmp_path / "results.parquet", tmp_path / "out"
+    _run("generate", "deeprm", "--load", "0.7", "--load", "130%", "--jobsets", "8",
+         "--seed", "1", "-o", str(jobs))  # fmt: skip
+    js = JobSet.read_parquet(jobs)
+    assert sorted(js.jobs["load"].unique().to_list()) == [0.7, 1.3]
+    assert js.meta.provenance["seed"] == 1
+    _run("simulate", str(jobs), "--policy", "sjf", "--policy", "tetris:knob=0.3",
+         "-o", str(results))  # fmt: skip
+    res = Results.read_parquet(results)
+    assert res.policies == ["sjf", "tetris:knob=0.3"]
+    assert res.table.height == 2 * len(js)
+    assert res.meta["policies"]["tetris:knob=0.3"] == {"knob": 0.3}
+    out_text = _run("report", str(results), "-o", str(out))
+    assert str(out / "report.html") in out_text
+    assert (out / "report.md").is_file()
+
+
+def test_same_seed_same_file_bytes(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path in (a, b):
+        _run("generate", "deeprm", "--load", "0.5", "--jobsets", "5", "--seed", "3",
+             "-o", str(path))  # fmt: skip
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_demo_writes_report(tmp_path: Path) -> None:
+    out = _run("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
+    assert "report.html" in out
+    for name in ("jobs.parquet", "results.parquet", "report.html", "report.md", "summary.csv"):
+        assert (tmp_path / name).is_file(), name
+    res = Results.read_parquet(tmp_path / "results.parquet")
+    assert set(res.policies) == {"random", "fcfs", "sjf", "packer", "tetris", "hrrn"}
+
+
+def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.parquet"
+    _run("generate", "deeprm", "--load", "0.5", "--jobsets", "2", "-o", str(jobs))
+    assert "did you mean 'sjf'" in _fail("simulate", str(jobs), "--policy", "sjff",
+                                         "-o", str(tmp_path / "r.parquet"))  # fmt: skip
+    assert "is not a load" in _fail("generate", "deeprm", "--load", "x", "-o", str(jobs))
+    assert "takes no arguments" in _fail("simulate", str(jobs), "--policy", "sjf:knob=1",
+                                         "-o", str(tmp_path / "r.parquet"))  # fmt: skip
+    not_parquet = tmp_path / "text.parquet"
+    not_parquet.write_text("hello")
+    assert "not a readable Parquet file" in _fail("simulate", str(not_parquet), "-o", "r.pq")
+
+
+def test_job_larger_than_cluster_is_rejected_at_load(tmp_path: Path) -> None:
+    js = JobSet.read_parquet(_write_small(tmp_path))
+    big = js.jobs.with_columns(pl.when(pl.col("job_id") == 0).then(11.0).otherwise(pl.col("cpu"))
+                               .alias("cpu"))  # fmt: skip
+    path = tmp_path / "big.parquet"
+    io.write_parquet(big, path, js.meta.to_json())
+    out = _fail("simulate", str(path), "--policy", "sjf", "-o", str(tmp_path / "r.parquet"))
+    assert "demands cpu=11.0" in out
+    assert "could never run" in out
+    assert str(path) in out
+
+
+def _write_small(tmp_path: Path) -> Path:
+    path = tmp_path / "small.parquet"
+    _run("generate", "deeprm", "--load", "0.9", "--jobsets", "2", "-o", str(path))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["policies", "generators"])
+def test_list(kind: str) -> None:
+    assert "deeprm" in _run("list", "generators") if kind == "generators" else "sjf" in _run("list")
