@@ -1,0 +1,227 @@
+"""The shared second half of every trace loader: filter, quantize, scale, sample, split.
+
+A format module parses its file into *rows*: a polars DataFrame with one row per data line and
+the columns
+
+* ``line`` (int64): 1-based line number in the file;
+* ``reason`` / ``message`` (str, null when the row is good): why the row is dropped;
+* ``raw`` (str): the line's text (used only for samples of dropped rows);
+* ``arrival_s``, ``duration_s`` (float64, seconds) and one float64 column per resource in the
+  trace's native units; optional ``source_id``, ``user``, ``status``, ``parents``.
+
+:func:`finish` then applies the user's :class:`TraceOptions` in a fixed, documented order and
+accounts for every row in a :class:`~schedlab.loaders.report.DropReport`:
+
+1. drop rows with a parse ``reason``; 2. time window; 3. quantize time
+(``arrival = floor((t − t0)/step)``, ``duration = max(1, ceil(d/step))``; zero-length rows are
+kept as 1-step jobs and counted as a fix); 4. scale resources to the target cluster and drop jobs
+larger than it (``exceeds_capacity``); 5. random sample of ``sample`` rows; 6. split into jobsets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from schedlab.jobset import JobSet, JobSetMeta
+from schedlab.loaders.report import SAMPLE_SCHEMA, DropReport, LoadResult, raise_first
+
+SAMPLES_PER_REASON = 5
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TraceOptions:
+    """What a user asks of a trace load; every field is recorded in the provenance."""
+
+    time_step: float = 1.0
+    """Seconds per simulation step."""
+    start: float | None = None
+    """Keep rows arriving at or after this many seconds since the trace's first arrival."""
+    end: float | None = None
+    """Keep rows arriving before this many seconds since the trace's first arrival."""
+    machines: int = 1
+    """Target cluster size in machines of the trace's machine size."""
+    slots_per_machine: float | None = None
+    """Rescale each machine to this many units per resource (DeepRM-style: 10); None keeps
+    the trace's native units."""
+    sample: int | None = None
+    """Keep a uniform random sample of this many jobs (after the steps above)."""
+    seed: int = 0
+    """Seed of the sample."""
+    jobset_window: float | None = None
+    """Split into jobsets of this many seconds each (arrivals relative to the window start)."""
+    jobset_size: int | None = None
+    """Split into jobsets of this many consecutive jobs (arrivals relative to the first)."""
+    strict: bool = False
+    """Raise on the first malformed row (naming file and line) instead of counting it."""
+
+    def __post_init__(self) -> None:
+        if not self.time_step > 0:
+            msg = f"time_step must be > 0 seconds, got {self.time_step}"
+            raise ValueError(msg)
+        if self.jobset_window is not None and self.jobset_size is not None:
+            msg = "give jobset_window or jobset_size, not both"
+            raise ValueError(msg)
+        if self.machines < 1:
+            msg = f"machines must be >= 1, got {self.machines}"
+            raise ValueError(msg)
+
+
+def sha256(path: str | Path, chunk: int = 1 << 22) -> str:
+    """Hex SHA-256 of a file, streamed."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _samples(rows: pl.DataFrame) -> pl.DataFrame:
+    bad = rows.filter(pl.col("reason").is_not_null())
+    if not bad.height:
+        return pl.DataFrame(schema=SAMPLE_SCHEMA)
+    return (
+        bad.with_columns(pl.int_range(pl.len()).over("reason").alias("_k"))
+        .filter(pl.col("_k") < SAMPLES_PER_REASON)
+        .select(SAMPLE_SCHEMA.keys())
+        .cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+    )
+
+
+def _drop(rows: pl.DataFrame, bad: pl.Expr, reason: str, message: pl.Expr | str) -> pl.DataFrame:
+    """Mark still-good rows matching ``bad`` as dropped for ``reason``."""
+    hit = pl.col("reason").is_null() & bad
+    msg = pl.lit(message) if isinstance(message, str) else message
+    return rows.with_columns(
+        pl.when(hit).then(pl.lit(reason)).otherwise(pl.col("reason")).alias("reason"),
+        pl.when(hit).then(msg).otherwise(pl.col("message")).alias("message"),
+    )
+
+
+def finish(
+    rows: pl.DataFrame,
+    *,
+    source: str | Path,
+    loader: str,
+    resources: Sequence[str],
+    machine_size: Sequence[float],
+    units: Sequence[str],
+    options: TraceOptions,
+    fixed: Mapping[str, int] | None = None,
+    extra_provenance: Mapping[str, Any] | None = None,
+) -> LoadResult:
+    """Turn parsed ``rows`` into a JobSet and a drop report that accounts for every row.
+
+    Parameters
+    ----------
+    rows
+        See the module docstring.
+    machine_size
+        One machine's capacity per resource, in the trace's native units.
+    fixed
+        Normalisations the parser applied (kind -> rows), merged into the report.
+    """
+    source = str(source)
+    opts = options
+    fixes = dict(fixed or {})
+    if opts.strict:
+        raise_first(_samples(rows), source)
+    good = pl.col("reason").is_null()
+    t0 = rows.filter(good).get_column("arrival_s").min()
+    rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
+    if opts.start is not None:
+        rows = _drop(rows, rel < opts.start, "outside_window", f"arrives before {opts.start} s")
+    if opts.end is not None:
+        rows = _drop(rows, rel >= opts.end, "outside_window", f"arrives at or after {opts.end} s")
+    scale = [
+        (opts.slots_per_machine / m) if opts.slots_per_machine is not None else 1.0
+        for m in machine_size
+    ]
+    capacity = [opts.machines * m * s for m, s in zip(machine_size, scale, strict=True)]
+    rows = rows.with_columns(pl.col(r) * s for r, s in zip(resources, scale, strict=True))
+    for r, cap in zip(resources, capacity, strict=True):
+        rows = _drop(
+            rows,
+            pl.col(r) > cap * (1 + 1e-9),
+            "exceeds_capacity",
+            pl.format(f"{r}={{}} exceeds the cluster's {cap:g}", pl.col(r)),
+        )
+    if opts.sample is not None:
+        kept_idx = rows.with_row_index("_i").filter(good).get_column("_i").to_numpy()
+        if opts.sample < kept_idx.size:
+            rng = np.random.default_rng(opts.seed)
+            chosen = np.zeros(rows.height, dtype=bool)
+            chosen[rng.choice(kept_idx, size=opts.sample, replace=False)] = True
+            rows = _drop(rows, ~pl.Series(chosen), "not_sampled", "not in the random sample")
+    kept = rows.filter(good)
+    zero = int((kept.get_column("duration_s") <= 0).sum())
+    if zero:
+        fixes["zero_duration_as_one_step"] = fixes.get("zero_duration_as_one_step", 0) + zero
+    start = opts.start or 0.0
+    jobs = kept.sort("arrival_s", "line").with_columns(
+        ((pl.col("arrival_s") - (t0 or 0.0) - start) / opts.time_step).floor().cast(pl.Int64)
+        .alias("arrival"),
+        (pl.col("duration_s") / opts.time_step).ceil().clip(lower_bound=1).cast(pl.Int64)
+        .alias("duration"),
+    )  # fmt: skip
+    jobs = _split(jobs, opts)
+    counts = rows.filter(~good).group_by("reason").len()
+    report = DropReport(
+        source=source,
+        rows_read=rows.height,
+        rows_kept=kept.height,
+        dropped=dict(zip(counts["reason"].to_list(), counts["len"].to_list(), strict=True)),
+        fixed=fixes,
+        samples=_samples(rows),
+    )
+    ids = set(jobs.get_column("jobset").unique().to_list())
+    empty = tuple(k for k in range(max(ids, default=-1) + 1) if k not in ids)
+    optional = [c for c in ("source_id", "user", "category") if c in jobs.columns]
+    table = jobs.select("jobset", "job_id", "arrival", "duration", *resources, *optional)
+    meta = JobSetMeta(
+        resources=tuple(resources),
+        capacity=tuple(capacity),
+        units=tuple(units) if opts.slots_per_machine is None else ("slot",) * len(resources),
+        time_step_seconds=opts.time_step,
+        arrival_window=_window_steps(opts),
+        empty_jobsets=empty if opts.jobset_window is not None else (),
+        provenance={
+            "loader": loader,
+            "path": source,
+            "sha256": sha256(source) if Path(source).is_file() else None,
+            "options": asdict(opts),
+            "trace_start_s": t0,
+            "machine_size": list(machine_size),
+            "rows": report.to_json(),
+            **(extra_provenance or {}),
+        },
+    )
+    return LoadResult(JobSet.create(table, meta), report)
+
+
+def _window_steps(opts: TraceOptions) -> int | None:
+    """Width of a time-window jobset in steps (the offered load's span), else None."""
+    if opts.jobset_window is None:
+        return None
+    return max(1, round(opts.jobset_window / opts.time_step))
+
+
+def _split(jobs: pl.DataFrame, opts: TraceOptions) -> pl.DataFrame:
+    """Assign ``jobset`` and ``job_id`` and make arrivals relative to each jobset's start."""
+    if (width := _window_steps(opts)) is not None:
+        jobs = jobs.with_columns((pl.col("arrival") // width).cast(pl.Int32).alias("jobset"))
+        jobs = jobs.with_columns(pl.col("arrival") - pl.col("jobset").cast(pl.Int64) * width)
+    elif opts.jobset_size is not None:
+        jobs = jobs.with_columns(
+            (pl.int_range(pl.len()) // opts.jobset_size).cast(pl.Int32).alias("jobset")
+        )
+        jobs = jobs.with_columns(pl.col("arrival") - pl.col("arrival").min().over("jobset"))
+    else:
+        jobs = jobs.with_columns(pl.lit(0, pl.Int32).alias("jobset"))
+    return jobs.with_columns(pl.int_range(pl.len()).over("jobset").cast(pl.Int64).alias("job_id"))
