@@ -127,3 +127,10 @@ def make_policy(spec: str) -> Any:
     if kwargs:
         policy.name = spec
     return policy
+
+for _name, _target, _summary in [
+    ("alibaba2018", "alibaba2018:read_alibaba2018", "Alibaba cluster-trace-v2018 batch_task"),
+    ("alibaba2017", "alibaba2017:read_alibaba2017", "Alibaba cluster-trace-v2017 batch_task"),
+    ("swf", "swf:read_swf", "Standard Workload Format (Parallel Workloads Archive)"),
+]:
+    loaders.register(_name, f"schedlab.loaders.{_target}", _summary)
