@@ -18,7 +18,7 @@ import click
 
 from schedlab import __version__
 from schedlab.errors import SchedlabError
-from schedlab.registry import generators, make_policy, parse_spec, policies
+from schedlab.registry import generators, loaders, make_policy, parse_spec, policies
 
 HEURISTIC_ORDER = ("random", "fcfs", "sjf", "packer", "tetris", "hrrn")
 DEMO_LOADS = tuple(round(0.1 + 0.2 * i, 1) for i in range(10))  # 10% .. 190%
@@ -31,7 +31,7 @@ def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (SchedlabError, ValueError) as exc:
+        except (SchedlabError, ValueError, OSError) as exc:
             raise click.ClickException(str(exc)) from exc
 
     return wrapper
@@ -113,6 +113,115 @@ def generate_cmd(
         f"({len(js.meta.empty_jobsets)} empty), loads {loads}, "
         f"pooled realised load {realised:.3f}"
     )
+
+
+@main.command("load")
+@click.argument("loader", type=click.Choice(loaders.names(), case_sensitive=False))
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--time-step", default=1.0, show_default=True, help="Seconds per time step.")
+@click.option("--start", type=float, help="Keep arrivals from this many s after the first.")
+@click.option("--end", type=float, help="Keep arrivals before this many s after the first.")
+@click.option("--machines", default=1, show_default=True, help="Cluster size in machines.")
+@click.option("--slots-per-machine", type=float, help="Rescale a machine to N units/resource.")
+@click.option("--sample", type=int, help="Keep a random sample of N jobs.")
+@click.option("--seed", default=0, show_default=True, help="Seed of --sample.")
+@click.option("--jobset-window", type=float, help="Split into jobsets of this many seconds.")
+@click.option("--jobset-size", type=int, help="Split into jobsets of this many jobs.")
+@click.option("--strict", is_flag=True, help="Fail on the first malformed row.")
+@click.option(
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Format option, e.g. -p granularity=job (see the loader's docstring).",
+)
+@click.option("--no-cache", is_flag=True, help="Parse again even if a cached conversion exists.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="JobSet Parquet file to write.",
+)
+@_friendly
+def load_cmd(
+    loader: str,
+    path: Path,
+    time_step: float,
+    start: float | None,
+    end: float | None,
+    machines: int,
+    slots_per_machine: float | None,
+    sample: int | None,
+    seed: int,
+    jobset_window: float | None,
+    jobset_size: int | None,
+    strict: bool,
+    params: tuple[str, ...],
+    no_cache: bool,
+    output: Path,
+) -> None:
+    """Load a trace at PATH with LOADER into a JobSet, reporting every dropped or fixed row."""
+    import polars as pl
+
+    from schedlab.jobset import offered_load
+    from schedlab.loaders.cache import load_trace
+    from schedlab.loaders.transform import TraceOptions
+
+    options = TraceOptions(
+        time_step=time_step, start=start, end=end, machines=machines,
+        slots_per_machine=slots_per_machine, sample=sample, seed=seed,
+        jobset_window=jobset_window, jobset_size=jobset_size, strict=strict,
+    )  # fmt: skip
+    _, kwargs = parse_spec(loader + ":" + ",".join(params))
+    t0 = time.perf_counter()
+    result, cached = load_trace(loader, path, options=options, use_cache=not no_cache, **kwargs)
+    js = result.jobs
+    js.write_parquet(output)
+    click.echo(result.report.summary())
+    spans = js.jobs.group_by("jobset").agg(pl.col("arrival").max() - pl.col("arrival").min() + 1)
+    span = int(spans.get_column("arrival").sum()) if len(js) else 0
+    load = offered_load(js)["load"].item() if len(js) else 0.0
+    click.echo(
+        f"{len(js):,} jobs in {len(js.jobset_ids)} jobsets, span {span:,} steps of "
+        f"{time_step:g} s, offered load {load:.3f} on capacity "
+        f"{dict(zip(js.resources, js.meta.capacity, strict=True))}"
+    )
+    how = "from the cache" if cached else "parsed"
+    click.echo(f"wrote {output} ({how}, {time.perf_counter() - t0:.1f} s)")
+
+
+@main.group("traces")
+def traces_group() -> None:
+    """Public traces: fetch them from their official locations."""
+
+
+@traces_group.command("fetch")
+@click.argument("dataset")
+@click.option(
+    "--files",
+    "files",
+    multiple=True,
+    default=("batch_task",),
+    show_default=True,
+    help="Files of the dataset to fetch (repeatable).",
+)
+@click.option(
+    "--dest",
+    type=click.Path(path_type=Path),
+    default=Path("traces-data"),
+    show_default=True,
+    help="Directory to download into.",
+)
+@click.option("--base-url", help="Fetch from this location instead of the official ones.")
+@_friendly
+def fetch_cmd(dataset: str, files: tuple[str, ...], dest: Path, base_url: str | None) -> None:
+    """Download DATASET (e.g. alibaba2018), resuming and verifying published checksums."""
+    from schedlab.traces.fetch import fetch
+
+    for path in fetch(dataset, files, dest=dest, base_url=base_url):
+        click.echo(f"verified {path}")
 
 
 @main.command("simulate")
