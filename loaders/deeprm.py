@@ -97,9 +97,13 @@ class DeepRMGenerator(SyntheticGenerator):
         else:
             n_max = max(1, math.ceil(rate))
             counts = rng.binomial(n_max, rate / n_max, size=shape)
-        n = int(counts.sum())
         jobset = np.repeat(np.arange(n_jobsets), counts.sum(axis=1))
         arrival = np.repeat(np.tile(np.arange(self.window), n_jobsets), counts.ravel())
+        duration, demand = self.sample_jobs(rng, int(counts.sum()))
+        return Sample(jobset, arrival, duration, demand)
+
+    def sample_jobs(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Durations (int, ``(n,)``, steps) and demands (float, ``(n, d)``, slots) of n jobs."""
         short = rng.random(n) < self.short_prob
         duration = np.where(
             short,
@@ -112,4 +116,4 @@ class DeepRMGenerator(SyntheticGenerator):
         demand[np.arange(n), dominant] = rng.integers(
             self.dominant_demand[0], self.dominant_demand[1] + 1, n
         )
-        return Sample(jobset, arrival, duration, demand.astype(np.float64))
+        return duration, demand.astype(np.float64)

@@ -74,6 +74,18 @@ class SyntheticGenerator:
             raise ValueError(msg)
         return load / self.load_per_rate()
 
+    def load_for_rate(self, rate: float) -> float:
+        """Offered load of a mean of ``rate`` arrivals per step (``rate · load_per_rate()``)."""
+        if not rate > 0:
+            msg = f"arrival rate must be > 0 jobs per step, got {rate}"
+            raise ValueError(msg)
+        return rate * self.load_per_rate()
+
+    def generate_rates(self, rates: list[float], *, n_jobsets: int, seed: int) -> JobSet:
+        """Like :meth:`generate_sweep`, by mean arrivals per step (λ) instead of loads."""
+        loads = [round(self.load_for_rate(r), 12) for r in rates]
+        return self.generate_sweep(loads, n_jobsets=n_jobsets, seed=seed)
+
     def generate(self, load: float, *, n_jobsets: int, seed: int) -> JobSet:
         """``n_jobsets`` jobsets at offered ``load``; same as ``generate_sweep([load], ...)``."""
         return self.generate_sweep([load], n_jobsets=n_jobsets, seed=seed)

@@ -70,9 +70,15 @@ def main() -> None:
     "--load",
     "loads",
     multiple=True,
-    required=True,
     callback=_parse_load,
     help="Target offered load (repeatable, or comma-separated): 0.7 or 70%.",
+)
+@click.option(
+    "--rate",
+    "rates",
+    multiple=True,
+    type=float,
+    help="Mean arrivals per step λ instead of --load (repeatable), e.g. 0.7.",
 )
 @click.option("--jobsets", default=100, show_default=True, help="Jobsets per load.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the whole collection.")
@@ -95,6 +101,7 @@ def main() -> None:
 def generate_cmd(
     generator: str,
     loads: list[float],
+    rates: tuple[float, ...],
     jobsets: int,
     seed: int,
     params: tuple[str, ...],
@@ -103,9 +110,20 @@ def generate_cmd(
     """Generate synthetic jobsets with GENERATOR at one or more offered loads."""
     from schedlab.jobset import offered_load
 
+    if bool(loads) == bool(rates):
+        msg = "give either --load or --rate"
+        raise click.UsageError(msg)
     _, kwargs = parse_spec(generator + ":" + ",".join(params))
-    gen = generators.make(generator, **kwargs)
-    js = gen.generate_sweep(loads, n_jobsets=jobsets, seed=seed)
+    try:
+        gen = generators.make(generator, **kwargs)
+    except TypeError as exc:
+        msg = f"generator {generator!r}: {exc}"
+        raise ValueError(msg) from exc
+    if rates:
+        js = gen.generate_rates(list(rates), n_jobsets=jobsets, seed=seed)
+        loads = js.meta.provenance["loads"]
+    else:
+        js = gen.generate_sweep(loads, n_jobsets=jobsets, seed=seed)
     js.write_parquet(output)
     realised = offered_load(js)["load"].item() if len(js) else 0.0
     click.echo(
@@ -335,5 +353,6 @@ def demo_cmd(
 def list_cmd(kind: str) -> None:
     """List registered policies or generators."""
     registry = policies if kind == "policies" else generators
+    width = max(len(e.name) for e in registry)
     for entry in registry:
-        click.echo(f"{entry.name:10s} {entry.summary}")
+        click.echo(f"{entry.name:{width}s}  {entry.summary}")

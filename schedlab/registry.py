@@ -82,6 +82,26 @@ generators.register(
     "schedlab.loaders.deeprm:DeepRMGenerator",
     "DeepRM (Mao et al. 2016): Bernoulli/binomial arrivals, bimodal durations, dominant demands",
 )
+generators.register(
+    "poisson",
+    "schedlab.loaders.poisson:PoissonGenerator",
+    "DeepRM_Plus: Poisson(λ) arrivals per step, DeepRM's job model (load = 1.845·λ)",
+)
+generators.register(
+    "liu-uniform",
+    "schedlab.loaders.liu:LiuUniformGenerator",
+    "Liu et al.: intervals uniform on a..b steps (1..33), scaled to the load; DeepRM jobs",
+)
+generators.register(
+    "liu-bernoulli",
+    "schedlab.loaders.liu:LiuBernoulliGenerator",
+    "Liu et al.: intervals b with probability p else a (33/1, p=0.5), scaled; DeepRM jobs",
+)
+generators.register(
+    "liu-beta",
+    "schedlab.loaders.liu:LiuBetaGenerator",
+    "Liu et al.: intervals a + (b−a)·Beta(alpha, beta) (2, 2), scaled; DeepRM jobs",
+)
 for _name, _cls, _summary in [
     ("random", "RandomPolicy", "uniformly random job among those that fit now"),
     ("fcfs", "FCFS", "first come, first served among jobs that fit now"),
@@ -127,6 +147,7 @@ def make_policy(spec: str) -> Any:
     if kwargs:
         policy.name = spec
     return policy
+
 
 for _name, _target, _summary in [
     ("alibaba2018", "alibaba2018:read_alibaba2018", "Alibaba cluster-trace-v2018 batch_task"),
