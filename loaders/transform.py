@@ -21,7 +21,7 @@ larger than it (``exceeds_capacity``); 5. random sample of ``sample`` rows; 6. s
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,28 @@ def sha256(path: str | Path, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
+Check = tuple[pl.Expr, "str | pl.Expr", "str | pl.Expr"]
+
+
+def first_reason(data: pl.DataFrame, checks: Sequence[Check]) -> pl.DataFrame:
+    """Add ``reason`` and ``message``: those of the first check whose condition holds, else null.
+
+    ``checks`` are ``(bad, reason, message)`` in priority order; a null ``bad`` counts as False.
+    """
+
+    def lit(x: str | pl.Expr) -> pl.Expr:
+        return pl.lit(x) if isinstance(x, str) else x
+
+    (bad, why, msg), *rest = [(b.fill_null(False), lit(w), lit(m)) for b, w, m in checks]
+    reason, message = pl.when(bad).then(why), pl.when(bad).then(msg)
+    for bad, why, msg in rest:
+        reason, message = reason.when(bad).then(why), message.when(bad).then(msg)
+    return data.with_columns(
+        reason.otherwise(pl.lit(None, pl.Utf8)).alias("reason"),
+        message.otherwise(pl.lit(None, pl.Utf8)).alias("message"),
+    )
+
+
 def _samples(rows: pl.DataFrame) -> pl.DataFrame:
     bad = rows.filter(pl.col("reason").is_not_null())
     if not bad.height:
@@ -115,6 +137,7 @@ def finish(
     options: TraceOptions,
     fixed: Mapping[str, int] | None = None,
     extra_provenance: Mapping[str, Any] | None = None,
+    selections: Collection[str] = (),
 ) -> LoadResult:
     """Turn parsed ``rows`` into a JobSet and a drop report that accounts for every row.
 
@@ -126,12 +149,16 @@ def finish(
         One machine's capacity per resource, in the trace's native units.
     fixed
         Normalisations the parser applied (kind -> rows), merged into the report.
+    selections
+        Reasons that record the user's own selection (e.g. a status filter such as
+        ``status_Failed``), not malformed rows: ``strict`` mode does not raise on them.
     """
     source = str(source)
     opts = options
     fixes = dict(fixed or {})
     if opts.strict:
-        raise_first(_samples(rows), source)
+        chosen = pl.Series(list(selections), dtype=pl.Utf8)
+        raise_first(_samples(rows.filter(~pl.col("reason").is_in(chosen))), source)
     good = pl.col("reason").is_null()
     t0 = rows.filter(good).get_column("arrival_s").min()
     rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
@@ -192,6 +219,7 @@ def finish(
         arrival_window=_window_steps(opts),
         empty_jobsets=empty if opts.jobset_window is not None else (),
         provenance={
+            **(extra_provenance or {}),
             "loader": loader,
             "path": source,
             "sha256": sha256(source) if Path(source).is_file() else None,
@@ -199,7 +227,6 @@ def finish(
             "trace_start_s": t0,
             "machine_size": list(machine_size),
             "rows": report.to_json(),
-            **(extra_provenance or {}),
         },
     )
     return LoadResult(JobSet.create(table, meta), report)

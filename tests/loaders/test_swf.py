@@ -1,0 +1,338 @@
+"""SWF loader (Parallel Workloads Archive): header, -1 handling, bad input, the real KTH log."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from schedlab.errors import TraceFormatError
+from schedlab.loaders.swf import read_swf
+from schedlab.loaders.transform import TraceOptions
+from schedlab.policies.heuristics import SJF
+from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.run import simulate
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SMALL = DATA / "swf_small.swf"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+KTH = SHARED / "traces" / "KTH-SP2-1996-2.swf"
+needs_kth = pytest.mark.skipif(not KTH.is_file(), reason=f"{KTH} is not available")
+
+HEADER = "; Version: 2.2\n; MaxProcs: 8\n"
+GOOD = "1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n"
+
+
+def _swf(tmp_path: Path, *lines: str, header: str = HEADER, name: str = "t.swf") -> Path:
+    path = tmp_path / name
+    path.write_text(header + "".join(lines))
+    return path
+
+
+def _sample_lines(result, reason: str) -> list[int]:
+    samples = result.report.samples
+    return samples.filter(pl.col("reason") == reason).get_column("line").to_list()
+
+
+# -- the committed fixture: one line per case ----------------------------------------------------
+
+
+def test_small_fixture_accounts_for_every_line() -> None:
+    result = read_swf(SMALL)
+    report = result.report
+    assert report.rows_read == 11  # 10 comment lines are not data rows
+    assert report.rows_kept == 4
+    assert report.dropped == {
+        "unknown_run_time": 1,
+        "exceeds_capacity": 1,
+        "partial_execution": 1,
+        "negative_duration": 1,
+        "wrong_field_count": 1,
+        "not_a_number": 1,
+        "unknown_procs": 1,
+    }
+    assert report.fixed == {"procs_from_requested": 1, "zero_duration_as_one_step": 1}
+    assert report.rows_read == report.rows_kept + sum(report.dropped.values())
+
+
+@pytest.mark.parametrize(
+    ("reason", "line"),
+    [
+        ("unknown_run_time", 13),
+        ("exceeds_capacity", 15),
+        ("partial_execution", 16),
+        ("negative_duration", 17),
+        ("wrong_field_count", 18),
+        ("not_a_number", 19),
+        ("unknown_procs", 20),
+    ],
+)
+def test_small_fixture_drop_lines(reason: str, line: int) -> None:
+    assert _sample_lines(read_swf(SMALL), reason) == [line]
+
+
+def test_small_fixture_jobs() -> None:
+    js = read_swf(SMALL).jobs
+    jobs = js.jobs
+    assert jobs.get_column("source_id").to_list() == ["2", "3", "5", "12"]
+    assert jobs.get_column("arrival").to_list() == [0, 10, 30, 100]
+    assert jobs.get_column("duration").to_list() == [100, 50, 1, 45]  # run time 0 -> 1 step
+    assert jobs.get_column("procs").to_list() == [4.0, 2.0, 1.0, 3.0]  # -1 -> requested 2
+    assert jobs.get_column("user").to_list() == ["1", "2", "3", "4"]
+    assert js.resources == ("procs",)
+    assert js.meta.capacity == (8.0,)
+    assert js.meta.units == ("processor",)
+
+
+def test_header_is_parsed_into_provenance() -> None:
+    prov = read_swf(SMALL).jobs.meta.provenance["swf"]
+    header = prov["header"]
+    assert header["MaxProcs"] == 8
+    assert header["MaxNodes"] == 4
+    assert header["UnixStartTime"] == 1_000_000_000
+    assert header["TimeZoneString"] == "Europe/Stockholm"
+    assert header["Note"] == [
+        "THIS IS A CLEANED VERSION OF THE LOG! The filter used to produce it was "
+        "job<=1 (1 jobs removed)"
+    ]
+    assert prov["cleaned"] is True
+    assert prov["unix_start_time"] == 1_000_000_000
+    assert prov["comment_lines"] == 10
+    assert prov["machine_size_from"] == "MaxProcs header"
+    assert prov["memory"] is None
+    assert any("memory omitted" in n for n in prov["notes"])
+
+
+def test_error_messages_name_the_value() -> None:
+    samples = read_swf(SMALL).report.samples
+    messages = dict(zip(samples["reason"], samples["message"], strict=True))
+    assert messages["not_a_number"] == "field 4 (run_time) is not a number: 4x"
+    assert messages["wrong_field_count"] == "expected 18 whitespace-separated fields, found 17"
+    assert messages["negative_duration"] == "run_time=-5 must be >= 0"
+    assert messages["exceeds_capacity"] == "procs=16.0 exceeds the cluster's 8"
+
+
+def test_strict_raises_on_first_malformed_line_naming_file_and_line() -> None:
+    with pytest.raises(TraceFormatError, match=r"line 13 of .*swf_small\.swf: run_time=-1"):
+        read_swf(SMALL, options=TraceOptions(strict=True))
+
+
+# -- bad input, one case at a time ---------------------------------------------------------------
+
+BAD_LINES = [
+    ("1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1\n", "wrong_field_count"),
+    ("1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1 7\n", "wrong_field_count"),
+    ("1 0 0 ten 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "not_a_number"),
+    ("1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 nan\n", "not_a_number"),
+    ("1 0 0 -7 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "negative_duration"),
+    ("1 0 0 -1 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "unknown_run_time"),
+    ("1 -1 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "unknown_submit_time"),
+    ("1 -9 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "negative_submit_time"),
+    ("1 0 0 10 -1 -1 -1 -1 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "unknown_procs"),
+    ("1 0 0 10 9 -1 -1 9 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "exceeds_capacity"),
+    ("1 0 0 10 2 -1 -1 2 60 -1 7 1 1 -1 -1 -1 -1 -1\n", "invalid_status"),
+    ("1 0 0 10 2 -1 -1 2 60 -1 3 1 1 -1 -1 -1 -1 -1\n", "partial_execution"),
+]
+
+
+@pytest.mark.parametrize(("bad", "reason"), BAD_LINES)
+def test_bad_line_is_a_counted_drop_with_its_line(tmp_path: Path, bad: str, reason: str) -> None:
+    result = read_swf(_swf(tmp_path, GOOD, bad, GOOD))
+    assert result.report.rows_read == 3
+    assert result.report.rows_kept == 2
+    assert result.report.dropped == {reason: 1}
+    assert _sample_lines(result, reason) == [4]  # 2 header lines, then lines 3, 4, 5
+
+
+MALFORMED = [(bad, r) for bad, r in BAD_LINES if r not in ("exceeds_capacity", "partial_execution")]
+
+
+@pytest.mark.parametrize(("bad", "reason"), MALFORMED)
+def test_bad_line_strict_names_file_and_line(tmp_path: Path, bad: str, reason: str) -> None:
+    path = _swf(tmp_path, GOOD, bad)
+    with pytest.raises(TraceFormatError, match=rf"line 4 of {path}: .*\({reason}\)"):
+        read_swf(path, options=TraceOptions(strict=True))
+
+
+def test_strict_does_not_raise_on_a_status_selection(tmp_path: Path) -> None:
+    failed = GOOD.replace(" 60 -1 1 ", " 60 -1 0 ")
+    path = _swf(tmp_path, GOOD, failed)
+    result = read_swf(path, options=TraceOptions(strict=True), statuses=(1,))
+    assert result.report.dropped == {"status_0": 1}
+    assert _sample_lines(result, "status_0") == [4]
+
+
+def test_statuses_selection(tmp_path: Path) -> None:
+    failed = GOOD.replace(" 60 -1 1 ", " 60 -1 0 ")
+    cancelled = GOOD.replace(" 60 -1 1 ", " 60 -1 5 ")
+    path = _swf(tmp_path, GOOD, failed, cancelled)
+    assert read_swf(path).report.rows_kept == 3  # default: every summary line
+    assert read_swf(path, statuses="1|5").report.dropped == {"status_0": 1}
+    assert read_swf(path, statuses=1).report.dropped == {"status_0": 1, "status_5": 1}
+    with pytest.raises(ValueError, match="statuses must be"):
+        read_swf(path, statuses=(9,))
+
+
+def test_empty_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.swf"
+    path.write_bytes(b"")
+    with pytest.raises(TraceFormatError, match=r"empty\.swf: the file is empty"):
+        read_swf(path)
+
+
+def test_only_comments_is_an_error(tmp_path: Path) -> None:
+    path = _swf(tmp_path, "\n")
+    with pytest.raises(TraceFormatError, match=r"t\.swf: no job lines"):
+        read_swf(path)
+
+
+def test_plain_text_named_gz_is_rejected(tmp_path: Path) -> None:
+    path = _swf(tmp_path, GOOD, name="log.swf.gz")
+    with pytest.raises(TraceFormatError, match=r"log\.swf\.gz: the name says gzip"):
+        read_swf(path)
+
+
+def test_truncated_gzip_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "cut.swf.gz"
+    path.write_bytes(gzip.compress(SMALL.read_bytes())[:60])
+    with pytest.raises(TraceFormatError, match=r"cut\.swf\.gz: corrupt or truncated"):
+        read_swf(path)
+
+
+def test_binary_file_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "log.swf"
+    path.write_bytes(b"BZh91AY&SY\xff\xfe\x00\x81" * 8)
+    with pytest.raises(TraceFormatError, match=r"log\.swf: not a readable UTF-8 text file"):
+        read_swf(path)
+
+
+def test_gzip_loads_like_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "small.swf.gz"
+    with SMALL.open("rb") as fin, gzip.open(path, "wb") as fout:
+        shutil.copyfileobj(fin, fout)
+    plain, packed = read_swf(SMALL), read_swf(path)
+    assert packed.jobs.jobs.equals(plain.jobs.jobs)
+    assert packed.report.dropped == plain.report.dropped
+
+
+def test_not_an_swf_file(tmp_path: Path) -> None:
+    path = _swf(tmp_path, "100,160,1,1,3,Terminated,50,0.01\n", header="")
+    with pytest.raises(TraceFormatError, match=r"t\.swf: not an SWF log: .*line 1 has 1"):
+        read_swf(path)
+
+
+# -- header and machine size ---------------------------------------------------------------------
+
+
+def test_no_machine_size_is_an_error_unless_given(tmp_path: Path) -> None:
+    path = _swf(tmp_path, GOOD, header="; Version: 2.2\n")
+    with pytest.raises(TraceFormatError, match=r"t\.swf: no MaxProcs or MaxNodes .*max_procs="):
+        read_swf(path)
+    js = read_swf(path, max_procs=16).jobs
+    assert js.meta.capacity == (16.0,)
+    assert js.meta.provenance["swf"]["machine_size_from"] == "max_procs option"
+
+
+def test_maxnodes_is_the_fallback(tmp_path: Path) -> None:
+    js = read_swf(_swf(tmp_path, GOOD, header="; MaxNodes: 32\n")).jobs
+    assert js.meta.capacity == (32.0,)
+    assert "MaxProcs defaults to MaxNodes" in " ".join(js.meta.provenance["swf"]["notes"])
+
+
+def test_non_numeric_header_value_names_the_line(tmp_path: Path) -> None:
+    path = _swf(tmp_path, GOOD, header="; Version: 2.2\n; MaxProcs: many\n")
+    with pytest.raises(TraceFormatError, match=r"line 2 of .*t\.swf: header MaxProcs: 'many'"):
+        read_swf(path)
+
+
+def test_machines_and_slots_scale_capacity(tmp_path: Path) -> None:
+    path = _swf(tmp_path, GOOD, GOOD.replace(" 2 -1 -1 2 ", " 12 -1 -1 12 "))
+    result = read_swf(path, options=TraceOptions(machines=2, slots_per_machine=10))
+    assert result.report.rows_kept == 2  # 12 procs fit in two machines of 8
+    assert result.jobs.meta.capacity == (20.0,)
+    assert result.jobs.jobs.get_column("procs").to_list() == [2.5, 15.0]
+
+
+def test_record_count_mismatch_is_noted(tmp_path: Path) -> None:
+    js = read_swf(_swf(tmp_path, GOOD, header=HEADER + "; MaxRecords: 5\n")).jobs
+    assert "header MaxRecords=5 but the file has 1 job lines" in js.meta.provenance["swf"]["notes"]
+
+
+# -- memory --------------------------------------------------------------------------------------
+
+
+def test_memory_resource_when_the_log_has_it() -> None:
+    result = read_swf(DATA / "swf_memory.swf")
+    js = result.jobs
+    assert js.resources == ("procs", "mem")
+    assert js.meta.capacity == (4.0, 4000.0)  # MaxProcs x MaxMemory (KB per processor)
+    assert js.meta.units == ("processor", "KB")
+    assert js.jobs.get_column("mem").to_list() == [600.0, 500.0]
+    assert result.report.dropped == {"unknown_memory": 1}
+    assert _sample_lines(result, "unknown_memory") == [6]
+    assert result.report.fixed == {"mem_from_requested": 1}
+
+
+def test_memory_none_and_requested() -> None:
+    assert read_swf(DATA / "swf_memory.swf", memory="none").jobs.resources == ("procs",)
+    result = read_swf(DATA / "swf_memory.swf", memory="requested")
+    assert result.jobs.jobs.get_column("mem").to_list() == [600.0, 500.0]
+    assert result.report.fixed == {"mem_from_used": 1}
+    with pytest.raises(ValueError, match="memory must be"):
+        read_swf(DATA / "swf_memory.swf", memory="rss")  # type: ignore[arg-type]
+
+
+def test_memory_without_capacity(tmp_path: Path) -> None:
+    path = _swf(tmp_path, GOOD.replace(" 2 -1 -1 2 ", " 2 -1 100 2 "))
+    js = read_swf(path).jobs
+    assert js.resources == ("procs",)
+    assert "no MaxMemory header" in " ".join(js.meta.provenance["swf"]["notes"])
+    with pytest.raises(TraceFormatError, match=r"t\.swf: memory='used' needs .*max_memory="):
+        read_swf(path, memory="used")
+    assert read_swf(path, max_memory=50).jobs.jobs.get_column("mem").to_list() == [200.0]
+
+
+# -- the real KTH SP2 log ------------------------------------------------------------------------
+
+
+@needs_kth
+def test_kth_loads_end_to_end() -> None:
+    result = read_swf(KTH)
+    report = result.report
+    assert report.rows_read == 28_476
+    assert report.rows_kept == 28_475
+    assert report.dropped == {"unknown_procs": 1}
+    assert report.fixed == {"zero_duration_as_one_step": 8}
+    assert report.rows_read == report.rows_kept + sum(report.dropped.values())
+    assert _sample_lines(result, "unknown_procs") == [27_323]
+    js = result.jobs
+    assert js.meta.capacity == (100.0,)
+    prov = js.meta.provenance["swf"]
+    assert prov["cleaned"] is True
+    assert prov["header"]["UnixStartTime"] == 843_480_031
+    assert prov["header"]["MaxRecords"] == 28_476
+    assert js.meta.provenance["trace_start_s"] == 599_850.0
+
+
+@needs_kth
+def test_kth_strict_stops_at_the_unknown_processors() -> None:
+    with pytest.raises(TraceFormatError, match=r"line 27323 of .*KTH-SP2-1996-2\.swf"):
+        read_swf(KTH, options=TraceOptions(strict=True))
+
+
+@needs_kth
+def test_kth_simulates_end_to_end() -> None:
+    options = TraceOptions(time_step=60, jobset_window=7 * 86_400)
+    js = read_swf(KTH, options=options).jobs
+    assert len(js.jobset_ids) == 48  # 47.6 weeks of submissions, none empty
+    assert js.meta.empty_jobsets == ()
+    results = simulate(js, [SJF()], ClusterConfig())
+    table = results.table
+    assert table.height == len(js) == 28_475
+    assert (table.get_column("start") >= table.get_column("arrival")).all()
+    assert (table.get_column("slowdown") >= 1).all()
