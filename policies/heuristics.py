@@ -48,7 +48,7 @@ class Heuristic(ParamsMixin):
                 j,
                 state.now,
             )
-            if sc > best_score:
+            if scoring.better(sc, best_score):
                 best, best_score = int(s), sc
         return best
 

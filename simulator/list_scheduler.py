@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from schedlab.simulator.scoring import RANDOM, fits, score
+from schedlab.simulator.scoring import RANDOM, better, fits, score
 
 STALLED = -1
 
@@ -123,7 +123,7 @@ def _one_jobset(
                         sc = score(
                             code, knob, free, capacity, demand[j], duration[j], arrival[j], j, t
                         )
-                        if sc > best_score:
+                        if better(sc, best_score):
                             best_score = sc
                             best = s
             if best < 0:

@@ -2,6 +2,9 @@
 
 Every heuristic is a *list scheduler*: among the visible waiting jobs that fit now, it starts the
 one with the strictly highest score (ties: lowest slot index), and repeats until nothing fits.
+Scores closer than ``TIE_RTOL`` (relative) are ties (:func:`better`): rounding noise does not
+decide a tie, and the fast path and the step engine (which sum free resources in different
+orders) make the same choices.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import numpy as np
 
 RANDOM, FCFS, SJF, PACKER, TETRIS, HRRN = range(6)
 EPS = 1e-9
+TIE_RTOL = 1e-12
 
 
 @numba.njit(cache=True, inline="always")
@@ -20,6 +24,18 @@ def fits(free: np.ndarray, demand: np.ndarray) -> bool:
         if demand[r] > free[r] + EPS:
             return False
     return True
+
+
+@numba.njit(cache=True, inline="always")
+def better(candidate: float, best: float) -> bool:
+    """Whether ``candidate`` beats ``best`` by more than rounding noise (``TIE_RTOL``, relative).
+
+    E.g. ``np.dot((7.7, 7.7), (4.6, 7.7))`` and ``np.dot((7.7, 7.7), (7.7, 4.6))`` differ in the
+    last bit (fused multiply-add); the job scanned first (the lower slot) must keep the tie.
+    """
+    if best == -np.inf:
+        return candidate > best
+    return candidate > best + TIE_RTOL * abs(best)
 
 
 @numba.njit(cache=True)
