@@ -15,9 +15,28 @@ import polars as pl
 from schedlab.results import Results
 
 KEYS = ("policy", "load", "seed", "jobset")
-"""Columns identifying one jobset run by one policy (``seed`` and ``load`` may be null)."""
+"""Columns identifying one jobset run by one policy (``seed`` and ``load`` may be null).
+
+Results of an experiment also carry a ``workload`` column (str); when present it is a key too,
+placed after ``policy`` (:func:`keys`)."""
+
+BSLD_THRESHOLD = 10.0
+"""Default threshold τ of the bounded slowdown, in time steps (:func:`per_jobset`)."""
 
 TERCILE_NAMES = ("short", "medium", "long")
+
+METRICS = {
+    "slowdown": "average job slowdown",
+    "completion": "average job completion time (steps)",
+    "wait": "average job waiting time (steps)",
+    "bounded_slowdown": "average bounded job slowdown",
+    "p95_slowdown": "95th-percentile job slowdown",
+    "max_slowdown": "largest job slowdown",
+}
+"""Per-jobset metrics of :func:`per_jobset` (all: lower is better), named for reports.
+
+Slowdown = completion / duration; bounded slowdown = max(1, completion / max(duration, τ));
+the 95th percentile is over the jobs of one jobset; times are in steps."""
 
 
 def length_buckets(results: Results) -> dict[str, tuple[int, int]]:
@@ -61,18 +80,29 @@ def policy_order(results: Results) -> list[str]:
     return order + sorted(extra)
 
 
+def keys(table: pl.DataFrame) -> tuple[str, ...]:
+    """:data:`KEYS`, with ``workload`` after ``policy`` when ``table`` has that column."""
+    return ("policy", "workload", *KEYS[1:]) if "workload" in table.columns else KEYS
+
+
 def _sorted(df: pl.DataFrame, order: list[str], extra: tuple[str, ...] = ()) -> pl.DataFrame:
     rank = pl.col("policy").replace_strict(order, list(range(len(order))), return_dtype=pl.Int64)
-    return df.sort(rank, "load", "seed", "jobset", *extra, nulls_last=True)
+    return df.sort(rank, *keys(df)[1:], *extra, nulls_last=True)
 
 
-def per_jobset(results: Results) -> pl.DataFrame:
+def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> pl.DataFrame:
     """One row per (policy, load, seed, jobset): averages over the jobs of that jobset.
+
+    The **bounded slowdown** of a job is ``max(1, C / max(T, τ))`` (Feitelson et al. 1997) with
+    ``C`` its completion time, ``T`` its duration and ``τ = bsld_threshold`` steps: jobs shorter
+    than τ are judged as if they lasted τ, so a 1-step job waiting 2 steps does not dominate.
 
     Parameters
     ----------
     results
-        Per-job results.
+        Per-job results (with a ``workload`` column, that is a key too).
+    bsld_threshold
+        τ of the bounded slowdown, in time steps (> 0).
 
     Returns
     -------
@@ -80,15 +110,24 @@ def per_jobset(results: Results) -> pl.DataFrame:
         Columns ``policy`` (str), ``load`` (float64 offered load as a fraction, or null),
         ``seed`` (int64 or null), ``jobset`` (int32), ``n_jobs`` (uint32), ``slowdown``
         (float64, mean per-job slowdown), ``completion`` and ``wait`` (float64, mean per-job
-        completion and waiting time, steps) and ``max_slowdown`` (float64). Sorted by policy (in
+        completion and waiting time, steps), ``max_slowdown`` (float64), ``bounded_slowdown``
+        (float64, mean per-job bounded slowdown) and ``p95_slowdown`` (float64, 95th percentile
+        of the jobset's per-job slowdowns, linear interpolation). Sorted by policy (in
         simulation order), load, seed and jobset. Jobsets without jobs have no row.
     """
-    out = results.table.group_by(KEYS).agg(
+    if not bsld_threshold > 0:
+        msg = f"bsld_threshold must be > 0 steps, got {bsld_threshold}"
+        raise ValueError(msg)
+    tau = pl.max_horizontal(pl.col("duration").cast(pl.Float64), pl.lit(float(bsld_threshold)))
+    bsld = pl.max_horizontal(pl.lit(1.0), pl.col("completion") / tau)
+    out = results.table.group_by(keys(results.table)).agg(
         pl.len().alias("n_jobs"),
         pl.col("slowdown").mean(),
         pl.col("completion").mean().cast(pl.Float64),
         pl.col("wait").mean().cast(pl.Float64),
         pl.col("slowdown").max().alias("max_slowdown"),
+        bsld.mean().alias("bounded_slowdown"),
+        pl.col("slowdown").quantile(0.95, interpolation="linear").alias("p95_slowdown"),
     )
     return _sorted(out, policy_order(results))
 
@@ -129,13 +168,13 @@ def per_length(results: Results) -> pl.DataFrame:
     """
     buckets = length_buckets(results)
     if not buckets:
-        cols = {**results.table.select(KEYS).schema, "bucket": pl.Enum([])}
+        cols = {**results.table.select(keys(results.table)).schema, "bucket": pl.Enum([])}
         extra = {"n_jobs": pl.UInt32, "slowdown": pl.Float64, "completion": pl.Float64}
         return pl.DataFrame(schema={**cols, **extra})
     out = (
         results.table.with_columns(bucket_expr(buckets))
         .drop_nulls("bucket")
-        .group_by(*KEYS, "bucket")
+        .group_by(*keys(results.table), "bucket")
         .agg(
             pl.len().alias("n_jobs"),
             pl.col("slowdown").mean(),

@@ -21,7 +21,8 @@ larger than it (``exceeds_capacity``); 5. random sample of ``sample`` rows; 6. s
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -104,26 +105,45 @@ def first_reason(data: pl.DataFrame, checks: Sequence[Check]) -> pl.DataFrame:
     )
 
 
-def _samples(rows: pl.DataFrame) -> pl.DataFrame:
-    bad = rows.filter(pl.col("reason").is_not_null())
+def _samples(bad: pl.DataFrame) -> pl.DataFrame:
+    """The first :data:`SAMPLES_PER_REASON` dropped rows per reason, in line order."""
     if not bad.height:
         return pl.DataFrame(schema=SAMPLE_SCHEMA)
     return (
-        bad.with_columns(pl.int_range(pl.len()).over("reason").alias("_k"))
-        .filter(pl.col("_k") < SAMPLES_PER_REASON)
+        bad.sort("line", maintain_order=True)
+        .filter(pl.int_range(pl.len()).over("reason") < SAMPLES_PER_REASON)
         .select(SAMPLE_SCHEMA.keys())
         .cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
     )
 
 
-def _drop(rows: pl.DataFrame, bad: pl.Expr, reason: str, message: pl.Expr | str) -> pl.DataFrame:
-    """Mark still-good rows matching ``bad`` as dropped for ``reason``."""
-    hit = pl.col("reason").is_null() & bad
-    msg = pl.lit(message) if isinstance(message, str) else message
-    return rows.with_columns(
-        pl.when(hit).then(pl.lit(reason)).otherwise(pl.col("reason")).alias("reason"),
-        pl.when(hit).then(msg).otherwise(pl.col("message")).alias("message"),
+def _dropped(rows: pl.DataFrame, reason: str | pl.Expr, message: str | pl.Expr) -> pl.DataFrame:
+    """``rows`` as dropped rows: line, reason, message, raw (null when absent), weight."""
+    lit = {k: pl.lit(v) if isinstance(v, str) else v for k, v in (("r", reason), ("m", message))}
+    raw = pl.col("raw") if "raw" in rows.columns else pl.lit(None, pl.Utf8)
+    weight = pl.col("weight") if "weight" in rows.columns else pl.lit(1, pl.Int64)
+    return rows.select(
+        pl.col("line").cast(pl.Int64),
+        lit["r"].cast(pl.Utf8).alias("reason"),
+        lit["m"].cast(pl.Utf8).alias("message"),
+        raw.cast(pl.Utf8).alias("raw"),
+        weight.cast(pl.Int64).alias("weight"),
     )
+
+
+def _drop(
+    good: pl.DataFrame, bad: list[pl.DataFrame], hit: pl.Expr, reason: str, message: pl.Expr | str
+) -> pl.DataFrame:
+    """Move the good rows matching ``hit`` to ``bad`` (messages are built for them only)."""
+    mask = good.select(hit.fill_null(False)).to_series()
+    if not mask.any():
+        return good
+    bad.append(_dropped(good.filter(mask), reason, message))
+    return good.filter(~mask)
+
+
+def _weight(frame: pl.DataFrame) -> int:
+    return int(frame.get_column("weight").sum()) if "weight" in frame.columns else frame.height
 
 
 def finish(
@@ -138,13 +158,17 @@ def finish(
     fixed: Mapping[str, int] | None = None,
     extra_provenance: Mapping[str, Any] | None = None,
     selections: Collection[str] = (),
+    dropped: pl.DataFrame | None = None,
+    finalize: Finalize | None = None,
 ) -> LoadResult:
     """Turn parsed ``rows`` into a JobSet and a drop report that accounts for every row.
 
     Parameters
     ----------
     rows
-        See the module docstring.
+        See the module docstring. Without a ``reason`` column every row is good. An optional
+        int64 ``weight`` column says how many rows of the file a row stands for (e.g. a job
+        collapsed from 12 task rows: 12); the report counts weights instead of rows.
     machine_size
         One machine's capacity per resource, in the trace's native units.
     fixed
@@ -152,84 +176,154 @@ def finish(
     selections
         Reasons that record the user's own selection (e.g. a status filter such as
         ``status_Failed``), not malformed rows: ``strict`` mode does not raise on them.
+    dropped
+        Rows the parser already dropped (``line``, ``reason``, ``message``, optional ``raw``
+        and ``weight``), so that ``rows`` need not carry reason columns for millions of rows.
+    finalize
+        Called with the kept jobs once ``jobset`` and ``job_id`` are assigned (every column
+        of ``rows`` still there); returns the jobs and fix counts to add to the report, e.g.
+        to turn references between rows into ``parents`` job ids.
     """
     source = str(source)
     opts = options
     fixes = dict(fixed or {})
-    if opts.strict:
-        chosen = pl.Series(list(selections), dtype=pl.Utf8)
-        raise_first(_samples(rows.filter(~pl.col("reason").is_in(chosen))), source)
-    good = pl.col("reason").is_null()
-    t0 = rows.filter(good).get_column("arrival_s").min()
-    rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
-    if opts.start is not None:
-        rows = _drop(rows, rel < opts.start, "outside_window", f"arrives before {opts.start} s")
-    if opts.end is not None:
-        rows = _drop(rows, rel >= opts.end, "outside_window", f"arrives at or after {opts.end} s")
-    scale = [
-        (opts.slots_per_machine / m) if opts.slots_per_machine is not None else 1.0
-        for m in machine_size
-    ]
-    capacity = [opts.machines * m * s for m, s in zip(machine_size, scale, strict=True)]
-    rows = rows.with_columns(pl.col(r) * s for r, s in zip(resources, scale, strict=True))
-    for r, cap in zip(resources, capacity, strict=True):
-        rows = _drop(
-            rows,
-            pl.col(r) > cap * (1 + 1e-9),
-            "exceeds_capacity",
-            pl.format(f"{r}={{}} exceeds the cluster's {cap:g}", pl.col(r)),
-        )
-    if opts.sample is not None:
-        kept_idx = rows.with_row_index("_i").filter(good).get_column("_i").to_numpy()
-        if opts.sample < kept_idx.size:
+    with ThreadPoolExecutor(max_workers=1) as pool:  # hash the file while the rows are processed
+        digest = pool.submit(sha256, source) if Path(source).is_file() else None
+        good, bad = _partition(rows, dropped)
+        del rows
+        if opts.strict:
+            chosen = pl.Series(list(selections), dtype=pl.Utf8)
+            raise_first(_samples(bad.filter(~pl.col("reason").is_in(chosen))), source)
+        rows_read = _weight(good) + int(bad.get_column("weight").sum())
+        parts = [bad]
+        t0 = good.get_column("arrival_s").min()
+        rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
+        if opts.start is not None:
+            good = _drop(good, parts, rel < opts.start, "outside_window",
+                         f"arrives before {opts.start} s")  # fmt: skip
+        if opts.end is not None:
+            good = _drop(good, parts, rel >= opts.end, "outside_window",
+                         f"arrives at or after {opts.end} s")  # fmt: skip
+        scale = [
+            (opts.slots_per_machine / m) if opts.slots_per_machine is not None else 1.0
+            for m in machine_size
+        ]
+        capacity = [opts.machines * m * s for m, s in zip(machine_size, scale, strict=True)]
+        if any(s != 1.0 for s in scale):
+            good = good.with_columns(pl.col(r) * s for r, s in zip(resources, scale, strict=True))
+        for r, cap in zip(resources, capacity, strict=True):
+            good = _drop(
+                good,
+                parts,
+                pl.col(r) > cap * (1 + 1e-9),
+                "exceeds_capacity",
+                pl.format(f"{r}={{}} exceeds the cluster's {cap:g}", pl.col(r)),
+            )
+        if opts.sample is not None and opts.sample < good.height:
             rng = np.random.default_rng(opts.seed)
-            chosen = np.zeros(rows.height, dtype=bool)
-            chosen[rng.choice(kept_idx, size=opts.sample, replace=False)] = True
-            rows = _drop(rows, ~pl.Series(chosen), "not_sampled", "not in the random sample")
-    kept = rows.filter(good)
-    zero = int((kept.get_column("duration_s") <= 0).sum())
-    if zero:
-        fixes["zero_duration_as_one_step"] = fixes.get("zero_duration_as_one_step", 0) + zero
+            chosen = np.zeros(good.height, dtype=bool)
+            chosen[rng.choice(good.height, size=opts.sample, replace=False)] = True
+            good = _drop(good, parts, ~pl.lit(pl.Series(chosen)), "not_sampled",
+                         "not in the random sample")  # fmt: skip
+        bad = pl.concat(parts, how="vertical")
+        zero = int((good.get_column("duration_s") <= 0).sum())
+        if zero:
+            fixes["zero_duration_as_one_step"] = fixes.get("zero_duration_as_one_step", 0) + zero
+        rows_kept = _weight(good)
+        jobs = _quantize(good, opts, t0)
+        del good
+        jobs = _split(jobs, opts)
+        if finalize is not None:
+            jobs, more = finalize(jobs)
+            for k, v in more.items():
+                fixes[k] = fixes.get(k, 0) + v
+        counts = bad.group_by("reason").agg(pl.col("weight").sum()).sort("reason")
+        report = DropReport(
+            source=source,
+            rows_read=rows_read,
+            rows_kept=rows_kept,
+            dropped={k: v for k, v in zip(counts["reason"], counts["weight"], strict=True) if v},
+            fixed=fixes,
+            samples=_samples(bad),
+        )
+        ids = jobs.get_column("jobset").unique().to_list()
+        optional = [c for c in OPTIONAL if c in jobs.columns]
+        table = jobs.select("jobset", "job_id", "arrival", "duration", *resources, *optional)
+        del jobs
+        meta = JobSetMeta(
+            resources=tuple(resources),
+            capacity=tuple(capacity),
+            units=tuple(units) if opts.slots_per_machine is None else ("slot",) * len(resources),
+            time_step_seconds=opts.time_step,
+            arrival_window=_window_steps(opts),
+            empty_jobsets=_empty(ids) if opts.jobset_window is not None else (),
+            provenance={
+                **(extra_provenance or {}),
+                "loader": loader,
+                "path": source,
+                "sha256": digest.result() if digest is not None else None,
+                "options": asdict(opts),
+                "trace_start_s": t0,
+                "machine_size": list(machine_size),
+                "rows": report.to_json(),
+            },
+        )
+    return LoadResult(JobSet.create(table, meta), report)
+
+
+Finalize = Callable[[pl.DataFrame], tuple[pl.DataFrame, Mapping[str, int]]]
+"""``finish``'s hook on the kept jobs: returns the jobs and fix counts to add."""
+OPTIONAL = ("source_id", "user", "category", "parents")
+"""Optional JobSet columns a loader's rows may carry through :func:`finish`."""
+
+
+def _partition(rows: pl.DataFrame, dropped: pl.DataFrame | None) -> tuple[pl.DataFrame, ...]:
+    """Split into good rows (no reason columns) and dropped rows (see :func:`_dropped`)."""
+    parts = [] if dropped is None else [_dropped(dropped, pl.col("reason"), pl.col("message"))]
+    if "reason" in rows.columns:
+        is_bad = rows.get_column("reason").is_not_null()
+        if is_bad.any():
+            parts.append(_dropped(rows.filter(is_bad), pl.col("reason"), pl.col("message")))
+            rows = rows.filter(~is_bad)
+        rows = rows.drop("reason", "message")
+    empty = _dropped(pl.DataFrame(schema={"line": pl.Int64}), "", "")
+    return rows, pl.concat([empty, *parts], how="vertical")
+
+
+def _quantize(good: pl.DataFrame, opts: TraceOptions, t0: float | None) -> pl.DataFrame:
+    """Sort by arrival (then line) and add integer ``arrival`` and ``duration`` in steps."""
     start = opts.start or 0.0
-    jobs = kept.sort("arrival_s", "line").with_columns(
+    order = _arrival_order(good)
+    good = good.sort("arrival_s", "line") if order is None else good[order]
+    return good.with_columns(
         ((pl.col("arrival_s") - (t0 or 0.0) - start) / opts.time_step).floor().cast(pl.Int64)
         .alias("arrival"),
         (pl.col("duration_s") / opts.time_step).ceil().clip(lower_bound=1).cast(pl.Int64)
         .alias("duration"),
     )  # fmt: skip
-    jobs = _split(jobs, opts)
-    counts = rows.filter(~good).group_by("reason").len()
-    report = DropReport(
-        source=source,
-        rows_read=rows.height,
-        rows_kept=kept.height,
-        dropped=dict(zip(counts["reason"].to_list(), counts["len"].to_list(), strict=True)),
-        fixed=fixes,
-        samples=_samples(rows),
-    )
-    ids = set(jobs.get_column("jobset").unique().to_list())
-    empty = tuple(k for k in range(max(ids, default=-1) + 1) if k not in ids)
-    optional = [c for c in ("source_id", "user", "category") if c in jobs.columns]
-    table = jobs.select("jobset", "job_id", "arrival", "duration", *resources, *optional)
-    meta = JobSetMeta(
-        resources=tuple(resources),
-        capacity=tuple(capacity),
-        units=tuple(units) if opts.slots_per_machine is None else ("slot",) * len(resources),
-        time_step_seconds=opts.time_step,
-        arrival_window=_window_steps(opts),
-        empty_jobsets=empty if opts.jobset_window is not None else (),
-        provenance={
-            **(extra_provenance or {}),
-            "loader": loader,
-            "path": source,
-            "sha256": sha256(source) if Path(source).is_file() else None,
-            "options": asdict(opts),
-            "trace_start_s": t0,
-            "machine_size": list(machine_size),
-            "rows": report.to_json(),
-        },
-    )
-    return LoadResult(JobSet.create(table, meta), report)
+
+
+def _arrival_order(good: pl.DataFrame) -> np.ndarray | None:
+    """The order of ``good.sort("arrival_s", "line")`` by one fast integer sort, when rows are
+    in line order and arrivals are whole seconds (the usual case); else None."""
+    n = good.height
+    arrival = good.get_column("arrival_s").to_numpy()
+    if n < 2 or not good.get_column("line").is_sorted():
+        return None
+    if not (np.isfinite(arrival).all() and (arrival == np.floor(arrival)).all()):
+        return None
+    low = arrival.min()
+    span, bits = int(arrival.max() - low), int(n).bit_length()
+    if span.bit_length() + bits > 62:
+        return None
+    key = ((arrival - low).astype(np.int64) << bits) | np.arange(n, dtype=np.int64)
+    key.sort()
+    return key & ((1 << bits) - 1)
+
+
+def _empty(ids: Sequence[int]) -> tuple[int, ...]:
+    present = set(ids)
+    return tuple(k for k in range(max(present, default=-1) + 1) if k not in present)
 
 
 def _window_steps(opts: TraceOptions) -> int | None:

@@ -38,18 +38,34 @@ vermillion (3) and tan (5), close to orange, and yellow (8), faint on white, com
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 
 
+FIXED_COLORS = {"random": 0, "fcfs": 1, "sjf": 2, "packer": 4, "tetris": 7, "hrrn": 9,
+                "deeprm": 3}  # fmt: skip
+"""``"colorblind"`` palette index of the built-in policies, so a policy has the same colour in
+every report (a policy named ``deeprm...`` shares DeepRM's vermillion unless taken)."""
+
+
 def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
     """One colour per policy, in the given order, from seaborn's ``"colorblind"`` palette.
 
-    The palette is taken in :data:`COLORBLIND_ORDER`; more than 10 policies switch to
-    ``"husl"`` so colours stay distinct.
+    Built-in policies keep their :data:`FIXED_COLORS` colour across reports (a learned policy
+    whose name starts with ``deeprm`` gets DeepRM's); the others take the remaining colours in
+    :data:`COLORBLIND_ORDER`. More than 10 policies switch to ``"husl"`` so colours stay
+    distinct.
     """
-    if len(policies) <= 10:
-        base = sns.color_palette("colorblind", 10)
-        colors = [base[i] for i in COLORBLIND_ORDER[: len(policies)]]
-    else:
+    if len(policies) > 10:
         colors = sns.color_palette("husl", len(policies))
-    return {p: tuple(c) for p, c in zip(policies, colors, strict=True)}  # type: ignore[misc]
+        return {p: tuple(c) for p, c in zip(policies, colors, strict=True)}  # type: ignore[misc]
+    base = sns.color_palette("colorblind", 10)
+    index: dict[str, int] = {}
+    for p in policies:
+        key = "deeprm" if p.startswith("deeprm") else p
+        if key in FIXED_COLORS and FIXED_COLORS[key] not in index.values():
+            index[p] = FIXED_COLORS[key]
+    free = [i for i in COLORBLIND_ORDER if i not in index.values()]
+    for p in policies:
+        if p not in index:
+            index[p] = free.pop(0)
+    return {p: tuple(base[index[p]]) for p in policies}  # type: ignore[misc]
 
 
 def format_load(load: float | None) -> str:

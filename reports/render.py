@@ -1,398 +1,133 @@
 """Render a report of per-job results: HTML (self-contained) and Markdown, CSV tables, PNGs.
 
-:func:`write_report` computes the tidy tables with :mod:`schedlab.evaluation`, draws the figures
-of :mod:`schedlab.reports.figures` and writes every file atomically. The HTML and the Markdown
-hold the same content, built once as a list of blocks; the HTML embeds the figures as base64 PNG
+:func:`write_report` computes the tidy tables with :mod:`schedlab.evaluation` (per-jobset
+metrics, bootstrap summaries, and the paired comparison of :mod:`schedlab.evaluation.analysis`),
+draws the figures of :mod:`schedlab.reports.figures` and :mod:`schedlab.reports.stats_figures`
+and writes every file atomically. The HTML and the Markdown hold the same content, built once
+as a list of blocks (:mod:`schedlab.reports.markup`); the HTML embeds the figures as base64 PNG
 and needs no other file, the Markdown links the PNG files written beside it.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import json
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import seaborn as sns
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
-import schedlab
-from schedlab.evaluation.metrics import length_buckets, per_jobset, per_length, policy_order
-from schedlab.evaluation.stats import CI_METHOD, summarize
+from schedlab.evaluation.analysis import AnalysisConfig, conditions
+from schedlab.evaluation.metrics import (
+    BSLD_THRESHOLD,
+    METRICS,
+    length_buckets,
+    per_jobset,
+    per_length,
+    policy_order,
+)
+from schedlab.evaluation.stats import SUMMARY_STATS, summarize
 from schedlab.io import atomic_path, write_text_atomic
-from schedlab.reports import figures
+from schedlab.reports import comparison, figures, learning, sections, stats_figures
+from schedlab.reports.markup import png, to_html, to_markdown
+from schedlab.reports.sections import Computed
 from schedlab.results import Results
 
-CSS = """
-body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
-       color: #222; line-height: 1.45; }
-h1, h2 { font-weight: 600; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; }
-table { border-collapse: collapse; margin: 1em 0; font-size: .85em; }
-th, td { border: 1px solid #ddd; padding: .3em .6em; text-align: right; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; }
-thead th { background: #f4f4f4; }
-figure { margin: 1.5em 0; } figure img { max-width: 100%; }
-figcaption { color: #555; font-size: .9em; }
-pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .85em; }
-.note { background: #eef4fb; border-left: 4px solid #4a7ebb; padding: .6em 1em; }
-"""
+DEFAULT_SECONDARY = ("completion", "bounded_slowdown", "p95_slowdown")
 
 
-@dataclass
-class Table:
-    """A rendered table: header cells, body rows (strings) and the cells to set in bold."""
-
-    header: list[str]
-    rows: list[list[str]]
-    bold: set[tuple[int, int]] = field(default_factory=set)
-    """(row, column) indices of the body cells to set in bold."""
-    left: int = 1
-    """The first ``left`` columns are left-aligned (labels); the others right-aligned."""
-
-
-Block = tuple[str, Any]
-"""``("h1" | "h2" | "p" | "note" | "pre", str)``, ``("table", Table)`` or
-``("figure", (file name, caption))``."""
+def _focus(pj: pl.DataFrame, wanted: float | None) -> float | None:
+    """The load of the detailed tables: ``wanted`` if present, else the highest; None if none."""
+    loads = pj.get_column("load").drop_nulls().unique().sort().to_list() if pj.height else []
+    if not loads:
+        return None
+    if wanted is not None:
+        close = [x for x in loads if abs(x - wanted) <= 1e-9 * max(1.0, abs(wanted))]
+        if close:
+            return float(close[0])
+    return float(loads[-1])
 
 
-def _fmt_ci(mean: float, low: float, high: float) -> str:
-    return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
-
-
-def ci_table(summary: pl.DataFrame, column: str, labels: Callable[[Any], str]) -> Table:
-    """Rows = policy, columns = values of ``column``, cell = ``"mean [low, high]"``.
-
-    In each column the lowest mean, as displayed (2 decimals), is marked bold, ties included,
-    unless every policy ties. ``summary`` must hold one metric only.
-    """
-    policies = list(dict.fromkeys(summary.get_column("policy").to_list()))
-    values = summary.get_column(column).unique().sort(nulls_last=True).to_list()
-    cells = {
-        (r["policy"], r[column]): (_fmt_ci(r["mean"], r["ci_low"], r["ci_high"]), r["mean"])
-        for r in summary.iter_rows(named=True)
-    }
-    rows = [[p] + [cells.get((p, v), ("–", 0.0))[0] for v in values] for p in policies]
-    bold = set()
-    for j, v in enumerate(values, start=1):
-        shown = {i: round(cells[(p, v)][1], 2) for i, p in enumerate(policies) if (p, v) in cells}
-        best = min(shown.values(), default=None)
-        if len(set(shown.values())) > 1:
-            bold |= {(i, j) for i, m in shown.items() if m == best}
-    return Table(["policy"] + [labels(v) for v in values], rows, bold)
-
-
-HTML_TEXT = {
-    "h1": "<h1>{}</h1>",
-    "h2": "<h2>{}</h2>",
-    "p": "<p>{}</p>",
-    "note": "<p class='note'>{}</p>",
-    "pre": "<pre>{}</pre>",
-}
-MD_TEXT = {"h1": "# {}", "h2": "## {}", "p": "{}", "note": "> {}", "pre": "```\n{}\n```"}
-
-
-def _to_html(blocks: Sequence[Block], title: str, images: dict[str, bytes]) -> str:
-    out = [
-        f"<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>"
-    ]
-    for kind, content in blocks:
-        if kind == "figure":
-            name, caption = content
-            data = base64.b64encode(images[name]).decode("ascii")
-            out.append(
-                f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(caption)}'>"
-                f"<figcaption>{html.escape(caption)}</figcaption></figure>"
-            )
-        elif kind == "table":
-            out.append(_html_table(content))
-        else:
-            out.append(HTML_TEXT[kind].format(html.escape(content)))
-    out.append("</body>\n</html>\n")
-    return "\n".join(out)
-
-
-def _html_table(t: Table) -> str:
-    def cell(tag: str, text: str, j: int, strong: bool = False) -> str:
-        body = f"<strong>{html.escape(text)}</strong>" if strong else html.escape(text)
-        style = " style='text-align:left'" if 0 < j < t.left else ""
-        return f"<{tag}{style}>{body}</{tag}>"
-
-    head = "".join(cell("th", h, j) for j, h in enumerate(t.header))
-    body = "\n".join(
-        "<tr>" + "".join(cell("td", c, j, (i, j) in t.bold) for j, c in enumerate(row)) + "</tr>"
-        for i, row in enumerate(t.rows)
-    )
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
-
-
-def _to_markdown(blocks: Sequence[Block]) -> str:
-    out = []
-    for kind, content in blocks:
-        if kind == "figure":
-            name, caption = content
-            out.append(f"![{caption}]({name})\n\n*{caption}*")
-        elif kind == "table":
-            out.append(_md_table(content))
-        else:
-            out.append(MD_TEXT[kind].format(content))
-    return "\n\n".join(out) + "\n"
-
-
-def _md_table(t: Table) -> str:
-    def cell(text: str, strong: bool) -> str:
-        text = text.replace("|", "\\|")
-        return f"**{text}**" if strong else text
-
-    lines = ["| " + " | ".join(cell(h, False) for h in t.header) + " |"]
-    lines.append("|" + "|".join([":---"] * t.left + ["---:"] * (len(t.header) - t.left)) + "|")
-    lines += [
-        "| " + " | ".join(cell(c, (i, j) in t.bold) for j, c in enumerate(row)) + " |"
-        for i, row in enumerate(t.rows)
-    ]
-    return "\n".join(lines)
-
-
-def _png(draw: Callable[[Axes], Axes], size: tuple[float, float]) -> bytes:
-    """Draw on a fresh Figure (no pyplot, so no global state or GUI backend) and return PNG."""
-    with sns.axes_style("whitegrid"):
-        fig = Figure(figsize=size, layout="constrained")
-        draw(fig.subplots())
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    return buf.getvalue()
-
-
-def _highest_load(df: pl.DataFrame) -> float | None:
-    top = df.get_column("load").max() if df.height else None
-    return None if top is None else float(top)  # type: ignore[arg-type]
-
-
-def _at(df: pl.DataFrame, load: float | None) -> pl.DataFrame:
-    return df if load is None else df.filter(pl.col("load").is_close(load))
-
-
-def _dump(obj: dict[str, Any]) -> str:
-    """One ``key: value`` line per top-level key, values as compact JSON."""
-    return "\n".join(f"{k}: {json.dumps(v, default=str)}" for k, v in obj.items())
-
-
-def _load_label(load: float | None) -> str:
-    return "load not recorded" if load is None else figures.format_load(load)
-
-
-def _load_range(c: _Computed) -> str:
-    """`` at 10 offered loads (10%–190%)`` or an empty string when no load is recorded."""
-    loads = c.per_jobset.get_column("load").drop_nulls().unique().sort()
-    if loads.len() == 0:
-        return ""
-    lo, hi = figures.format_load(loads.first()), figures.format_load(loads.last())
-    return f" at {loads.len()} offered loads ({lo}–{hi})" if loads.len() > 1 else f" at {lo}"
-
-
-def _counts_table(pj: pl.DataFrame) -> tuple[Table, bool]:
-    """Jobsets and jobs per load (per policy); True if all policies saw the same jobsets."""
-    per = pj.group_by("policy", "load").agg(
-        pl.struct("seed", "jobset").n_unique().alias("n_jobsets"), pl.col("n_jobs").sum()
-    )
-    same = per.select("load", "n_jobsets", "n_jobs").unique().height == per["load"].n_unique()
-    rows = (
-        per.group_by("load")
-        .agg(pl.col("n_jobsets").max(), pl.col("n_jobs").max())
-        .sort("load", nulls_last=True)
-    )
-    body = [[_load_label(ld), str(n), str(j)] for ld, n, j in rows.iter_rows()]
-    return Table(["offered load", "jobsets", "jobs per policy"], body), same
-
-
-@dataclass
-class _Computed:
-    """Everything the report shows, computed once."""
-
-    results: Results
-    per_jobset: pl.DataFrame
-    per_length: pl.DataFrame
-    summary: pl.DataFrame
-    length_summary: pl.DataFrame
-    buckets: dict[str, tuple[int, int]]
-    top: float | None
-    seed: int
-    confidence: float
-    n_resamples: int
-
-
-def _compute(results: Results, seed: int, confidence: float, n_resamples: int) -> _Computed:
-    pj, pln = per_jobset(results), per_length(results)
-    top = _highest_load(pj)
-    kw = {"seed": seed, "confidence": confidence, "n_resamples": n_resamples}
-    return _Computed(
+def _compute(
+    results: Results, cfg: AnalysisConfig, focus_load: float | None, bsld_threshold: float
+) -> Computed:
+    pj = per_jobset(results, bsld_threshold=bsld_threshold)
+    pln = per_length(results)
+    focus = _focus(pj, focus_load)
+    comp = comparison.compare_policies(pj, pln, cfg, policy_order(results), focus, bsld_threshold)
+    by = ("policy", *conditions(pj))
+    kw = {"seed": cfg.seed, "confidence": cfg.confidence, "n_resamples": cfg.n_resamples}
+    return Computed(
         results=results,
         per_jobset=pj,
         per_length=pln,
-        summary=summarize(pj, metrics=("slowdown", "completion"), by=("policy", "load"), **kw),
+        summary=comp.summary.select(*by, "metric", *SUMMARY_STATS),
         length_summary=summarize(
-            _at(pln, top), metrics=("slowdown",), by=("policy", "load", "bucket"), **kw
+            comp.at_focus(pln), metrics=("slowdown",), by=("policy", "load", "bucket"), **kw
         ),
         buckets=length_buckets(results),
-        top=top,
-        seed=seed,
-        confidence=confidence,
-        n_resamples=n_resamples,
+        comp=comp,
+        n_loads=pj.get_column("load").drop_nulls().n_unique(),
+        seed=cfg.seed,
+        confidence=cfg.confidence,
+        n_resamples=cfg.n_resamples,
     )
 
 
-def _figures(c: _Computed, palette: dict[str, Any]) -> dict[str, tuple[bytes, str]]:
-    """PNG bytes and caption per file name; the load sweep only when loads are recorded."""
-    at = "at the highest offered load" if c.top is not None else "over all jobsets"
-    out: dict[str, tuple[bytes, str]] = {}
-    if c.top is not None:
-        png = _png(
-            lambda ax: figures.plot_load_sweep(
-                c.summary, palette=palette, confidence=c.confidence, ax=ax
-            ),
-            (9, 5),
+def _figures(
+    c: Computed, palette: dict[str, Any], experiment: Mapping[str, Any]
+) -> dict[str, tuple[bytes, str]]:
+    """PNG bytes and caption per file name; the load sweep only with two loads or more."""
+    cfg, where, focus = c.comp.cfg, c.comp.where(), c.comp.focus
+    out = comparison.figures(c.comp, c.per_jobset, palette)
+    if c.n_loads >= 2:
+        draw = lambda ax: figures.plot_load_sweep(  # noqa: E731
+            c.summary, palette=palette, metric=cfg.primary, confidence=c.confidence, ax=ax
         )
-        band = f"bands: {100 * c.confidence:g}% CI"
-        out["load_sweep.png"] = (png, f"Average slowdown vs offered load ({band})")
+        out["load_sweep.png"] = (
+            png(draw, (9, 5)),
+            f"{METRICS[cfg.primary].capitalize()} vs offered load: mean over jobsets of the "
+            f"per-jobset average (bands: {100 * c.confidence:g}% bootstrap CI over jobsets)",
+        )
     if c.per_length.height:
-        png = _png(
-            lambda ax: figures.plot_length_boxplot(
-                c.per_length, palette=palette, buckets=c.buckets, ax=ax
-            ),
-            (9, 5),
+        draw = lambda ax: figures.plot_length_boxplot(  # noqa: E731
+            c.per_length, palette=palette, buckets=c.buckets, load=focus, ax=ax
         )
-        out["length_boxplot.png"] = (png, f"Per-jobset average slowdown by job length {at}")
-    png = _png(
-        lambda ax: figures.plot_slowdown_cdf(c.results.table, palette=palette, ax=ax), (9, 5)
+        out["length_boxplot.png"] = (
+            png(draw, (9, 5)),
+            f"Per-jobset average slowdown by job length {where}",
+        )
+    out |= _learning_figures(experiment.get("learning", {}), palette)
+    draw = lambda ax: figures.plot_slowdown_cdf(  # noqa: E731
+        c.results.table, palette=palette, load=focus, ax=ax
     )
-    out["slowdown_cdf.png"] = (png, f"CDF of per-job slowdown {at}")
+    out["slowdown_cdf.png"] = (png(draw, (9, 5)), f"CDF of per-job slowdown {where}")
     return out
 
 
-def _blocks(c: _Computed, title: str, images: dict[str, tuple[bytes, str]]) -> list[Block]:
-    meta = c.results.meta
-    jobset_meta = meta.get("jobset", {})
-    provenance = jobset_meta.get("provenance", {})
-    conf = f"{100 * c.confidence:g}%"
-    where = f"at offered load {figures.format_load(c.top)}" if c.top is not None else "overall"
-    n_jobsets = c.per_jobset.select(pl.struct("load", "seed", "jobset").n_unique()).item()
-    blocks: list[Block] = [
-        ("h1", title),
-        (
-            "p",
-            f"{len(policy_order(c.results))} policies on {n_jobsets} jobsets{_load_range(c)}; "
-            f"workload: {provenance.get('generator', provenance.get('path', 'unknown'))}.",
-        ),
-        (
-            "note",
-            f"Statistics are over jobsets: each jobset contributes one value, the average "
-            f"over its jobs, and means, medians and confidence intervals are taken over those "
-            f"per-jobset values, never over pooled jobs. CI = percentile bootstrap {conf} over "
-            f"jobsets ({c.n_resamples} resamples, seed {c.seed}). Slowdown = (finish − "
-            f"arrival) / duration, >= 1; times are in simulation steps.",
-        ),
-    ]
-    metric_tables = (
-        ("slowdown", "Average job slowdown"),
-        ("completion", "Average job completion time (steps)"),
-    )
-    for k, (metric, heading) in enumerate(metric_tables):
-        blocks.append(("h2", heading))
-        if k == 0 and "load_sweep.png" in images:
-            blocks.append(("figure", ("load_sweep.png", images["load_sweep.png"][1])))
-        rows = c.summary.filter(pl.col("metric") == metric)
-        blocks.append(("table", ci_table(rows, "load", _load_label)))
-        blocks.append(
-            (
-                "p",
-                f"Rows: policy; columns: offered load. Cell: mean over jobsets of the "
-                f"per-jobset average [{conf} CI]; bold: lowest mean in the column.",
-            )
+def _learning_figures(
+    learning: Mapping[str, str], palette: dict[str, Any]
+) -> dict[str, tuple[bytes, str]]:
+    """One learning-curve figure per learned policy whose training run left a ``curve.csv``."""
+    out: dict[str, tuple[bytes, str]] = {}
+    for k, (policy, folder) in enumerate(learning.items()):
+        curve_path, base_path = Path(folder) / "curve.csv", Path(folder) / "baselines.json"
+        if not curve_path.is_file():
+            continue
+        curve = pl.read_csv(curve_path)
+        if not {"iteration", "val_slowdown"} <= set(curve.columns):
+            continue
+        base = json.loads(base_path.read_text()) if base_path.is_file() else {}
+        draw = lambda ax, curve=curve, base=base, policy=policy: (  # noqa: E731
+            stats_figures.plot_learning_curve(curve, base, policy=policy, palette=palette, ax=ax)
         )
-    source = (
-        "from the workload metadata"
-        if meta.get("length_buckets")
-        else "duration terciles, as the workload defines no length buckets"
-    )
-    label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
-    blocks += [
-        ("h2", f"Slowdown by job length {where}"),
-        (
-            "p",
-            f"Length buckets ({source}): {', '.join(label.values()) or 'none'}. Jobs in no bucket "
-            "are left out of this breakdown only; a jobset counts in a bucket if it has a job "
-            "there.",
-        ),
-    ]
-    if c.length_summary.height:
-        blocks.append(("table", ci_table(c.length_summary, "bucket", label.__getitem__)))
-    if "length_boxplot.png" in images:
-        blocks.append(("figure", ("length_boxplot.png", images["length_boxplot.png"][1])))
-    blocks += [
-        ("h2", "Distribution of per-job slowdown"),
-        ("figure", ("slowdown_cdf.png", images["slowdown_cdf.png"][1])),
-        ("p", "Descriptive only: this curve pools the jobs of every jobset at that load."),
-    ]
-    return blocks + _meta_blocks(c)
-
-
-def _meta_blocks(c: _Computed) -> list[Block]:
-    meta = c.results.meta
-    jobset_meta = dict(meta.get("jobset", {}))
-    provenance = jobset_meta.pop("provenance", {})
-    counts, same = _counts_table(c.per_jobset)
-    params = [
-        [p, json.dumps(meta.get("policies", {}).get(p, {}), default=str)]
-        for p in policy_order(c.results)
-    ]
-    blocks: list[Block] = [
-        ("h2", "Run metadata"),
-        ("table", Table(["policy", "parameters"], params, left=2)),
-        ("table", counts),
-    ]
-    if not same:
-        blocks.append(
-            (
-                "note",
-                "Policies were not run on the same jobsets at every load; "
-                "paired comparisons need the same jobsets.",
-            )
+        out[f"learning_{k}.png"] = (
+            png(draw, (9, 4.5)),
+            f"Learning curve of {policy} (training run {folder}): average job slowdown per "
+            "training iteration on the run's own validation jobsets, heuristics dashed.",
         )
-    empty = len(jobset_meta.get("empty_jobsets", ()))
-    if empty:
-        blocks.append(("p", f"{empty} generated jobsets had no job and are in no statistic."))
-    workload = {
-        k: jobset_meta.get(k)
-        for k in ("resources", "capacity", "units", "time_step_seconds", "arrival_window")
-    }
-    stats = {
-        "interval": CI_METHOD,
-        "confidence": c.confidence,
-        "n_resamples": c.n_resamples,
-        "seed": c.seed,
-        "schedlab": schedlab.__version__,
-    }
-    return [
-        *blocks,
-        ("p", "Workload provenance:"),
-        ("pre", _dump(provenance)),
-        ("p", "Workload and cluster:"),
-        ("pre", _dump({**workload, **meta.get("config", {})})),
-        ("p", "Statistics:"),
-        ("pre", _dump(stats)),
-        (
-            "p",
-            "Tables beside this report: summary.csv, per_jobset.csv, per_length.csv, "
-            "length_summary.csv.",
-        ),
-    ]
+    return out
 
 
 def write_report(
@@ -403,19 +138,29 @@ def write_report(
     seed: int = 0,
     confidence: float = 0.95,
     n_resamples: int = 2000,
+    reference: str | None = None,
+    primary: str = "slowdown",
+    secondary: Sequence[str] = DEFAULT_SECONDARY,
+    alpha: float = 0.05,
+    bsld_threshold: float = BSLD_THRESHOLD,
+    focus_load: float | None = None,
+    experiment: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Write the report of ``results`` into ``out_dir``, every file atomically.
 
     Files: ``report.html`` (self-contained: figures as base64 PNG, inline CSS), ``report.md``
-    (same content, linking the PNGs beside it), ``summary.csv`` (one row per policy × load ×
-    metric), ``per_jobset.csv``, ``per_length.csv``, ``length_summary.csv`` (per-length summary at
-    the highest load), ``length_boxplot.png``, ``slowdown_cdf.png`` and, when the results record
-    an offered load, ``load_sweep.png``.
+    (same content, linking the PNGs beside it); CSV tables ``summary.csv`` (policy × load ×
+    metric), ``per_jobset.csv``, ``per_length.csv``, ``length_summary.csv`` (at the focus
+    load), ``comparison.csv`` (summary, ranks and ratio to the reference, every load),
+    ``omnibus.csv``, ``pairwise.csv`` and ``exploratory.csv``; PNG figures
+    ``jobset_values.png``, ``cd_diagram.png``, ``pairwise_heatmap.png``,
+    ``ratio_to_reference.png``, ``length_boxplot.png``, ``slowdown_cdf.png`` and, with two
+    offered loads or more, ``load_sweep.png``.
 
     Parameters
     ----------
     results
-        Per-job results.
+        Per-job results (one workload).
     out_dir
         Output folder, created if missing; existing files of the same names are replaced.
     title
@@ -425,7 +170,23 @@ def write_report(
     confidence
         Confidence level of the intervals.
     n_resamples
-        Bootstrap resamples per group and metric.
+        Bootstrap resamples per interval.
+    reference
+        Reference policy of the comparisons; default the first policy simulated.
+    primary
+        Metric of the confirmatory tests (a column of
+        :func:`~schedlab.evaluation.metrics.per_jobset`).
+    secondary
+        Exploratory metrics.
+    alpha
+        Significance level.
+    bsld_threshold
+        τ of the bounded slowdown, in steps.
+    focus_load
+        Offered load of the detailed comparison; default (or when absent) the highest.
+    experiment
+        Context of an experiment: ``spec`` (resolved spec dict), ``environment``,
+        ``failures``, ``missing`` and ``skipped``, shown in the report.
 
     Returns
     -------
@@ -433,29 +194,58 @@ def write_report(
         Path of every file written, keyed ``"html"``, ``"md"`` and, for the others, by file
         name without extension (``"summary"``, ``"load_sweep"``, ...).
     """
-    out = Path(out_dir)
-    c = _compute(results, seed, confidence, n_resamples)
-    palette = figures.policy_palette(policy_order(results))
-    images = _figures(c, palette)
-    blocks = _blocks(c, title, images)
-    paths: dict[str, Path] = {}
+    out, experiment = Path(out_dir), experiment or {}
+    order = policy_order(results)
+    ref = reference if reference in order else order[0]
+    cfg = AnalysisConfig(
+        reference=ref,
+        primary=primary,
+        secondary=tuple(secondary),
+        alpha=alpha,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    c = _compute(results, cfg, focus_load, bsld_threshold)
+    palette = figures.policy_palette(order)
+    images = _figures(c, palette, experiment)
+    images |= learning.agent_figures(results)  # withheld jobs of learned policies, if any
     tables = {
         "summary.csv": c.summary,
         "per_jobset.csv": c.per_jobset,
         "per_length.csv": c.per_length,
         "length_summary.csv": c.length_summary,
+        "comparison.csv": c.comp.summary,
+        "omnibus.csv": c.comp.omnibus,
+        "pairwise.csv": c.comp.pairwise,
+        "exploratory.csv": c.comp.exploratory,
     }
+    label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
+    blocks = [
+        *sections.intro(c, title, experiment),
+        *comparison.blocks(c.comp, images, label),
+        *sections.sweep_blocks(c, images),
+        *sections.length_blocks(c, images),
+        *learning.agent_blocks(results),
+        *sections.meta_blocks(c, experiment, list(tables)),
+    ]
+    if reference is not None and reference not in order:
+        blocks.insert(
+            2, ("warning", f"reference policy {reference!r} has no results; {ref} is used instead.")
+        )
+    paths: dict[str, Path] = {}
     for name, df in tables.items():
         with atomic_path(out / name) as tmp:
             df.write_csv(tmp)
         paths[Path(name).stem] = out / name
-    for name, (png, _) in images.items():
+    for name, (data, _) in images.items():
         with atomic_path(out / name) as tmp:
-            tmp.write_bytes(png)
+            tmp.write_bytes(data)
         paths[Path(name).stem] = out / name
-    write_text_atomic(out / "report.md", _to_markdown(blocks))
+    write_text_atomic(out / "report.md", to_markdown(blocks))
     paths["md"] = out / "report.md"
-    html_text = _to_html(blocks, title, {k: v[0] for k, v in images.items()})
-    write_text_atomic(out / "report.html", html_text)
+    write_text_atomic(
+        out / "report.html", to_html(blocks, title, {k: v[0] for k, v in images.items()})
+    )
     paths["html"] = out / "report.html"
     return paths

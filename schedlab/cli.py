@@ -289,7 +289,7 @@ def _simulate(jobs: Path, specs: tuple[str, ...], slots: int, horizon: int) -> A
 
 
 @main.command("report")
-@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "-o",
     "--output",
@@ -298,15 +298,68 @@ def _simulate(jobs: Path, specs: tuple[str, ...], slots: int, horizon: int) -> A
     show_default=True,
     help="Directory for the report.",
 )
-@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--seed", type=int, help="Seed of the bootstrap (default: the experiment's, or 0).")
+@click.option("--reference", help="Reference policy (default: the spec's, or the first policy).")
 @_friendly
-def report_cmd(results: Path, output: Path, seed: int) -> None:
-    """Render RESULTS as HTML and Markdown with CSV tables and PNG figures."""
-    from schedlab.reports.render import write_report
-    from schedlab.results import Results
+def report_cmd(results: Path, output: Path, seed: int | None, reference: str | None) -> None:
+    """Render RESULTS (a results Parquet file or an experiment directory) as HTML and Markdown.
 
-    paths = write_report(Results.read_parquet(results), output, seed=seed)
+    CSV tables and PNG figures are written beside the report.
+    """
+    if results.is_dir():
+        from schedlab.reports.experiment import write_experiment_report
+
+        paths = write_experiment_report(results, output, seed=seed, reference=reference)
+    else:
+        from schedlab.reports.render import write_report
+        from schedlab.results import Results
+
+        res = Results.read_parquet(results)
+        paths = write_report(res, output, seed=seed or 0, reference=reference)
     click.echo(f"report: {paths['html']}  (Markdown: {paths['md']})")
+
+
+@main.group("experiment")
+def experiment_group() -> None:
+    """Experiments from a spec file (TOML): workloads x loads x policies, resumable."""
+
+
+@experiment_group.command("run")
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Experiment directory; runs already done there are skipped.",
+)
+@click.option("--workers", type=int, help="Worker processes (default: the CPU count).")
+@_friendly
+def experiment_run_cmd(spec: Path, output: Path, workers: int | None) -> None:
+    """Run every (workload, load, policy) of SPEC not yet done into OUTPUT."""
+    from schedlab.evaluation.runner import run_experiment
+    from schedlab.evaluation.spec import load_spec
+
+    outcome = run_experiment(load_spec(spec), output, workers=workers)
+    _experiment_summary(outcome)
+    _fail_on_failures(outcome)
+
+
+def _experiment_summary(outcome: Any) -> None:
+    """Print what an experiment run did."""
+    click.echo(
+        f"{outcome.n_runs} runs: {outcome.ran} run now, {outcome.skipped} already done, "
+        f"{len(outcome.failures)} failed ({outcome.wall_s:.1f} s) -> {outcome.out_dir}"
+    )
+
+
+def _fail_on_failures(outcome: Any) -> None:
+    """Exit with status 1, listing the runs that failed, if any did."""
+    if outcome.failures:
+        lines = "\n".join(f"  {rid}: {err}" for rid, err in sorted(outcome.failures.items()))
+        msg = (f"{len(outcome.failures)} runs failed (tracebacks in "
+               f"{outcome.out_dir / 'errors'}):\n{lines}")  # fmt: skip
+        raise click.ClickException(msg)
 
 
 @main.command("demo")
@@ -332,20 +385,144 @@ def report_cmd(results: Path, output: Path, seed: int) -> None:
 def demo_cmd(
     jobsets: int, seed: int, loads: list[float], slots: int, horizon: int, output: Path
 ) -> None:
-    """The DeepRM study: every heuristic on DeepRM workloads at loads 10%–190%, then a report."""
-    from schedlab.reports.render import write_report
+    """The DeepRM study: every heuristic (and shipped DeepRM checkpoints) at loads 10%–190%.
+
+    Writes the study as an experiment spec (OUTPUT/spec.toml), runs it with the experiment
+    runner into OUTPUT and writes the report there.
+    """
+    from schedlab.evaluation.demo import demo_spec
+    from schedlab.evaluation.runner import run_experiment
+    from schedlab.evaluation.spec import load_spec
+    from schedlab.io import write_text_atomic
+    from schedlab.reports.experiment import write_experiment_report
 
     t0 = time.perf_counter()
-    jobs_path, results_path = output / "jobs.parquet", output / "results.parquet"
-    gen = generators.make("deeprm")
-    js = gen.generate_sweep(list(loads or DEMO_LOADS), n_jobsets=jobsets, seed=seed)
-    js.write_parquet(jobs_path)
-    click.echo(f"generated {len(js)} jobs in {len(js.jobset_ids)} jobsets -> {jobs_path}")
-    results = _simulate(jobs_path, HEURISTIC_ORDER, slots, horizon)
-    results.write_parquet(results_path)
-    paths = write_report(results, output, seed=seed, title="DeepRM workload: heuristics vs load")
+    text = demo_spec(jobsets=jobsets, seed=seed, loads=list(loads or DEMO_LOADS), slots=slots,
+                     horizon=horizon)  # fmt: skip
+    write_text_atomic(output / "spec.toml", text)
+    outcome = run_experiment(load_spec(output / "spec.toml"), output)
+    _experiment_summary(outcome)
+    paths = write_experiment_report(output, output)
     click.echo(json.dumps({k: str(v) for k, v in paths.items() if k in ("html", "md")}))
     click.echo(f"done in {time.perf_counter() - t0:.1f} s. Open the report: {paths['html']}")
+    _fail_on_failures(outcome)
+
+
+TRAIN_OPTIONS = {
+    "workload": "workload",
+    "load": "load",
+    "jobsets": "n_jobsets",
+    "rollouts": "rollouts",
+    "iterations": "iterations",
+    "objective": "objective",
+    "seed": "seed",
+    "gamma": "gamma",
+    "lr": "lr",
+    "hidden": "hidden",
+    "slots": "slots",
+    "horizon": "horizon",
+    "backlog": "backlog",
+    "window": "window",
+    "eval_jobsets": "eval_jobsets",
+    "eval_every": "eval_every",
+    "checkpoint_every": "checkpoint_every",
+    "threads": "threads",
+}
+"""CLI option -> TrainConfig field."""
+
+
+@main.command("train")
+@click.argument("algorithm", type=click.Choice(["deeprm"], case_sensitive=False))
+@click.option(
+    "--workload",
+    default="deeprm",
+    show_default=True,
+    type=click.Choice(generators.names(), case_sensitive=False),
+    help="Generator of the training and validation jobsets.",
+)
+@click.option("--load", "load", default="0.7", show_default=True, help="Offered load: 0.7 or 70%.")
+@click.option("--jobsets", default=100, show_default=True, help="Training jobsets.")
+@click.option("--rollouts", default=20, show_default=True, help="Episodes per jobset (N).")
+@click.option("--iterations", default=1000, show_default=True, help="Training iterations.")
+@click.option(
+    "--objective",
+    type=click.Choice(["slowdown", "completion"]),
+    default="slowdown",
+    show_default=True,
+    help="Reward: -sum 1/T_j (slowdown) or -|J| (completion time) per step.",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of the whole run.")
+@click.option("--gamma", default=1.0, show_default=True, help="Discount over decisions.")
+@click.option("--lr", default=1e-3, show_default=True, help="RMSProp learning rate.")
+@click.option("--hidden", default=20, show_default=True, help="Hidden units of the MLP.")
+@_cluster_options
+@click.option("--backlog", default=60, show_default=True, help="Backlog jobs shown.")
+@click.option("--window", default=50, show_default=True, help="Arrival window (steps).")
+@click.option("--eval-jobsets", default=100, show_default=True, help="Validation jobsets.")
+@click.option("--eval-every", default=1, show_default=True, help="Validate every N iterations.")
+@click.option("--checkpoint-every", default=10, show_default=True, help="Save last.pt every N.")
+@click.option("--threads", default=1, show_default=True, help="torch threads.")
+@click.option(
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Generator parameter, e.g. -p variant=paper.",
+)
+@click.option("--resume", is_flag=True, help="Continue the run in OUTPUT where it stopped.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Run directory (config, curves, checkpoints, report).",
+)
+@click.pass_context
+@_friendly
+def train_cmd(
+    ctx: click.Context,
+    algorithm: str,
+    params: tuple[str, ...],
+    resume: bool,
+    output: Path,
+    **options: Any,
+) -> None:
+    """Train a learned policy (ALGORITHM: deeprm) and write its run directory.
+
+    With --resume, options not given on the command line are taken from the saved run.
+    """
+    from schedlab.policies.reinforce import TrainConfig, train
+
+    loads = _parse_load(ctx, None, (str(options["load"]),))  # type: ignore[arg-type]
+    if len(loads) != 1:
+        msg = f"train takes one --load, got {loads}"
+        raise click.BadParameter(msg)
+    options["load"] = loads[0]
+    fields = {TRAIN_OPTIONS[k]: v for k, v in options.items()}
+    fields["workload_params"] = parse_spec("x:" + ",".join(params))[1]
+    saved = output / "config.json"
+    if resume and saved.exists():
+        base = json.loads(saved.read_text())["train_config"]
+        given = {
+            TRAIN_OPTIONS[k]
+            for k in TRAIN_OPTIONS
+            if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT
+        }
+        if not params:
+            given.discard("workload_params")
+        else:
+            given.add("workload_params")
+        fields = {**base, **{k: v for k, v in fields.items() if k in given}}
+    config = TrainConfig(**fields)
+    result = train(config, output, resume=resume, progress=True)
+    click.echo(
+        f"trained {algorithm} in {result.seconds:.0f} s: best validation "
+        f"{config.objective} {result.best_value:.3f} at iteration {result.best_iteration} "
+        f"(SJF {result.baselines.get('sjf', float('nan')):.3f}, Tetris* "
+        f"{result.baselines.get('tetris', float('nan')):.3f}) -> {output / 'best.pt'}; "
+        f"report: {output / 'report.html'}"
+    )
 
 
 @main.command("list")

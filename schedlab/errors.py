@@ -28,3 +28,7 @@ class UnknownNameError(SchedlabError, KeyError):
 
 class SimulationError(SchedlabError, RuntimeError):
     """The simulator reached a state it must never reach (e.g. jobs that can make no progress)."""
+
+
+class SpecError(SchedlabError, ValueError):
+    """An experiment spec is invalid; the message names the file and the offending key."""

@@ -31,6 +31,7 @@ OPTIONAL_COLUMNS: dict[str, pl.DataType] = {
     "deadline": pl.Int64(),
     "source_id": pl.Utf8(),
     "user": pl.Utf8(),
+    "parents": pl.List(pl.Int64()),
 }
 
 

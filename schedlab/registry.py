@@ -26,6 +26,8 @@ class Entry:
     """``"module.path:attribute"`` of the class or function to call."""
     summary: str = ""
     """One line for ``--help`` and listings."""
+    positional: str | None = None
+    """Keyword that a bare first option of a spec fills (``deeprm:run/best.pt`` -> checkpoint)."""
 
 
 @dataclass(slots=True)
@@ -35,13 +37,15 @@ class Registry:
     kind: str
     _entries: dict[str, Entry] = field(default_factory=dict)
 
-    def register(self, name: str, target: str, summary: str = "") -> None:
+    def register(
+        self, name: str, target: str, summary: str = "", *, positional: str | None = None
+    ) -> None:
         """Register ``target`` (``"module:attr"``) under ``name``; names are unique."""
         key = name.lower()
         if key in self._entries:
             msg = f"{self.kind} {name!r} is already registered"
             raise ValueError(msg)
-        self._entries[key] = Entry(name=key, target=target, summary=summary)
+        self._entries[key] = Entry(name=key, target=target, summary=summary, positional=positional)
 
     def entry(self, name: str) -> Entry:
         """The entry for ``name``; an unknown name suggests the closest known ones."""
@@ -111,18 +115,29 @@ for _name, _cls, _summary in [
     ("hrrn", "HRRN", "highest response ratio next ((wait + duration) / duration)"),
 ]:
     policies.register(_name, f"schedlab.policies.heuristics:{_cls}", _summary)
+policies.register(
+    "deeprm",
+    "schedlab.policies.deeprm:DeepRMPolicy",
+    "DeepRM policy network trained by `schedlab train` (deeprm:PATH.pt or a shipped name)",
+    positional="checkpoint",
+)
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[str, Any]]:
     """Split ``"name:key=value,key=value"`` into the name and keyword arguments.
 
     Values are read as JSON where they parse (numbers, booleans), else kept as strings, e.g.
-    ``"tetris:knob=0.3"`` -> ``("tetris", {"knob": 0.3})``.
+    ``"tetris:knob=0.3"`` -> ``("tetris", {"knob": 0.3})``. When ``positional`` names a keyword,
+    a first option without ``=`` is its value: ``"deeprm:runs/a/best.pt"`` with
+    ``positional="checkpoint"`` -> ``("deeprm", {"checkpoint": "runs/a/best.pt"})``.
     """
     name, _, rest = spec.partition(":")
     kwargs: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
+    for i, item in enumerate(filter(None, rest.split(","))):
         key, eq, raw = item.partition("=")
+        if not eq and i == 0 and positional is not None:
+            kwargs[positional] = item.strip()
+            continue
         if not eq or not key.strip():
             msg = f"bad option {item!r} in {spec!r}: expected key=value"
             raise ValueError(msg)
@@ -136,15 +151,21 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def make_policy(spec: str) -> Any:
     """A policy from a spec such as ``"sjf"`` or ``"tetris:knob=0.3"``.
 
-    A policy made with parameters is named by its spec, so variants stay apart in results.
+    A policy made with parameters is named by its spec, so variants stay apart in results;
+    ``label=NAME`` names it explicitly (``deeprm:runs/a/best.pt,label=deeprm-0.7``).
     """
-    name, kwargs = parse_spec(spec)
+    name = spec.partition(":")[0].strip()
+    positional = policies.entry(name).positional if name in policies else None
+    name, kwargs = parse_spec(spec, positional=positional)
+    label = kwargs.pop("label", None)
     try:
         policy = policies.make(name, **kwargs)
     except TypeError as exc:
         msg = f"policy {spec!r}: {exc}"
         raise ValueError(msg) from exc
-    if kwargs:
+    if label is not None:
+        policy.name = str(label)
+    elif kwargs:
         policy.name = spec
     return policy
 

@@ -26,7 +26,9 @@ class Results:
     ``slowdown = completion / duration`` (float64, >= 1).
 
     ``meta`` holds ``jobset`` (the JobSet metadata), ``policies`` (name -> parameters),
-    ``config`` (cluster geometry) and ``length_buckets``.
+    ``config`` (cluster geometry) and ``length_buckets``; for learned policies run on the batched
+    engine, ``agent_stats`` (name -> time steps, steps that withheld a fitting job, withheld job
+    counts by length, jobs placed by the time-limit fallback).
     """
 
     table: pl.DataFrame
@@ -48,6 +50,9 @@ class Results:
         """Stack results of the same jobsets (e.g. policies simulated separately)."""
         meta = dict(parts[0].meta)
         meta["policies"] = {k: v for p in parts for k, v in p.meta["policies"].items()}
+        agents = {k: v for p in parts for k, v in p.meta.get("agent_stats", {}).items()}
+        if agents:
+            meta["agent_stats"] = agents
         return cls(pl.concat([p.table for p in parts], how="vertical"), meta)
 
     @property

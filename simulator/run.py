@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -13,11 +14,12 @@ import polars as pl
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import RESULT_COLUMNS, Results
+from schedlab.simulator.batched import BatchedEngine, default_time_limit
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.engine import Engine, Jobs
 from schedlab.simulator.list_scheduler import STALLED, run_jobsets
 
-EngineChoice = Literal["auto", "fast", "step"]
+EngineChoice = Literal["auto", "fast", "step", "batched"]
 
 
 def _bounds(jobset_col: np.ndarray) -> np.ndarray:
@@ -31,9 +33,18 @@ def schedule(
 ) -> np.ndarray:
     """Start step of every job (rows in ``jobset.jobs`` order) under ``policy``.
 
-    Heuristics (objects with a ``code``) use the compiled list scheduler unless ``engine="step"``;
-    other policies act through :class:`Engine` with earliest-fit placement.
+    Heuristics (objects with a ``code``) use the compiled list scheduler (``"auto"``/``"fast"``),
+    the step engine (``"step"``) or the batched engine (``"batched"``); all three give the same
+    schedule. Policies with ``act_batch`` (learned) act on all jobsets at once through the
+    batched engine unless ``engine="step"``; other policies act through :class:`Engine`.
     """
+    return _schedule(jobset, policy, config, engine)[0]
+
+
+def _schedule(
+    jobset: JobSet, policy: Any, config: ClusterConfig, engine: EngineChoice
+) -> tuple[np.ndarray, dict[str, Any] | None]:
+    """Start steps, and for batched agents their withholding statistics."""
     jobs = jobset.jobs
     arrival = jobs.get_column("arrival").to_numpy()
     duration = jobs.get_column("duration").to_numpy()
@@ -44,11 +55,17 @@ def schedule(
     if engine == "fast" and not heuristic:
         msg = f"policy {policy.name!r} is not a heuristic; only the step engine can run it"
         raise ValueError(msg)
+    if not heuristic and hasattr(policy, "act_batch") and engine in ("auto", "batched"):
+        return _run_batched_agent(jobset, policy, config)
     if heuristic and engine != "step":
         uniforms = np.empty(len(jobs))
         for lo, hi in itertools.pairwise(bounds):
             policy.reset(seed=int(ids[lo]))
             uniforms[lo:hi] = policy.uniforms(int(hi - lo))
+        if engine == "batched":
+            batched = BatchedEngine.from_jobset(jobset, config)
+            batched.run_heuristic(policy.code, float(policy.knob), uniforms)
+            return batched.all_starts(), None
         start, status = run_jobsets(
             arrival,
             duration,
@@ -64,7 +81,7 @@ def schedule(
             bad = ids[bounds[:-1][status == STALLED]].tolist()
             msg = f"jobsets {bad[:10]} stalled: waiting jobs could never start"
             raise SimulationError(msg)
-        return start
+        return start, None
     start = np.empty(len(jobs), dtype=np.int64)
     for lo, hi in itertools.pairwise(bounds):
         policy.reset(seed=int(ids[lo]))
@@ -72,7 +89,41 @@ def schedule(
         run = _run_work_conserving if heuristic else _run_agent
         run(sim, policy)
         start[lo:hi] = sim.start
-    return start
+    return start, None
+
+
+def _run_batched_agent(
+    jobset: JobSet, policy: Any, config: ClusterConfig
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Every jobset at once: one observation batch and one ``act_batch`` call per decision step.
+
+    Every job finishes: a jobset still running at the engine's time limit is completed by FCFS
+    and its jobs so placed are counted (``forced_jobs``) and warned about.
+    """
+    view = getattr(policy, "backlog_view", None)  # a view parameter: the policy's own
+    config = config if view is None else replace(config, backlog_view=view)
+    engine = BatchedEngine.from_jobset(jobset, config)
+    policy.reset(seed=None)
+    active = np.flatnonzero(~engine.done)
+    while active.size:
+        engine.step(policy.act_batch(engine.observe(active)), active)
+        active = active[~engine.done[active]]
+    stats = engine.withholding()
+    if "load" in jobset.jobs.columns:  # per offered load too (envs are the jobsets, in order)
+        loads = jobset.jobs.group_by("jobset", maintain_order=True).agg(pl.col("load").first())
+        per_env = loads.get_column("load").to_numpy()
+        stats["by_load"] = {
+            str(load): engine.withholding(np.flatnonzero(per_env == load))
+            for load in np.unique(per_env[~np.isnan(per_env)])
+        }
+    if stats["forced_jobs"]:
+        msg = (
+            f"policy {policy.name!r}: {stats['forced_jobs']} jobs in "
+            f"{int((engine.forced > 0).sum())} jobsets were placed by the time-limit fallback "
+            "(FCFS); they are in the results"
+        )
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    return engine.all_starts(), stats
 
 
 def _run_work_conserving(sim: Engine, policy: Any) -> None:
@@ -83,17 +134,24 @@ def _run_work_conserving(sim: Engine, policy: Any) -> None:
             sim.advance_to_next_event()
 
 
-def _run_agent(sim: Engine, policy: Any, max_steps: int = 1_000_000) -> None:
-    for _ in range(max_steps):
-        if sim.done:
-            return
+def _run_agent(sim: Engine, policy: Any) -> None:
+    """Earliest-fit agent; at the time limit of the batched engine (last arrival + Σ duration
+    + T) the jobs left are placed first come, first served, as there."""
+    ends = np.array([len(sim.jobs)])
+    limit = default_time_limit(
+        sim.jobs.arrival, sim.jobs.duration, ends * 0, ends, sim.config.horizon
+    )
+    while not sim.done and sim.now < int(limit[0]):
         mask = np.array([sim.slots[s] >= 0 for s in range(sim.config.slots)])
         slot = policy.act(sim, mask=mask)
         if slot < 0 or not sim.allocate(slot):
             sim.advance()
-    left = len(sim.jobs) - sim.n_started
-    msg = f"episode cap of {max_steps} steps reached with {left} jobs unstarted"
-    raise SimulationError(msg)
+    while not sim.done:
+        while (mask := sim.fit_now_mask()).any():
+            fitting = np.flatnonzero(mask)
+            sim.start_now(int(fitting[np.argmin(sim.slots[fitting])]))
+        if not sim.done:
+            sim.advance_to_next_event()
 
 
 def simulate(
@@ -118,8 +176,11 @@ def simulate(
         "job_id", "arrival", "duration",
     )  # fmt: skip
     tables = []
+    agent_stats = {}
     for policy in policies:
-        start = schedule(jobset, policy, config, engine=engine)
+        start, stats = _schedule(jobset, policy, config, engine)
+        if stats is not None:
+            agent_stats[policy.name] = stats
         tables.append(
             base.with_columns(
                 pl.lit(policy.name).alias("policy"), pl.Series("start", start, dtype=pl.Int64)
@@ -141,4 +202,6 @@ def simulate(
         "config": asdict(config),
         "length_buckets": {k: list(v) for k, v in jobset.meta.length_buckets.items()},
     }
+    if agent_stats:
+        meta["agent_stats"] = agent_stats
     return Results(table, meta)

@@ -29,7 +29,7 @@ def _fail(*args: str) -> str:
 
 def test_help_lists_subcommands() -> None:
     out = _run("--help")
-    for cmd in ("generate", "simulate", "report", "demo", "list"):
+    for cmd in ("generate", "simulate", "report", "demo", "list", "experiment"):
         assert cmd in out
 
 
@@ -62,10 +62,56 @@ def test_same_seed_same_file_bytes(tmp_path: Path) -> None:
 def test_demo_writes_report(tmp_path: Path) -> None:
     out = _run("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
     assert "report.html" in out
-    for name in ("jobs.parquet", "results.parquet", "report.html", "report.md", "summary.csv"):
+    assert "12 runs: 12 run now" in out
+    for name in ("spec.toml", "jobsets/deeprm.parquet", "results.parquet", "runs.csv",
+                 "report.html", "report.md", "summary.csv", "pairwise.csv"):  # fmt: skip
         assert (tmp_path / name).is_file(), name
     res = Results.read_parquet(tmp_path / "results.parquet")
     assert set(res.policies) == {"random", "fcfs", "sjf", "packer", "tetris", "hrrn"}
+    assert "4 jobsets are too few" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    again = _run("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
+    assert "0 run now, 12 already done" in again
+
+
+def test_experiment_run_then_report_a_directory(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(EXPERIMENT)
+    out = _run("experiment", "run", str(spec), "-o", str(tmp_path / "x"), "--workers", "1")
+    assert "4 runs: 4 run now, 0 already done, 0 failed" in out
+    text = _run("report", str(tmp_path / "x"), "-o", str(tmp_path / "r"))
+    assert str(tmp_path / "r" / "report.html") in text
+    assert "reference policy: sjf" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+
+
+def test_experiment_failures_exit_non_zero_listing_them(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(EXPERIMENT.replace('"fcfs"', '"tetris:knob=\\"x\\""'))
+    result = CliRunner().invoke(main, ["experiment", "run", str(spec), "-o", str(tmp_path / "x"),
+                                       "--workers", "1"])  # fmt: skip
+    assert result.exit_code == 1
+    assert "2 runs failed" in result.output
+    assert "deeprm__load50__tetris-knob-x" in result.output
+    assert "Traceback" not in result.output
+    assert "unknown key" in _fail("experiment", "run", str(_bad_spec(tmp_path)), "-o", "x")
+
+
+EXPERIMENT = """
+policies = ["sjf", "fcfs"]
+[experiment]
+name = "cli"
+reference = "sjf"
+[[workloads]]
+name = "deeprm"
+generator = "deeprm"
+loads = [0.5, 1.5]
+jobsets = 3
+"""
+
+
+def _bad_spec(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.toml"
+    path.write_text(EXPERIMENT.replace("jobsets = 3", "jobset = 3"))
+    return path
 
 
 def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:

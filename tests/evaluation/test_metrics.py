@@ -67,7 +67,7 @@ def test_per_jobset_matches_hand_computed_means() -> None:
     out = per_jobset(make_results(ROWS, policies=["b", "a"]))
     assert out.columns == [
         "policy", "load", "seed", "jobset", "n_jobs", "slowdown", "completion", "wait",
-        "max_slowdown",
+        "max_slowdown", "bounded_slowdown", "p95_slowdown",
     ]  # fmt: skip
     assert out.select("policy", "jobset").rows() == [("b", 0), ("a", 0), ("a", 1)]
     a0 = out.row(1, named=True)
@@ -78,6 +78,25 @@ def test_per_jobset_matches_hand_computed_means() -> None:
     assert a0["max_slowdown"] == pytest.approx(3.0)
     assert out.row(2, named=True)["slowdown"] == pytest.approx(2.0)
     assert out.row(0, named=True)["slowdown"] == pytest.approx(1.0)
+    # bounded slowdown max(1, C / max(T, 10)): 2/10 -> 1, 3/10 -> 1, 12/10 = 1.2
+    assert a0["bounded_slowdown"] == pytest.approx((1 + 1 + 1.2) / 3)
+    # p95 of slowdowns [1, 1.2, 3], linear: 1.2 + 0.9 · (3 − 1.2)
+    assert a0["p95_slowdown"] == pytest.approx(2.82)
+
+
+def test_bounded_slowdown_threshold_and_workload_key() -> None:
+    res = make_results(ROWS, policies=["b", "a"])
+    out = per_jobset(res, bsld_threshold=2.0)
+    # 2/max(2,2) = 1, 3/max(1,2) = 1.5, 12/max(10,2) = 1.2
+    assert out.row(1, named=True)["bounded_slowdown"] == pytest.approx((1 + 1.5 + 1.2) / 3)
+    with pytest.raises(ValueError, match="bsld_threshold"):
+        per_jobset(res, bsld_threshold=0)
+    two = Results(
+        pl.concat([res.table.with_columns(workload=pl.lit(w)) for w in ("x", "y")]), res.meta
+    )
+    out2 = per_jobset(two)
+    assert out2.columns[:2] == ["policy", "workload"]
+    assert out2.height == 2 * out.height
 
 
 def test_per_jobset_keeps_null_load() -> None:

@@ -29,16 +29,34 @@ from schedlab.results import Results
 from schedlab.simulator.run import simulate
 
 POLICIES = ["sjf", "fcfs", "packer"]
-FIGURES = ["load_sweep.png", "length_boxplot.png", "slowdown_cdf.png"]
+FIGURES = [
+    "load_sweep.png",
+    "length_boxplot.png",
+    "slowdown_cdf.png",
+    "jobset_values.png",
+    "cd_diagram.png",
+    "pairwise_heatmap.png",
+    "ratio_to_reference.png",
+]
 CSVS = {
     "summary.csv": ["policy", "load", "metric", "mean", "ci_low", "ci_high", "median", "q25",
                     "q75", "n_jobsets"],
     "per_jobset.csv": ["policy", "load", "seed", "jobset", "n_jobs", "slowdown", "completion",
-                       "wait", "max_slowdown"],
+                       "wait", "max_slowdown", "bounded_slowdown", "p95_slowdown"],
     "per_length.csv": ["policy", "load", "seed", "jobset", "bucket", "n_jobs", "slowdown",
                        "completion"],
     "length_summary.csv": ["policy", "load", "bucket", "metric", "mean", "ci_low", "ci_high",
                            "median", "q25", "q75", "n_jobsets"],
+    "comparison.csv": ["policy", "load", "metric", "mean", "ci_low", "ci_high", "median", "q25",
+                       "q75", "n_jobsets", "mean_rank", "ratio", "ratio_low", "ratio_high",
+                       "wins", "ties", "losses", "p_improve", "p_improve_low", "p_improve_high"],
+    "omnibus.csv": ["load", "n_jobsets", "k", "chi2", "p_chi2", "f", "df1", "df2", "p",
+                    "kendall_w", "nemenyi_cd", "min_jobsets"],
+    "pairwise.csv": ["load", "a", "b", "n", "n_zero", "r_plus", "r_minus", "p", "rank_biserial",
+                     "p_holm", "significant"],
+    "exploratory.csv": ["load", "family", "metric", "bucket", "policy", "n", "ratio",
+                        "ratio_low", "ratio_high", "wins", "ties", "losses", "p_improve",
+                        "p_improve_low", "p_improve_high", "p", "rank_biserial", "q"],
 }  # fmt: skip
 
 
@@ -90,9 +108,10 @@ def test_csvs_parse_with_the_right_columns(report: dict[str, Path]) -> None:
     for name, columns in CSVS.items():
         assert pl.read_csv(report[Path(name).stem]).columns == columns, name
     summary = pl.read_csv(report["summary"])
-    assert summary.height == len(POLICIES) * 2 * 2
+    metrics = {"slowdown", "completion", "bounded_slowdown", "p95_slowdown"}
+    assert summary.height == len(POLICIES) * 2 * len(metrics)
     assert summary.get_column("policy").unique(maintain_order=True).to_list() == POLICIES
-    assert set(summary.get_column("metric")) == {"slowdown", "completion"}
+    assert set(summary.get_column("metric")) == metrics
     assert (summary.get_column("ci_low") <= summary.get_column("mean")).all()
     assert (summary.get_column("mean") <= summary.get_column("ci_high")).all()
     buckets = pl.read_csv(report["length_summary"])

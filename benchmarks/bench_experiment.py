@@ -1,0 +1,96 @@
+"""Benchmark: the Figure 4 experiment end to end (runner + report) against a 1-minute target.
+
+``experiments/deeprm_fig4.toml``: 5 heuristics (Random, FCFS, SJF, Packer, Tetris*) x 10 offered
+loads (10%..190%) x 100 jobsets of the DeepRM workload, run from scratch into a temporary
+directory with the experiment runner (``os.cpu_count()`` worker processes unless
+``--workers``), then ``schedlab report``'s experiment report. Prints the wall time of each
+phase, the total against the 60 s target, and the report's headline at the focus load (130%).
+
+Run with ``make bench`` (or ``python benchmarks/bench_experiment.py [--workers N] [--keep DIR]``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+from schedlab.evaluation.runner import run_experiment
+from schedlab.evaluation.spec import load_spec
+from schedlab.reports.experiment import write_experiment_report
+
+TARGET_S = 60.0
+SPEC = Path(__file__).resolve().parents[1] / "experiments" / "deeprm_fig4.toml"
+
+
+def headline(out: Path) -> str:
+    """Mean rank, mean [CI] and ratio to the reference of each policy at the focus load."""
+    comp = pl.read_csv(out / "comparison.csv").filter(
+        (pl.col("metric") == "slowdown") & (pl.col("load") == 1.3)
+    )
+    lines = []
+    for r in comp.sort("mean_rank").iter_rows(named=True):
+        ratio = (
+            "reference"
+            if r["ratio"] is None
+            else (
+                f"ratio {r['ratio']:.3f} [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}], "
+                f"W/T/L {r['wins']}/{r['ties']}/{r['losses']}"
+            )
+        )
+        lines.append(
+            f"  {r['policy']:7s} rank {r['mean_rank']:.2f}  slowdown {r['mean']:.2f} "
+            f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]  {ratio}"
+        )
+    omni = pl.read_csv(out / "omnibus.csv").filter(pl.col("load") == 1.3).row(0, named=True)
+    lines.append(
+        f"  Friedman chi2 {omni['chi2']:.1f}, Iman-Davenport F({omni['df1']}, {omni['df2']}) = "
+        f"{omni['f']:.1f}, p = {omni['p']:.2g}, Kendall's W = {omni['kendall_w']:.2f}"
+    )
+    pairs = pl.read_csv(out / "pairwise.csv").filter(pl.col("load") == 1.3)
+    sig = pairs.filter(pl.col("significant"))
+    lines.append(f"  {sig.height} of {pairs.height} pairs significant (Wilcoxon, Holm, 0.05)")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Run the benchmark and print the timings."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=None, help="worker processes")
+    parser.add_argument("--keep", type=Path, help="write the experiment and report here")
+    args = parser.parse_args()
+    base = args.keep or Path(tempfile.mkdtemp(prefix="bench_experiment_"))
+    exp, out = base / "experiment", base / "report"
+    shutil.rmtree(exp, ignore_errors=True)
+    try:
+        t0 = time.perf_counter()
+        spec = load_spec(SPEC)
+        outcome = run_experiment(spec, exp, workers=args.workers, progress=False)
+        t1 = time.perf_counter()
+        write_experiment_report(exp, out)
+        t2 = time.perf_counter()
+        n_jobs = pl.scan_parquet(exp / "results.parquet").select(pl.len()).collect().item()
+        total = t2 - t0
+        print(
+            f"Figure 4 spec: {outcome.n_runs} runs ({len(spec.policies)} policies x "
+            f"{len(spec.workloads[0].loads)} loads x {spec.workloads[0].jobsets} jobsets), "
+            f"{n_jobs:,} job results, {args.workers or os.cpu_count()} workers"
+        )
+        print(f"  experiment run: {t1 - t0:6.1f} s  ({len(outcome.failures)} failed runs)")
+        print(f"  report:         {t2 - t1:6.1f} s")
+        verdict = "OK" if total < TARGET_S else "TOO SLOW"
+        print(f"  total:          {total:6.1f} s  (target < {TARGET_S:.0f} s: {verdict})")
+        print("Headline at 130% load (average job slowdown, reference tetris):")
+        print(headline(out))
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

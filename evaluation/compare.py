@@ -1,0 +1,383 @@
+"""Paired comparisons of policies over jobsets: the statistics of a report (design.md §7).
+
+Every function takes **paired** observations: ``x[i]`` and ``ref[i]`` (or row ``i`` of a
+``(n_blocks, k)`` matrix) are the per-jobset averages of two policies (or ``k`` policies) on the
+same jobset ``i``. Nothing here ever sees pooled per-job values. Lower values are better
+(slowdown, completion time).
+
+Definitions
+-----------
+Ties
+    Two per-jobset values are equal when they differ by at most :data:`TIE_RTOL` times the
+    largest absolute value of the comparison (:func:`snap`); identical schedules give exactly
+    equal averages, but float summation order could otherwise split them.
+Geometric-mean ratio (:func:`gm_ratio`)
+    ``exp(mean(log(x_i / ref_i)))``; < 1 means ``x`` is lower (better) than the reference. The CI
+    is the percentile bootstrap of the mean log ratio over jobsets (pairs resampled together),
+    exponentiated; percentile intervals are invariant under the monotone ``exp``.
+Wins / ties / losses (:func:`wins_ties_losses`)
+    Jobsets where ``x`` is lower / equal / higher than the reference.
+Probability of improvement (:func:`prob_improvement`)
+    ``(wins + ties / 2) / n``: the chance that ``x`` beats the reference on a random jobset,
+    ties counted half, with a percentile-bootstrap CI over jobsets.
+Friedman test (:func:`friedman`)
+    Ranks within each jobset (1 = lowest value, ties averaged); tie-corrected statistic
+    ``chi2 = (12/(n k (k+1)) Σ R_j² − 3 n (k+1)) / (1 − Σ(t³ − t)/(n k (k² − 1)))`` with ``R_j``
+    the rank sums (as :func:`scipy.stats.friedmanchisquare`); Iman–Davenport
+    ``F = (n − 1) chi2 / (n (k − 1) − chi2)`` on ``(k − 1, (k − 1)(n − 1))`` degrees of freedom
+    (Demšar 2006, JMLR 7, §3.2.2); Kendall's ``W = chi2 / (n (k − 1))``.
+Nemenyi critical difference (:func:`nemenyi_cd`)
+    ``CD = q_alpha sqrt(k (k + 1) / (6 n))`` with ``q_alpha`` the studentized range quantile
+    over ``sqrt(2)`` (Demšar 2006, Table 5: 2.569 for k = 4 at alpha = 0.05).
+Wilcoxon signed-rank (:func:`wilcoxon_pair`)
+    Pratt's treatment of zeros (``zero_method="pratt"``: zero differences are ranked with the
+    others, then dropped; Pratt 1959). Up to :data:`EXACT_MAX` non-zero differences, the p-value
+    is exact: the conditional null distribution of the statistic over all sign assignments of
+    the non-zero differences with their (tied) ranks, counted by dynamic programming, so ties
+    and zeros are exact too; above that, :func:`scipy.stats.wilcoxon` with
+    ``method="asymptotic"`` (normal approximation with Cureton's zero and tie corrections, no
+    continuity correction). Matched-pairs **rank-biserial** correlation (Kerby 2014)
+    consistent with it:
+    ``r = (R+ − R−) / (R+ + R− + R0)`` over the same Pratt ranks, ``R0`` the rank sum of zero
+    differences (so zeros count as neither win nor loss and shrink r towards 0; it equals the
+    ``zsplit`` convention). Sign: ``r > 0`` means the **first** argument is lower (better).
+Holm and Benjamini–Hochberg (:func:`holm`, :func:`benjamini_hochberg`)
+    Step-down family-wise and step-up false-discovery adjustments of a family of p-values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+from schedlab.evaluation.stats import bootstrap_mean_ci
+
+DECIMALS = 9
+TIE_RTOL = 10.0**-DECIMALS
+"""Relative tolerance (of the largest value compared) under which two values count as tied."""
+
+ZERO_METHOD = "pratt"
+"""How :func:`wilcoxon_pair` treats zero differences (scipy's ``zero_method``)."""
+
+EXACT_MAX = 50
+"""Up to this many non-zero differences :func:`wilcoxon_pair` uses the exact distribution."""
+
+
+def snap(values: np.ndarray) -> np.ndarray:
+    """``values`` divided by their largest magnitude and rounded to ``TIE_RTOL`` steps.
+
+    For comparisons and ranks only (the result is dimensionless): values within ``TIE_RTOL`` of
+    the largest magnitude of each other become equal, and equal inputs stay equal.
+
+    Parameters
+    ----------
+    values
+        Any finite array.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of the same shape, in [−1, 1].
+    """
+    x = np.asarray(values, dtype=np.float64)
+    scale = float(np.max(np.abs(x))) if x.size else 0.0
+    if scale == 0.0:
+        return x.copy()
+    return np.round(x / scale, DECIMALS)
+
+
+def _paired(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Validated pair -> ``ref − x`` over the pair's largest magnitude, rounded (:func:`snap`).
+
+    Positive where ``x`` is lower (better); zero where they tie; dimensionless.
+    """
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(ref, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        msg = (
+            f"paired values must be non-empty 1-d arrays of equal length, got {a.shape}, {b.shape}"
+        )
+        raise ValueError(msg)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        msg = "paired values must be finite"
+        raise ValueError(msg)
+    scale = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    return np.zeros(a.size) if scale == 0.0 else np.round((b - a) / scale, DECIMALS)
+
+
+def wins_ties_losses(x: np.ndarray, ref: np.ndarray) -> tuple[int, int, int]:
+    """Jobsets where ``x`` is lower than, equal to, or higher than ``ref`` (lower is better)."""
+    d = _paired(x, ref)
+    return int(np.sum(d > 0)), int(np.sum(d == 0)), int(np.sum(d < 0))
+
+
+def gm_ratio(
+    x: np.ndarray,
+    ref: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+) -> tuple[float, float, float]:
+    """Geometric-mean ratio ``x / ref`` over jobsets and its paired percentile-bootstrap CI.
+
+    Returns
+    -------
+    tuple of float
+        ``(ratio, low, high)``; dimensionless, < 1 when ``x`` is lower than the reference.
+
+    Raises
+    ------
+    ValueError
+        If a value is not strictly positive (the log ratio is undefined).
+    """
+    a, b = (np.asarray(v, dtype=np.float64) for v in (x, ref))
+    if np.any(a <= 0) or np.any(b <= 0):
+        msg = "the geometric-mean ratio needs strictly positive values"
+        raise ValueError(msg)
+    log_ratio = np.log(a) - np.log(b)
+    mean, low, high = bootstrap_mean_ci(
+        np.sort(log_ratio), rng=rng, confidence=confidence, n_resamples=n_resamples
+    )
+    return math.exp(mean), math.exp(low), math.exp(high)
+
+
+def prob_improvement(
+    x: np.ndarray,
+    ref: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+) -> tuple[float, float, float]:
+    """``P(x < ref)`` on a random jobset, ties counted half, with a percentile-bootstrap CI."""
+    d = _paired(x, ref)
+    score = np.where(d > 0, 1.0, np.where(d == 0, 0.5, 0.0))
+    return bootstrap_mean_ci(
+        np.sort(score), rng=rng, confidence=confidence, n_resamples=n_resamples
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WilcoxonResult:
+    """Two-sided Wilcoxon signed-rank test of a pair of policies (see the module docstring)."""
+
+    n: int
+    """Jobsets compared (zero differences included)."""
+    n_zero: int
+    """Jobsets with equal values (zero difference)."""
+    r_plus: float
+    """Rank sum of jobsets where the first policy is lower (better)."""
+    r_minus: float
+    """Rank sum of jobsets where the first policy is higher (worse)."""
+    p: float
+    """Two-sided p-value; 1.0 when every difference is zero."""
+    rank_biserial: float
+    """``(r_plus − r_minus) / (n (n + 1) / 2)`` in [−1, 1]; > 0: the first policy is better."""
+
+
+def wilcoxon_pair(x: np.ndarray, y: np.ndarray) -> WilcoxonResult:
+    """Wilcoxon signed-rank test of paired ``x`` and ``y`` (``zero_method="pratt"``).
+
+    Parameters
+    ----------
+    x, y
+        Per-jobset values of two policies, shape ``(n,)``, paired by index.
+    """
+    d = _paired(x, y)  # > 0 where x is lower (better)
+    n, n_zero = d.size, int(np.sum(d == 0))
+    ranks = sps.rankdata(np.abs(d))
+    r_plus, r_minus = float(ranks[d > 0].sum()), float(ranks[d < 0].sum())
+    total = n * (n + 1) / 2
+    if n_zero == n:
+        return WilcoxonResult(n=n, n_zero=n_zero, r_plus=0.0, r_minus=0.0, p=1.0, rank_biserial=0.0)
+    nonzero = ranks[d != 0]
+    if nonzero.size <= EXACT_MAX:
+        p = _exact_signed_rank_p(nonzero, r_plus)
+    else:
+        p = float(sps.wilcoxon(d, zero_method=ZERO_METHOD, method="asymptotic").pvalue)
+    return WilcoxonResult(
+        n=n,
+        n_zero=n_zero,
+        r_plus=r_plus,
+        r_minus=r_minus,
+        p=min(1.0, p),
+        rank_biserial=(r_plus - r_minus) / total,
+    )
+
+
+def _exact_signed_rank_p(ranks: np.ndarray, r_plus: float) -> float:
+    """Two-sided p of ``R+`` under its exact conditional null distribution.
+
+    Under H0 each non-zero difference is positive or negative with probability 1/2, its (Pratt)
+    rank fixed: the ``2**n`` sign assignments are counted by dynamic programming over the
+    doubled ranks (average ranks are multiples of 1/2, so doubled they are integers).
+    ``p = min(1, 2 · min(P(R+ >= r), P(R+ <= r)))``, as scipy's permutation version.
+    """
+    w = np.rint(2 * ranks).astype(np.int64)
+    counts = np.zeros(int(w.sum()) + 1)
+    counts[0] = 1.0
+    for wi in w:
+        shifted = np.zeros_like(counts)
+        shifted[wi:] = counts[: counts.size - wi]
+        counts += shifted
+    probs = counts / counts.sum()
+    t = int(np.rint(2 * r_plus))
+    return float(min(1.0, 2 * min(probs[t:].sum(), probs[: t + 1].sum())))
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm step-down adjusted p-values, in the input order.
+
+    ``p_adj(i) = max_{j <= i} min(1, (m − j + 1) p_(j))`` over the sorted p-values
+    ``p_(1) <= ... <= p_(m)``; reject where ``p_adj <= alpha`` (Holm 1979).
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.maximum.accumulate(scaled)
+    return out
+
+
+def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (q-values), in the input order.
+
+    :func:`scipy.stats.false_discovery_control` with ``method="bh"``:
+    ``q_(i) = min_{j >= i} min(1, m p_(j) / j)``.
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    return p.copy() if p.size == 0 else np.asarray(sps.false_discovery_control(p, method="bh"))
+
+
+def min_blocks_for_significance(n_pairs: int, alpha: float = 0.05) -> int:
+    """Fewest jobsets for which any pair can be significant after Holm over ``n_pairs`` tests.
+
+    The smallest two-sided exact Wilcoxon p-value with ``n`` non-zero differences is
+    ``2 / 2**n`` (all differences of one sign); Holm multiplies the smallest p by ``n_pairs``.
+    So at least ``n`` jobsets with ``n_pairs · 2**(1 − n) <= alpha`` are needed.
+    """
+    n = 1
+    while n_pairs * 2.0 ** (1 - n) > alpha:
+        n += 1
+    return n
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FriedmanResult:
+    """Friedman test with the Iman–Davenport correction and Kendall's W (module docstring)."""
+
+    n_blocks: int
+    """Jobsets (blocks), n."""
+    k: int
+    """Policies (treatments)."""
+    mean_ranks: tuple[float, ...]
+    """Average rank of each policy over jobsets (1 = lowest value = best), in column order."""
+    chi2: float
+    """Tie-corrected Friedman statistic."""
+    p_chi2: float
+    """p-value of ``chi2`` against chi-square with k − 1 degrees of freedom."""
+    f: float
+    """Iman–Davenport statistic (``inf`` when every jobset ranks the policies identically)."""
+    df1: int
+    """Numerator degrees of freedom, k − 1."""
+    df2: int
+    """Denominator degrees of freedom, (k − 1)(n − 1)."""
+    p: float
+    """p-value of the Iman–Davenport F (the omnibus p-value reported)."""
+    kendall_w: float
+    """Kendall's coefficient of concordance in [0, 1]."""
+
+
+def within_block_ranks(matrix: np.ndarray) -> np.ndarray:
+    """Ranks within each row (1 = lowest), ties averaged, after :func:`snap`; shape kept."""
+    m = np.asarray(matrix, dtype=np.float64)
+    return sps.rankdata(snap(m), axis=1)
+
+
+def friedman(matrix: np.ndarray) -> FriedmanResult:
+    """Friedman / Iman–Davenport test over the columns of ``matrix`` (n jobsets × k policies).
+
+    When every jobset ties every policy the statistic is undefined; the result then reports
+    ``chi2 = f = W = 0`` and ``p = 1`` (no evidence of a difference).
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] < 2 or m.shape[1] < 2:
+        msg = f"need at least 2 jobsets and 2 policies, got shape {m.shape}"
+        raise ValueError(msg)
+    n, k = m.shape
+    ranks = within_block_ranks(m)
+    rank_sums = ranks.sum(axis=0)
+    ties = sum(
+        float(np.sum(c**3 - c)) for c in (np.unique(r, return_counts=True)[1] for r in ranks)
+    )
+    denom = 1.0 - ties / (n * k * (k * k - 1))
+    mean_ranks = tuple(float(v) for v in rank_sums / n)
+    df1, df2 = k - 1, (k - 1) * (n - 1)
+    if denom <= 1e-12:
+        return FriedmanResult(
+            n_blocks=n,
+            k=k,
+            mean_ranks=mean_ranks,
+            chi2=0.0,
+            p_chi2=1.0,
+            f=0.0,
+            df1=df1,
+            df2=df2,
+            p=1.0,
+            kendall_w=0.0,
+        )
+    chi2 = (12.0 / (n * k * (k + 1)) * float(np.sum(rank_sums**2)) - 3.0 * n * (k + 1)) / denom
+    chi2 = max(chi2, 0.0)
+    f, p = iman_davenport(chi2, n, k)
+    return FriedmanResult(
+        n_blocks=n,
+        k=k,
+        mean_ranks=mean_ranks,
+        chi2=chi2,
+        p_chi2=float(sps.chi2.sf(chi2, df1)),
+        f=f,
+        df1=df1,
+        df2=df2,
+        p=p,
+        kendall_w=min(1.0, chi2 / (n * (k - 1))),
+    )
+
+
+def iman_davenport(chi2: float, n_blocks: int, k: int) -> tuple[float, float]:
+    """Iman–Davenport ``F`` from a Friedman ``chi2`` and its p-value on (k−1, (k−1)(n−1)) df."""
+    n = n_blocks
+    gap = n * (k - 1) - chi2
+    if gap <= 1e-12 * n * (k - 1):
+        return math.inf, 0.0
+    f = (n - 1) * chi2 / gap
+    return f, float(sps.f.sf(f, k - 1, (k - 1) * (n - 1)))
+
+
+def friedman_from_ranks(mean_ranks: np.ndarray, n_blocks: int) -> tuple[float, float]:
+    """Friedman ``chi2`` (no tie correction) and Iman–Davenport ``F`` from average ranks.
+
+    Demšar (2006) eq. in §3.2.2: ``chi2 = 12 n / (k (k + 1)) (Σ R_j² − k (k + 1)² / 4)``.
+    """
+    r = np.asarray(mean_ranks, dtype=np.float64)
+    k, n = r.size, n_blocks
+    chi2 = 12.0 * n / (k * (k + 1)) * (float(np.sum(r**2)) - k * (k + 1) ** 2 / 4.0)
+    return chi2, iman_davenport(chi2, n, k)[0]
+
+
+def nemenyi_q(k: int, alpha: float = 0.05) -> float:
+    """Nemenyi ``q_alpha``: the studentized range quantile (k groups, infinite df) / sqrt(2)."""
+    if k < 2:
+        msg = f"need at least 2 policies, got {k}"
+        raise ValueError(msg)
+    return float(sps.studentized_range.ppf(1 - alpha, k, np.inf)) / math.sqrt(2)
+
+
+def nemenyi_cd(k: int, n_blocks: int, alpha: float = 0.05) -> float:
+    """Nemenyi critical difference of average ranks, ``q_alpha sqrt(k (k + 1) / (6 n))``."""
+    return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n_blocks))

@@ -1,0 +1,519 @@
+"""Reading cluster-trace-v2018 ``batch_task`` / ``batch_instance`` text in blocks of lines.
+
+The file is read in blocks of about 64 MB cut at line ends; each block is split into fields and
+checked with columnar polars expressions, then reduced to compact typed columns (the text of a
+line is kept only when the line is malformed). Line numbers are exact: every physical line is
+one row, blank lines included. See :mod:`schedlab.loaders.alibaba2018` for the reason codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from schedlab.errors import TraceFormatError
+from schedlab.loaders import alibaba2018_scan as sc
+from schedlab.loaders.report import LoadResult
+
+FIELDS = (
+    "task_name", "instance_num", "job_name", "task_type", "status", "start_time", "end_time",
+    "plan_cpu", "plan_mem",
+)  # fmt: skip
+"""The 9 columns of v2018 ``batch_task.csv``, in file order."""
+NUMERIC = ("instance_num", "start_time", "end_time", "plan_cpu", "plan_mem")
+REQUIRED = ("task_name", "job_name", "status", "start_time", "end_time", "plan_cpu", "plan_mem")
+STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled", "Interrupted")
+"""Task statuses of the v2018 trace."""
+BLOCK_BYTES = 1 << 26
+COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip",
+              b"\x28\xb5\x2f\xfd": "zstd", b"7z\xbc\xaf\x27\x1c": "7z"}  # fmt: skip
+(GOOD, BLANK, FIELD_COUNT, NOT_A_NUMBER, INVALID_STATUS, STATUS, MISSING, NO_END,
+ NEGATIVE_DURATION, NEVER_STARTED, NEGATIVE_DEMAND, INVALID_INSTANCES) = range(12)  # fmt: skip
+REASONS = {
+    FIELD_COUNT: "wrong_field_count", NOT_A_NUMBER: "not_a_number",
+    INVALID_STATUS: "invalid_status", MISSING: "missing_value", NO_END: "no_end_time",
+    NEGATIVE_DURATION: "negative_duration", NEVER_STARTED: "never_started",
+    NEGATIVE_DEMAND: "negative_demand", INVALID_INSTANCES: "invalid_instance_num",
+}  # fmt: skip
+ROW_FIXES = (
+    "stg_suffix_stripped",
+    "truncated_task_name",
+    "truncated_parent_dropped",
+    "unrecognized_task_name",
+    "integer_written_as_float",
+    "missing_instance_num_as_1",
+)
+"""Row-level normalisations, counted over the good rows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """The good rows (compact columns), the dropped rows and the parsed parent lists."""
+
+    good: pl.DataFrame
+    """line, job (int64 key), idx (int32, -1: no DAG index), arrival_s, duration_s, inst, cpu
+    (cores), mem; optional thash (task name hash), source_id."""
+    dropped: pl.DataFrame
+    """line, reason, message (the raw text of sampled lines is read back at the end)."""
+    nodes: pl.DataFrame
+    """job and idx of dropped rows whose names parsed (they exist, so are no missing parent)."""
+    lengths: np.ndarray
+    parents: np.ndarray
+    fix_counts: dict[str, int]
+    blank_lines: int
+
+    def fixes(self) -> dict[str, int]:
+        """Row-level fixes with a non-zero count."""
+        return {k: v for k, v in self.fix_counts.items() if v}
+
+
+def blocks(path: Path, size: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(number of its first line, bytes)`` for blocks of whole lines."""
+    line, rest = 1, b""
+    with path.open("rb") as fh:
+        while chunk := fh.read(size):
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            yield line, data[:cut]
+            line += data.count(b"\n", 0, cut)
+            rest = data[cut:]
+    if rest:
+        yield line, rest
+
+
+def read_block(data: bytes, first: int, source: str) -> pl.DataFrame:
+    """One row per line: ``raw`` (null for a blank line); the count is checked."""
+    frame = pl.read_csv(
+        data, has_header=False, separator="\x1f", quote_char=None, schema={"raw": pl.Utf8},
+        encoding="utf8-lossy", truncate_ragged_lines=True, raise_if_empty=False,
+    )  # fmt: skip
+    expected = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if frame.height != expected:
+        msg = f"{source}: cannot split lines {first}..{first + expected - 1} into rows"
+        raise TraceFormatError(msg)
+    return frame
+
+
+def sniff(path: Path, source: str) -> bool:
+    """Check the first lines; return whether line 1 is a header line.
+
+    Raises
+    ------
+    TraceFormatError
+        Other compression formats, binary data, no data line, a v2017 ``batch_task.csv``, a
+        ``batch_instance.csv``, or no line with 9 fields.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    for magic, kind in COMPRESSED.items():
+        if head.startswith(magic):
+            msg = f"{source}: {kind}-compressed data; give a .csv, .csv.gz or .tar.gz file"
+            raise TraceFormatError(msg)
+    if b"\x00" in head:
+        msg = f"{source}: binary data (NUL bytes), not a CSV text file"
+        raise TraceFormatError(msg)
+    lines = head.decode("utf-8", errors="replace").splitlines()[: 50 if len(head) < 1 << 16 else -1]
+    header = bool(lines) and lines[0].strip().startswith("task_name,")
+    data = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() and not (header and i == 0)]
+    if not data:
+        msg = f"{source}: no data lines"
+        raise TraceFormatError(msg)
+    _reject_other_tables(data[:50], source)
+    return header
+
+
+def _reject_other_tables(data: list[tuple[int, str]], source: str) -> None:
+    tokens = [(i, ln, ln.split(",")) for i, ln in data]
+
+    def number(t: str) -> bool:
+        try:
+            float(t)
+        except ValueError:
+            return False
+        return True
+
+    v2017 = [
+        (i, ln) for i, ln, t in tokens
+        if len(t) == 8 and number(t[0]) and number(t[1]) and t[2].isdigit() and t[3].isdigit()
+    ]  # fmt: skip
+    v2018 = [(i, ln) for i, ln, t in tokens if len(t) == len(FIELDS) and not number(t[0])]
+    inst = [(i, ln) for i, ln, t in tokens if len(t) == 14]
+    if 2 * len(v2017) >= len(data) and not v2018:
+        i, ln = v2017[0]
+        msg = (
+            f"{source}: this looks like Alibaba cluster-trace-v2017 batch_task.csv, not v2018: "
+            f"{len(v2017)} of the first {len(data)} lines have its 8 columns (create time, end "
+            f"time, integer job id, task id, instances, status, plan_cpu, plan_mem), e.g. line "
+            f"{i}: {ln[:80]!r}. Use the `alibaba2017` loader"
+        )
+        raise TraceFormatError(msg)
+    if 2 * len(inst) >= len(data) and not v2018:
+        i, ln = inst[0]
+        msg = (
+            f"{source}: this looks like cluster-trace-v2018 batch_instance.csv (14 columns), "
+            f"e.g. line {i}: {ln[:80]!r}; load batch_task.csv and pass this file as instances="
+        )
+        raise TraceFormatError(msg)
+    if not any(len(t) == len(FIELDS) for _, _, t in tokens):
+        i, ln, t = tokens[0]
+        msg = (
+            f"{source}: not a cluster-trace-v2018 batch_task.csv: none of the first "
+            f"{len(data)} lines has 9 comma-separated fields (line {i} has {len(t)}: "
+            f"{ln[:80]!r})"
+        )
+        raise TraceFormatError(msg)
+
+
+def _nan(f: str) -> pl.Expr:
+    """A numeric field whose text is not a finite number (text path only)."""
+    return (pl.col(f"t_{f}").fill_null("") != "") & ~pl.col(f).is_finite().fill_null(False)
+
+
+def _code(selected: Sequence[int], text: bool) -> pl.Expr:
+    """The reason code of each line (0: good), first applicable in priority order."""
+    c = pl.col
+    flags, status = c("flags"), c("status")
+    missing = pl.any_horizontal(
+        (flags & (sc.NAME_EMPTY | sc.JOB_EMPTY)) != 0,
+        status == sc.EMPTY_STATUS,
+        *(c(f).is_null() for f in ("start_time", "end_time", "plan_cpu", "plan_mem")),
+    )
+    start, end, inst = c("start_time"), c("end_time"), c("instance_num")
+    nan = pl.any_horizontal(_nan(f) for f in NUMERIC) if text else pl.lit(False)
+    checks = [
+        (c("nf") == 0, BLANK),
+        (c("nf") != len(FIELDS), FIELD_COUNT),
+        (nan, NOT_A_NUMBER),
+        (status == sc.UNKNOWN_STATUS, INVALID_STATUS),
+        ((status < sc.UNKNOWN_STATUS) & ~status.is_in(list(selected)), STATUS),
+        (missing, MISSING),
+        ((end < start) & (end == 0), NO_END),
+        (end < start, NEGATIVE_DURATION),
+        ((start == 0) & (end == 0), NEVER_STARTED),
+        ((c("plan_cpu") < 0) | (c("plan_mem") < 0), NEGATIVE_DEMAND),
+        (inst.is_not_null() & ((inst < 1) | (inst != inst.floor())), INVALID_INSTANCES),
+    ]
+    (bad, code), *rest = checks
+    expr = pl.when(bad.fill_null(False)).then(code)
+    for bad, code in rest:
+        expr = expr.when(bad.fill_null(False)).then(code)
+    return expr.otherwise(GOOD).cast(pl.UInt8)
+
+
+def _message(statuses: Sequence[str]) -> pl.Expr:
+    """Why a dropped line was dropped (on dropped lines, with ``t_<numeric>`` text columns)."""
+    c = pl.col
+    code, flags = c("code"), c("flags")
+    first_nan = pl.coalesce(
+        pl.when(_nan(f)).then(pl.format(f"{f} is not a number: {{}}", c(f"t_{f}"))) for f in NUMERIC
+    )
+    first_empty = pl.coalesce(
+        pl.when((flags & sc.NAME_EMPTY) != 0).then(pl.lit("task_name is empty")),
+        pl.when((flags & sc.JOB_EMPTY) != 0).then(pl.lit("job_name is empty")),
+        pl.when(c("status") == sc.EMPTY_STATUS).then(pl.lit("status is empty")),
+        *(pl.when(c(f).is_null()).then(pl.lit(f"{f} is empty")) for f in REQUIRED[3:]),
+    )
+    times = pl.format("end_time={} is before start_time={}", "t_end_time", "t_start_time")
+    name = c("status").replace_strict(list(range(len(STATUSES))), list(STATUSES), default="?")
+    return (
+        pl.when(code == FIELD_COUNT)
+        .then(pl.format("expected 9 comma-separated fields, found {}", "nf"))
+        .when(code == NOT_A_NUMBER).then(first_nan)
+        .when(code == INVALID_STATUS)
+        .then(pl.lit(f"status is not a v2018 task status {list(STATUSES)}"))
+        .when(code == STATUS)
+        .then(pl.format(f"status={{}} is not among the selected statuses {list(statuses)}", name))
+        .when(code == MISSING).then(first_empty)
+        .when(code == NO_END)
+        .then(pl.concat_str(pl.lit("end_time=0: the task had not ended when the trace ended; "),
+                            times))
+        .when(code == NEGATIVE_DURATION).then(times)
+        .when(code == NEVER_STARTED)
+        .then(pl.lit("start_time=end_time=0: the task never started"))
+        .when(code == NEGATIVE_DEMAND)
+        .then(pl.format("plan_cpu={} and plan_mem={} must be >= 0", "t_plan_cpu", "t_plan_mem"))
+        .when(code == INVALID_INSTANCES)
+        .then(pl.format("instance_num={} is not a positive integer", "t_instance_num"))
+    )  # fmt: skip
+
+
+CSV_OPTIONS: dict[str, Any] = {
+    "has_header": False, "quote_char": None, "encoding": "utf8-lossy",
+    "truncate_ragged_lines": True, "raise_if_empty": False,
+}  # fmt: skip
+STATUS_TABLE = sc.status_table(STATUSES)
+
+
+def _read_text(data: bytes, columns: Sequence[int], first: int, source: str) -> pl.DataFrame:
+    """Some fields of every line of the block as text (polars; for the rare slow paths)."""
+    frame = pl.read_csv(
+        data, schema=dict.fromkeys(FIELDS, pl.Utf8), columns=list(columns), **CSV_OPTIONS
+    )
+    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if frame.height != n_lines:
+        msg = f"{source}: cannot split lines {first}..{first + n_lines - 1} into rows"
+        raise TraceFormatError(msg)
+    return frame
+
+
+def _parse_block(
+    data: bytes,
+    first: int,
+    source: str,
+    selected: Sequence[int],
+    hashes: bool,
+    source_ids: bool,
+) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+    """The block's lines as typed columns (see :func:`sc.scan`), their parents (CSR)."""
+    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    nf, flags, idx, job, status, numbers, n_par, flat = sc.scan(
+        np.frombuffer(data, dtype=np.uint8), n_lines, data.count(b"_"), *STATUS_TABLE
+    )
+    frame = pl.DataFrame(
+        {"line": np.arange(first, first + n_lines, dtype=np.int64), "nf": nf, "flags": flags,
+         "idx": idx, "job": job, "status": status,
+         **{f: numbers[k] for k, f in enumerate(NUMERIC)}},
+    ).with_columns(pl.col(NUMERIC).fill_nan(None))  # fmt: skip
+    text = bool((flags & sc.SLOW).any())
+    if text:  # exponents, nan, spaces...: polars parses the numbers of this block
+        strings = _read_text(data, [FIELDS.index(f) for f in NUMERIC], first, source)
+        frame = frame.with_columns(
+            *(strings.get_column(f).alias(f"t_{f}") for f in NUMERIC),
+            *(strings.get_column(f).cast(pl.Float64, strict=False) for f in NUMERIC),
+        )
+    other = bool((flags & sc.JOB_OTHER).any())
+    if other or hashes or source_ids:
+        names = _read_text(data, [0, 2], first, source)
+        key = names.select(_job_key(pl.col("job_name"))).to_series()
+        frame = frame.with_columns(
+            pl.when((pl.col("flags") & sc.JOB_OTHER) != 0).then(key).otherwise("job").alias("job")
+        )
+        if hashes:
+            frame = frame.with_columns(names.get_column("task_name").hash().alias("thash"))
+        if source_ids:
+            frame = frame.with_columns(
+                names.select(pl.format("{}/{}", "job_name", "task_name")).to_series()
+                .alias("source_id")
+            )  # fmt: skip
+    c = pl.col
+    integral = pl.all_horizontal(
+        c(f).is_null() | (c(f) == c(f).floor()) for f in NUMERIC if f != "plan_mem"
+    )
+    frame = frame.with_columns(
+        _code(selected, text).alias("code"),
+        c("instance_num").is_null().alias("missing_inst"),
+        (((c("flags") & sc.DOTS) != 0) & integral).alias("as_float"),
+    )
+    return frame, n_par, flat
+
+
+def _good(frame: pl.DataFrame) -> pl.DataFrame:
+    c = pl.col
+    keep = [x for x in ("thash", "source_id") if x in frame.columns]
+    return frame.filter(c("code") == GOOD).select(
+        "line", "job", "idx", "flags", c("start_time").alias("arrival_s"),
+        (c("end_time") - c("start_time")).alias("duration_s"),
+        c("instance_num").fill_null(1.0).alias("inst"), (c("plan_cpu") / 100.0).alias("cpu"),
+        c("plan_mem").alias("mem"), "missing_inst", "as_float", *keep,
+    )  # fmt: skip
+
+
+def _dropped(frame: pl.DataFrame, statuses: Sequence[str]) -> pl.DataFrame:
+    c = pl.col
+    bad = frame.filter((c("code") != GOOD) & (c("code") != BLANK))
+    if "t_start_time" not in bad.columns:
+        bad = bad.with_columns(c(f).cast(pl.Utf8).alias(f"t_{f}") for f in NUMERIC)
+    name = c("status").replace_strict(list(range(len(STATUSES))), list(STATUSES), default="?")
+    reason = pl.when(c("code") == STATUS).then(pl.format("status_{}", name))
+    for code, label in REASONS.items():
+        reason = reason.when(c("code") == code).then(pl.lit(label))
+    named = (c("code") != FIELD_COUNT) & (c("job") != -1)
+    return bad.select(
+        "line",
+        reason.alias("reason"),
+        _message(statuses).alias("message"),
+        pl.when(named).then(c("job")).alias("job"),
+        pl.when(named).then(c("idx")).alias("idx"),
+    )
+
+
+def _fix_counts(good: pl.DataFrame) -> np.ndarray:
+    """Rows per fix of :data:`ROW_FIXES`, in its order."""
+    flags = pl.col("flags")
+    return (
+        good.select(
+            *(
+                ((flags & bit) != 0).sum().alias(str(bit))
+                for bit in (sc.STG, sc.TRUNCATED, sc.CUT, sc.UNKNOWN)
+            ),
+            pl.col("as_float").sum(),
+            pl.col("missing_inst").sum(),
+        )
+        .to_numpy()
+        .ravel()
+        .astype(np.int64)
+    )
+
+
+def _job_key(name: pl.Expr) -> pl.Expr:
+    """As the scanner: ``j_<n>`` -> n, any other name -> a negative 64-bit hash of it."""
+    standard = name.str.contains(r"^j_\d{1,18}$")
+    other = -(name.hash() // 2).cast(pl.Int64) - 1
+    return pl.when(standard).then(name.str.slice(2).cast(pl.Int64, strict=False)).otherwise(other)
+
+
+def parse_tasks(
+    path: Path,
+    source: str,
+    *,
+    header: bool,
+    statuses: Sequence[str],
+    hashes: bool = False,
+    source_ids: bool = True,
+) -> Parsed:
+    """Parse every line of a v2018 ``batch_task.csv`` (see :class:`Parsed`)."""
+    selected = [STATUSES.index(s) for s in statuses]
+    goods, drops, lengths, parents = [], [], [], []
+    fix = np.zeros(len(ROW_FIXES), dtype=np.int64)
+    blank = 0
+    for first, data in blocks(path):
+        start = first
+        if header and first == 1:
+            cut = data.find(b"\n") + 1
+            data, start = data[cut:], 2
+            if not data:
+                continue
+        frame, n_par, flat = _parse_block(data, start, source, selected, hashes, source_ids)
+        code = frame.get_column("code").to_numpy()
+        blank += int((code == BLANK).sum())
+        drops.append(_dropped(frame, statuses))
+        keep = code == GOOD
+        lengths.append(n_par[keep].astype(np.int64))
+        parents.append(flat[np.repeat(keep, n_par)])
+        good = _good(frame)
+        del frame
+        fix += _fix_counts(good)
+        goods.append(good.drop("flags", "missing_inst", "as_float"))
+    good = pl.concat(goods, how="vertical", rechunk=False)
+    dropped = pl.concat(drops, how="vertical")
+    nodes = dropped.filter(pl.col("job").is_not_null()).select("job", "idx")
+    return Parsed(
+        good=good,
+        dropped=dropped.drop("job", "idx"),
+        nodes=nodes,
+        lengths=np.concatenate(lengths) if lengths else np.empty(0, np.int64),
+        parents=np.concatenate(parents) if parents else np.empty(0, np.int32),
+        fix_counts=dict(zip(ROW_FIXES, fix.tolist(), strict=True)),
+        blank_lines=blank,
+    )
+
+
+def attach_raw(result: LoadResult, path: Path) -> LoadResult:
+    """Fill the raw text of sampled dropped rows that lack it, reading lines back by number."""
+    samples = result.report.samples
+    want = samples.filter(pl.col("raw").is_null()).get_column("line")
+    if want.is_empty():
+        return result
+    need = set(want.to_list())
+    last = max(need)
+    found: dict[int, str] = {}
+    for first, data in blocks(path):
+        n = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        hit = [ln for ln in need if first <= ln < first + n]
+        if hit:
+            raw = read_block(data, first, str(path)).get_column("raw")
+            found.update({ln: raw[ln - first] or "" for ln in hit})
+        if first + n > last:
+            break
+    fill = pl.DataFrame(
+        {"line": list(found), "_raw": list(found.values())},
+        schema={"line": pl.Int64, "_raw": pl.Utf8},
+    )
+    samples = (
+        samples.join(fill, on="line", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("raw", "_raw").alias("raw"))
+        .drop("_raw")
+    )
+    return LoadResult(result.jobs, replace(result.report, samples=samples))
+
+
+INSTANCE_FIELDS = (
+    "instance_name", "task_name", "job_name", "task_type", "status", "start_time", "end_time",
+    "machine_id", "seq_no", "total_seq_no", "cpu_avg", "cpu_max", "mem_avg", "mem_max",
+)  # fmt: skip
+"""The 14 columns of v2018 ``batch_instance.csv``."""
+
+
+def _instance_reason(num: Sequence[str]) -> pl.Expr:
+    c = pl.col
+    nan = pl.any_horizontal((c(f"t_{f}") != "") & ~c(f).is_finite().fill_null(False) for f in num)
+    times_ok = (c("end_time") >= c("start_time")).fill_null(False) & (c("start_time") > 0)
+    return (
+        pl.when(c("t_mem_max").is_null() | c("_extra").is_not_null())
+        .then(pl.lit("wrong_field_count"))
+        .when(nan).then(pl.lit("not_a_number"))
+        .when(c("t_status") != "Terminated").then(pl.lit("not_terminated"))
+        .when(~times_ok).then(pl.lit("invalid_times"))
+        .alias("reason")
+    )  # fmt: skip
+
+
+def read_instances(path: Path, source: str) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Per task (job key, task name hash): mean duration (s) of its Terminated instances and
+    mean measured ``cpu_avg`` (cores) and ``mem_avg``; plus counts of rows used and skipped."""
+    c = pl.col
+    n = len(INSTANCE_FIELDS)
+    split = c("raw").str.split_exact(",", n)
+    t = {f: c(f"t_{f}") for f in INSTANCE_FIELDS}
+    num = ("start_time", "end_time", "cpu_avg", "mem_avg")
+    parts, skipped, read = [], {}, 0
+    for first, data in blocks(path):
+        lines = read_block(data, first, source)
+        if first == 1 and lines.height and (lines["raw"][0] or "").startswith("instance_name,"):
+            lines = lines.slice(1)
+        frame = (
+            lines.lazy()
+            .filter(c("raw").fill_null("").str.strip_chars() != "")
+            .with_columns(
+                *(split.struct.field(f"field_{i}").alias(f"t_{f}")
+                  for i, f in enumerate(INSTANCE_FIELDS)),
+                split.struct.field(f"field_{n}").alias("_extra"),
+            )
+            .with_columns(t[f].cast(pl.Float64, strict=False).alias(f) for f in num)
+            .with_columns(_instance_reason(num))
+            .collect()
+        )  # fmt: skip
+        read += frame.height
+        for reason, count in frame.group_by("reason").len().iter_rows():
+            if reason is not None:
+                skipped[reason] = skipped.get(reason, 0) + count
+        parts.append(
+            frame.filter(c("reason").is_null())
+            .group_by(_job_key(t["job_name"]).alias("job"), t["task_name"].hash().alias("thash"))
+            .agg(
+                pl.len().alias("n"),
+                (c("end_time") - c("start_time")).sum().alias("dur"),
+                c("cpu_avg").sum().alias("cpu"), c("cpu_avg").count().alias("n_cpu"),
+                c("mem_avg").sum().alias("mem"), c("mem_avg").count().alias("n_mem"),
+            )
+        )  # fmt: skip
+    stats = (
+        pl.concat(parts)
+        .group_by("job", "thash")
+        .agg(pl.all().sum())
+        .select(
+            "job", "thash", (c("dur") / c("n")).alias("inst_duration_s"),
+            (c("cpu") / c("n_cpu") / 100.0).alias("used_cpu"),
+            (c("mem") / c("n_mem")).alias("used_mem"),
+        )
+    )  # fmt: skip
+    used = read - sum(skipped.values())
+    return stats, {"path": source, "rows_read": read, "rows_used": used, "skipped": skipped}

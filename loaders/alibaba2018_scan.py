@@ -1,0 +1,224 @@
+"""One compiled pass over a block of ``batch_task.csv`` bytes: every line's fields at once.
+
+For each line it finds the comma-separated fields (no quoting: the trace has none; a trailing
+``\\r`` is ignored) and extracts what the loader needs without building any string column:
+
+* the number of fields (0 for a blank line) and which numeric fields use a decimal point;
+* the task name's DAG grammar (:mod:`schedlab.loaders.alibaba_dag`): the task index, the parent
+  indices (numbers only: ``Stg<N>`` and empty tokens are skipped), and flags for ``_Stg``
+  suffixes, names truncated at 50 characters (whose last number, if the name does not end with
+  ``_``, is dropped as possibly cut) and unrecognised names (not ``task_...``/``MergeTask``);
+* the job key: ``j_<n>`` -> n (other names are flagged and hashed by the caller);
+* the status as an index into the known statuses (7: unknown, 8: empty);
+* the five numbers, parsed exactly when they are plain decimals of at most 15 significant
+  digits (``M / 10^k`` with both exact in float64 is correctly rounded, as strtod's result); any
+  other non-empty text (exponents, ``nan``, spaces) flags the line for the caller's fallback,
+  which parses the block's numbers with polars.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+NAME_LIMIT = 50
+"""Length at which the trace truncated task names."""
+NUMBERS = ("instance_num", "start_time", "end_time", "plan_cpu", "plan_mem")
+"""The numeric fields, in the order of the scanner's number rows (file fields 1, 5, 6, 7, 8)."""
+# line flags
+DOTS, STG, TRUNCATED, CUT, UNKNOWN, NAME_EMPTY, JOB_EMPTY, JOB_OTHER, SLOW = (
+    1 << b for b in range(9)
+)
+UNKNOWN_STATUS, EMPTY_STATUS = 7, 8
+_POW10 = np.array([10.0**k for k in range(23)])
+_FIELD_NUMBER = np.array([-1, 0, -1, -1, -1, 1, 2, 3, 4], dtype=np.int64)
+
+
+def status_table(statuses: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The statuses as a padded byte matrix and their lengths, for :func:`scan`."""
+    width = max(len(s) for s in statuses)
+    table = np.zeros((len(statuses), width), dtype=np.uint8)
+    for i, s in enumerate(statuses):
+        table[i, : len(s)] = np.frombuffer(s.encode(), dtype=np.uint8)
+    return table, np.array([len(s) for s in statuses], dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def scan(buf, n_lines, n_underscores, status_bytes, status_lens):
+    """Parse ``n_lines`` lines of ``buf`` (uint8). Returns ``nf`` (int32), ``flags`` (uint16),
+    ``idx`` (int32, -1), ``job`` (int64, -1), ``status`` (int8), ``numbers`` (5 x n float64,
+    NaN when empty), ``n_parents`` (int32) and the flat parent indices (int32)."""
+    nf = np.zeros(n_lines, dtype=np.int32)
+    flags = np.zeros(n_lines, dtype=np.uint16)
+    idx = np.full(n_lines, -1, dtype=np.int32)
+    job = np.full(n_lines, -1, dtype=np.int64)
+    status = np.full(n_lines, EMPTY_STATUS, dtype=np.int8)
+    numbers = np.full((5, n_lines), np.nan)
+    n_parents = np.zeros(n_lines, dtype=np.int32)
+    flat = np.empty(n_underscores, dtype=np.int32)
+    m = 0
+    i = 0
+    for line in range(n_lines):
+        start = i
+        while i < buf.size and buf[i] != 10:
+            i += 1
+        end = i
+        i += 1
+        if end > start and buf[end - 1] == 13:
+            end -= 1
+        blank = True
+        for p in range(start, end):
+            if buf[p] != 32 and buf[p] != 9 and buf[p] != 13:
+                blank = False
+                break
+        if blank:
+            continue
+        field, a = 0, start
+        for p in range(start, end + 1):
+            if p < end and buf[p] != 44:
+                continue
+            if field == 0:
+                m = _name(buf, a, p, line, idx, flags, n_parents, flat, m)
+            elif field == 2:
+                _job(buf, a, p, line, job, flags)
+            elif field == 4:
+                status[line] = _status(buf, a, p, status_bytes, status_lens)
+            elif field < 9 and _FIELD_NUMBER[field] >= 0:
+                _number(buf, a, p, line, _FIELD_NUMBER[field], numbers, flags)
+            field += 1
+            a = p + 1
+        nf[line] = field
+    return nf, flags, idx, job, status, numbers, n_parents, flat[:m].copy()
+
+
+@numba.njit(cache=True)
+def _name(buf, a, b, line, idx, flags, n_parents, flat, m):
+    """Task name in ``buf[a:b]``: index, parents appended to ``flat`` from ``m``, flags."""
+    if b == a:
+        flags[line] |= NAME_EMPTY
+        return m
+    truncated = b - a >= NAME_LIMIT
+    if truncated:
+        flags[line] |= TRUNCATED
+    p, letters = a, 0
+    while p < b and ((65 <= buf[p] <= 90) or (97 <= buf[p] <= 122)):
+        p += 1
+        letters += 1
+    v, digits = 0, 0
+    while p < b and 48 <= buf[p] <= 57 and v <= 214748364:
+        v = v * 10 + (buf[p] - 48)
+        digits += 1
+        p += 1
+    if letters == 0 or digits == 0 or v > 2147483647 or (p < b and buf[p] != 95):
+        if not (_starts(buf, a, b, "task_") or _equals(buf, a, b, "MergeTask")):
+            flags[line] |= UNKNOWN
+        return m
+    idx[line] = v
+    count, last_numeric = 0, False
+    while p < b:  # at an underscore
+        p += 1
+        q, v, numeric = p, 0, True
+        while q < b and buf[q] != 95:
+            if 48 <= buf[q] <= 57 and v <= 214748364:
+                v = v * 10 + (buf[q] - 48)
+            else:
+                numeric = False
+            q += 1
+        if q > p and numeric and v <= 2147483647:
+            flat[m + count] = v
+            count += 1
+            last_numeric = q == b
+        else:
+            last_numeric = False
+            if _starts(buf, p, q, "Stg"):
+                flags[line] |= STG
+        p = q
+    if truncated and last_numeric:
+        count -= 1
+        flags[line] |= CUT
+    n_parents[line] = count
+    return m + count
+
+
+@numba.njit(cache=True)
+def _starts(buf, a, b, text):
+    if b - a < len(text):
+        return False
+    for k in range(len(text)):  # noqa: SIM110 (numba: explicit loop, no generator)
+        if buf[a + k] != ord(text[k]):
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _equals(buf, a, b, text):
+    return b - a == len(text) and _starts(buf, a, b, text)
+
+
+@numba.njit(cache=True)
+def _job(buf, a, b, line, job, flags):
+    """``j_<n>`` -> n; empty or other names are flagged."""
+    if b == a:
+        flags[line] |= JOB_EMPTY
+        return
+    if b - a < 3 or b - a > 20 or buf[a] != 106 or buf[a + 1] != 95:
+        flags[line] |= JOB_OTHER
+        return
+    v = 0
+    for p in range(a + 2, b):
+        if not 48 <= buf[p] <= 57:
+            flags[line] |= JOB_OTHER
+            return
+        v = v * 10 + (buf[p] - 48)
+    job[line] = v
+
+
+@numba.njit(cache=True)
+def _status(buf, a, b, status_bytes, status_lens):
+    if b == a:
+        return EMPTY_STATUS
+    for s in range(status_lens.size):
+        if status_lens[s] == b - a:
+            same = True
+            for k in range(b - a):
+                if buf[a + k] != status_bytes[s, k]:
+                    same = False
+                    break
+            if same:
+                return s
+    return UNKNOWN_STATUS
+
+
+@numba.njit(cache=True)
+def _number(buf, a, b, line, row, numbers, flags):
+    """A plain decimal ``[+-]digits[.digits]`` of at most 15 significant digits, exactly;
+    anything else non-empty sets :data:`SLOW` (the caller parses the block with polars)."""
+    if b == a:
+        return
+    p, negative = a, False
+    if buf[p] == 45 or buf[p] == 43:
+        negative = buf[p] == 45
+        p += 1
+    mantissa, significant, fraction, digits, dot = 0, 0, 0, 0, False
+    while p < b:
+        c = buf[p]
+        if 48 <= c <= 57:
+            digits += 1
+            if mantissa > 0 or c != 48:
+                significant += 1
+            mantissa = mantissa * 10 + (c - 48)
+            if dot:
+                fraction += 1
+        elif c == 46 and not dot:
+            dot = True
+        else:
+            flags[line] |= SLOW
+            return
+        p += 1
+    if digits == 0 or significant > 15 or fraction > 22:
+        flags[line] |= SLOW
+        return
+    if dot and row != 4:
+        flags[line] |= DOTS
+    value = mantissa / _POW10[fraction]
+    numbers[row, line] = -value if negative else value

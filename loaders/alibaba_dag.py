@@ -1,0 +1,337 @@
+"""Task DAGs of Alibaba cluster-trace-v2018 ``batch_task``: names -> edges -> a clean DAG.
+
+A DAG task's name is a letter code, its index and the indices of the tasks it depends on:
+``M5_3_4`` is task 5 of its job and depends on tasks 3 and 4 of the same job. Names like
+``task_Nzg3ODAwNDgzMTAwNTc2NTQ2Mw==`` and ``MergeTask`` are independent tasks. The real names
+have quirks (alibaba/clusterdata issues #76 and #115), each handled here and counted:
+
+* ``_Stg<N>`` suffix (``J10_7_9_Stg4``): a stage marker, not a dependency; stripped.
+* Names cut at 50 characters: the parents after the cut are lost, and the last number may be a
+  prefix of the real one (``M5_..._100_1`` where the trace meant ``_101``), which creates false
+  and even cyclic dependencies. In a 50-character name that does not end with ``_`` the last
+  parent is dropped (a name ending with ``_`` was cut right after a complete number).
+* Self dependencies (``M5_5``), repeated parents (``R5_3_3``), parents that name no task of the
+  job, and cycles (what remains of truncation) are removed edge by edge.
+
+Resolution and cycle breaking run per job in compiled linear-time kernels (numba; the rest is
+columnar): each job's tasks are looked up by index, then a depth-first search from the tasks in
+file order removes every edge that closes a cycle (an edge to a task still on the DFS stack), and
+its post-order gives each task's *critical path*: its own duration plus the longest critical path
+among its parents (the job's length with unlimited machines and no queueing).
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import polars as pl
+
+NAME_LIMIT = 50
+"""Length at which the trace truncated task names."""
+
+NAME_FIX_BITS = {
+    "stg_suffix_stripped": 1,
+    "truncated_task_name": 2,
+    "truncated_parent_dropped": 4,
+    "unrecognized_task_name": 8,
+}
+"""Row-level name normalisations (bits of ``name_fix``)."""
+OK, SELF, DUPLICATE, MISSING, CYCLIC, NOT_KEPT = 0, 1, 2, 3, 4, 5
+EDGE_FIXES = {
+    SELF: "self_dependency_removed",
+    DUPLICATE: "duplicate_parent_removed",
+    MISSING: "missing_parent_removed",
+    CYCLIC: "cyclic_dependency_removed",
+    NOT_KEPT: "dropped_parent_removed",
+}
+"""Fix names (kept rows that lost at least one edge) per edge code."""
+
+
+def name_columns(name: pl.Expr) -> list[pl.Expr]:
+    """Expressions over a task-name column: ``idx`` (int32; null for non-DAG names),
+    ``ptoks`` (the ``_``-separated tokens after the first as int32, null where not a number),
+    ``cut`` (a truncated name whose last token may be cut) and ``name_fix`` (bits of
+    :data:`NAME_FIX_BITS`)."""
+    toks = name.str.split("_")
+    head = toks.list.first()
+    digits = head.str.strip_chars_start(string.ascii_letters)
+    lettered = digits.str.len_bytes() < head.str.len_bytes()
+    idx = pl.when(lettered).then(digits.cast(pl.Int32, strict=False))
+    truncated = name.str.len_bytes() >= NAME_LIMIT
+    unknown = idx.is_null() & ~name.str.starts_with("task_") & (name != "MergeTask")
+    bits = (
+        name.str.contains("_Stg", literal=True).cast(pl.UInt8)
+        * NAME_FIX_BITS["stg_suffix_stripped"]
+        + truncated.cast(pl.UInt8) * NAME_FIX_BITS["truncated_task_name"]
+        + unknown.cast(pl.UInt8) * NAME_FIX_BITS["unrecognized_task_name"]
+    )
+    return [
+        idx.alias("idx"),
+        toks.list.slice(1).cast(pl.List(pl.Int32), strict=False).alias("ptoks"),
+        (truncated & ~name.str.ends_with("_")).alias("cut"),
+        bits.alias("name_fix"),
+    ]
+
+
+def parent_csr(
+    idx: np.ndarray, ptoks: pl.Series, cut: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Parent indices per row from the name tokens: numbers only (``Stg<N>`` and empty tokens
+    go), none for non-DAG names, and the last token of a cut name dropped.
+
+    Returns the number of parents per row, the flat parent indices (int32) and the number of
+    rows whose cut last token was dropped.
+    """
+    n = idx.size
+    counts = ptoks.list.len().fill_null(0).to_numpy().astype(np.int64)
+    flat = ptoks.explode(empty_as_null=False).fill_null(-2).to_numpy().astype(np.int32)
+    row = np.repeat(np.arange(n), counts)
+    keep = (flat >= 0) & (idx[row] >= 0)
+    last = (np.cumsum(counts) - 1)[cut & (counts > 0) & (idx >= 0)]
+    last = last[flat[last] >= 0]
+    keep[last] = False
+    return np.bincount(row[keep], minlength=n).astype(np.int64), flat[keep], int(last.size)
+
+
+@dataclass(frozen=True, slots=True)
+class Dag:
+    """The clean DAG over the kept rows (positions ``0..n-1`` of the parsed table).
+
+    ``offsets`` (n + 1) and ``parent`` / ``code`` (one per parsed edge) form a CSR table: the
+    edges of row ``i`` are ``offsets[i]:offsets[i+1]``; ``parent`` is the parent's row (or -1)
+    and ``code`` is :data:`OK` or why the edge was removed. ``critical_path`` is per row, in the
+    units of the durations given.
+    """
+
+    offsets: np.ndarray
+    parent: np.ndarray
+    code: np.ndarray
+    critical_path: np.ndarray
+
+    def children(self) -> np.ndarray:
+        """The child row of every parsed edge (int32)."""
+        n = self.offsets.size - 1
+        return np.repeat(np.arange(n, dtype=np.int32), np.diff(self.offsets))
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """Child and parent rows of the edges kept (int32 arrays)."""
+        ok = self.code == OK
+        return self.children()[ok], self.parent[ok]
+
+    def fixes(self) -> dict[str, int]:
+        """Rows that lost at least one edge, per reason."""
+        child = self.children()
+        out = {}
+        for code, name in EDGE_FIXES.items():
+            n = np.unique(child[self.code == code]).size
+            if n:
+                out[name] = n
+        return out
+
+
+def build_dag(
+    job: np.ndarray,
+    idx: np.ndarray,
+    lengths: np.ndarray,
+    parents: np.ndarray,
+    duration: np.ndarray,
+    dropped: pl.DataFrame,
+    *,
+    critical_path: bool = False,
+) -> Dag:
+    """Resolve parent indices to rows within each job, remove bad edges, compute critical paths.
+
+    Parameters
+    ----------
+    job, idx
+        Job key (int64) and task index (int32, -1 for non-DAG tasks) of each kept row.
+    lengths, parents
+        Number of parsed parents per row and their task indices, flattened (int32).
+    duration
+        Per-row duration used for the critical path (float64).
+    dropped
+        ``job`` and ``idx`` of rows that exist in the file but were dropped (malformed or not
+        selected): edges to them are removed as :data:`NOT_KEPT` rather than :data:`MISSING`.
+    critical_path
+        Compute :attr:`Dag.critical_path` (else it is empty).
+    """
+    n = job.size
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    order = _grouped_order(job)
+    starts = _segment_starts(job, order)
+    per_row = lengths if order is None else lengths[order]
+    k_max = int(np.diff(starts).max()) if n else 0
+    e_max = int(np.add.reduceat(per_row, starts[:-1]).max()) if n else 0
+    parent = np.full(parents.size, -1, dtype=np.int32)
+    code = np.zeros(parents.size, dtype=np.uint8)
+    cp = np.zeros(n if critical_path else 0, dtype=np.float64)
+    order = np.empty(0, dtype=np.int64) if order is None else order
+    _resolve(starts, order, idx, offsets, parents, duration, parent, code, cp, k_max, max(e_max, 1))
+    missing = np.flatnonzero(code == MISSING)
+    if missing.size and dropped.height:
+        child = np.searchsorted(offsets, missing, side="right") - 1
+        probe = pl.DataFrame({"job": job[child], "idx": parents[missing], "_e": missing})
+        known = dropped.select(pl.col("job"), pl.col("idx").cast(pl.Int32)).unique()
+        hit = probe.join(known, on=["job", "idx"], how="semi").get_column("_e").to_numpy()
+        code[hit] = NOT_KEPT
+    return Dag(offsets, parent, code, cp)
+
+
+def _grouped_order(job: np.ndarray) -> np.ndarray | None:
+    """None if each job's rows are contiguous (as in the trace), else a stable order by job."""
+    if job.size == 0:
+        return None
+    change = np.flatnonzero(job[1:] != job[:-1]) + 1
+    heads = job[np.concatenate([[0], change])]
+    if np.unique(heads).size == heads.size:
+        return None
+    return pl.Series(job).arg_sort(maintain_order=True).to_numpy().astype(np.int64)
+
+
+def _segment_starts(job: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+    keys = job if order is None else job[order]
+    change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    return np.concatenate([[0], change, [job.size]]).astype(np.int64)
+
+
+@numba.njit(cache=True)
+def _resolve(starts, order, idx, offsets, parents, duration, parent, code, cp, k_max, e_max):
+    """Per job: look parents up by index, flag bad edges, break cycles, critical paths."""
+    rows = np.empty(k_max, dtype=np.int64)
+    local = np.empty(k_max, dtype=np.int64)  # task index of each local row
+    srt = np.empty(k_max, dtype=np.int64)  # local rows sorted by task index (stable)
+    sidx = np.empty(k_max, dtype=np.int64)
+    base = np.empty(k_max, dtype=np.int64)  # first edge of each local row in `target`
+    target = np.empty(e_max, dtype=np.int64)  # local parent of each edge
+    color = np.empty(k_max, dtype=np.uint8)
+    ptr = np.empty(k_max, dtype=np.int64)
+    stack = np.empty(k_max, dtype=np.int64)
+    for s in range(starts.size - 1):
+        a, k = starts[s], starts[s + 1] - starts[s]
+        total = 0
+        for i in range(k):
+            g = a + i if order.size == 0 else order[a + i]
+            rows[i] = g
+            local[i] = idx[g]
+            base[i] = total
+            total += offsets[g + 1] - offsets[g]
+        if total == 0 and cp.size == 0:
+            continue
+        _sort_local(local, srt, sidx, k)
+        for i in range(k):
+            g = rows[i]
+            lo = offsets[g]
+            for e in range(lo, offsets[g + 1]):
+                target[base[i] + e - lo] = -1
+                p = parents[e]
+                if p == local[i]:
+                    code[e] = SELF
+                    continue
+                dup = False
+                for f in range(lo, e):
+                    if parents[f] == p:
+                        dup = True
+                        break
+                if dup:
+                    code[e] = DUPLICATE
+                    continue
+                j = np.searchsorted(sidx[:k], p)
+                if j < k and sidx[j] == p:
+                    target[base[i] + e - lo] = srt[j]
+                    parent[e] = rows[srt[j]]
+                else:
+                    code[e] = MISSING
+        _dfs(k, rows, offsets, code, target, base, duration, cp, color, ptr, stack)
+
+
+@numba.njit(cache=True)
+def _sort_local(local, srt, sidx, k):
+    """Stable order of ``local[:k]`` into ``srt`` and the sorted values into ``sidx``."""
+    if k <= 32:
+        for i in range(k):
+            v, j = local[i], i
+            while j > 0 and sidx[j - 1] > v:
+                sidx[j], srt[j] = sidx[j - 1], srt[j - 1]
+                j -= 1
+            sidx[j], srt[j] = v, i
+    else:
+        o = np.argsort(local[:k], kind="mergesort")
+        for i in range(k):
+            srt[i], sidx[i] = o[i], local[o[i]]
+
+
+@numba.njit(cache=True)
+def _dfs(k, rows, offsets, code, target, base, duration, cp, color, ptr, stack):
+    """Remove edges that close a cycle (to a task on the DFS stack); post-order critical paths."""
+    color[:k] = 0  # 0 new, 1 on the stack, 2 done
+    ptr[:k] = 0
+    for root in range(k):
+        if color[root]:
+            continue
+        top = 0
+        stack[0] = root
+        color[root] = 1
+        while top >= 0:
+            v = stack[top]
+            g = rows[v]
+            lo, hi = offsets[g], offsets[g + 1]
+            if lo + ptr[v] < hi:
+                e = lo + ptr[v]
+                ptr[v] += 1
+                if code[e] != OK:
+                    continue
+                u = target[base[v] + e - lo]
+                if color[u] == 1:
+                    code[e] = CYCLIC
+                elif color[u] == 0:
+                    color[u] = 1
+                    top += 1
+                    stack[top] = u
+            else:
+                if cp.size:
+                    best = 0.0
+                    for e in range(lo, hi):
+                        if code[e] == OK:
+                            best = max(best, cp[rows[target[base[v] + e - lo]]])
+                    cp[g] = duration[g] + best
+                color[v] = 2
+                top -= 1
+
+
+def lists(n: int, row: np.ndarray, value: np.ndarray) -> pl.Series:
+    """A List(Int64) Series of ``n`` rows: row ``i`` holds the ``value``s whose ``row`` is i
+    (in input order); rows without values get empty lists."""
+    if n == 0:
+        return pl.Series(values=[], dtype=pl.List(pl.Int64))
+    counts = np.bincount(row, minlength=n).astype(np.int64)
+    rows_all, values_all = _interleave(n, row, value.astype(np.int64), counts)
+    frame = pl.DataFrame({"r": rows_all, "v": values_all}).with_columns(pl.col("r").set_sorted())
+    grouped = frame.group_by("r", maintain_order=True).agg("v")
+    return grouped.get_column("v").list.slice(1)
+
+
+@numba.njit(cache=True)
+def _interleave(n, row, value, counts):
+    """Group ``value`` by ``row`` (stable), each group led by a -1 sentinel so none is empty."""
+    total = n + row.size
+    rows_all = np.empty(total, dtype=np.int32)
+    values_all = np.empty(total, dtype=np.int64)
+    start = np.empty(n, dtype=np.int64)
+    pos = 0
+    for r in range(n):
+        start[r] = pos
+        rows_all[pos] = r
+        values_all[pos] = -1
+        pos += 1
+        for _ in range(counts[r]):
+            rows_all[pos] = r
+            pos += 1
+    for e in range(row.size):
+        r = row[e]
+        start[r] += 1
+        values_all[start[r]] = value[e]
+    return rows_all, values_all

@@ -1,0 +1,230 @@
+"""A trained DeepRM policy (seed 000 §3) behind the common Policy protocol, and its checkpoints.
+
+A checkpoint is a ``torch.save`` of plain data, read back with ``torch.load(weights_only=True)``:
+``{"format": "schedlab.deeprm", "version": 1, "spec": JSON text, "state_dict": {...}}``. The spec
+holds what is needed to rebuild the network and check that it fits the cluster it is asked to
+schedule: network name and size, observation geometry, action masking, objective (and the
+training config, for the record). Training also writes the spec as ``config.json`` beside it.
+
+Shipped policies live in ``policies/checkpoints/<name>/`` (``deeprm:deeprm-0.7`` names one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from schedlab.errors import SchedlabError
+from schedlab.policies.base import ParamsMixin
+from schedlab.policies.networks import Logits, make_network
+from schedlab.simulator.engine import Engine
+from schedlab.simulator.observation import ObsGeometry, SparseObs, encode
+
+FORMAT, VERSION = "schedlab.deeprm", 1
+
+
+class CheckpointError(SchedlabError, ValueError):
+    """A checkpoint is missing, unreadable, or does not fit the network or cluster."""
+
+
+def save_checkpoint(
+    path: str | os.PathLike[str], net: torch.nn.Module, spec: dict[str, Any]
+) -> None:
+    """Write ``net``'s state_dict and ``spec`` (JSON-native) to ``path`` atomically."""
+    from schedlab.io import atomic_path
+
+    state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    payload = {"format": FORMAT, "version": VERSION, "spec": json.dumps(spec), "state_dict": state}
+    with atomic_path(path) as tmp:
+        torch.save(payload, tmp)
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(spec, state_dict)`` of a checkpoint; :class:`CheckpointError` says what is wrong."""
+    p = Path(path)
+    if not p.is_file():
+        msg = f"{p}: no such checkpoint file"
+        raise CheckpointError(msg)
+    try:
+        payload = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises several types for a corrupt or foreign file
+        msg = f"{p}: not a readable checkpoint ({type(exc).__name__}: {str(exc)[:200]})"
+        raise CheckpointError(msg) from exc
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+        msg = f"{p}: expected a {FORMAT} checkpoint, found format {found!r}"
+        raise CheckpointError(msg)
+    if payload.get("version") != VERSION:
+        msg = f"{p}: checkpoint version {payload.get('version')!r}, this schedlab reads {VERSION}"
+        raise CheckpointError(msg)
+    try:
+        spec = json.loads(payload["spec"])
+        state = dict(payload["state_dict"])
+    except (KeyError, TypeError, json.JSONDecodeError) as exc:
+        msg = f"{p}: checkpoint spec or state_dict is malformed ({exc})"
+        raise CheckpointError(msg) from exc
+    return spec, state
+
+
+def geometry_from_spec(spec: dict[str, Any]) -> ObsGeometry:
+    """The observation geometry a checkpoint was trained on."""
+    g = spec["geometry"]
+    return ObsGeometry(
+        cap_units=tuple(int(c) for c in g["cap_units"]),
+        slots=int(g["slots"]),
+        horizon=int(g["horizon"]),
+        backlog_view=int(g["backlog_view"]),
+    )
+
+
+def load_network(path: str | os.PathLike[str]) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The network of a checkpoint, weights loaded, in eval mode; and its spec."""
+    spec, state = read_checkpoint(path)
+    try:
+        geometry = geometry_from_spec(spec)
+        net = make_network(spec["network"], geometry, **spec.get("network_kwargs", {}))
+    except (KeyError, TypeError, ValueError) as exc:
+        msg = f"{path}: checkpoint spec cannot build a network ({type(exc).__name__}: {exc})"
+        raise CheckpointError(msg) from exc
+    expected = {k: tuple(v.shape) for k, v in net.state_dict().items()}
+    found = {k: tuple(v.shape) for k, v in state.items() if isinstance(v, torch.Tensor)}
+    if expected != found:
+        diff = sorted(set(expected.items()) ^ set(found.items()))[:4]
+        msg = (
+            f"{path}: weights do not match the network its spec describes "
+            f"({spec.get('network')}, geometry {geometry.to_json()}); differing "
+            f"(name, shape): {diff}"
+        )
+        raise CheckpointError(msg)
+    net.load_state_dict(state)
+    net.eval()
+    return net, spec
+
+
+def shipped(name: str) -> Path | None:
+    """Path of the shipped policy ``name`` (e.g. ``"deeprm-0.7"``), or None."""
+    root = resources.files("schedlab.policies") / "checkpoints" / name / "best.pt"
+    path = Path(str(root))
+    return path if path.is_file() else None
+
+
+def resolve_checkpoint(checkpoint: str | os.PathLike[str]) -> Path:
+    """A file path, a run directory (its ``best.pt``) or a shipped policy name."""
+    p = Path(checkpoint)
+    if p.is_dir():
+        p = p / "best.pt"
+    if not p.exists() and (found := shipped(str(checkpoint))) is not None:
+        return found
+    return p
+
+
+class DeepRMPolicy(ParamsMixin):
+    """A trained policy network acting on the DeepRM image.
+
+    Parameters
+    ----------
+    checkpoint : str
+        A ``.pt`` file written by ``schedlab train``, a run directory, or a shipped name.
+    greedy : bool
+        Take the most probable action; by default sample from the policy, which is what
+        REINFORCE optimises and what the reference code evaluates (an argmax policy can starve
+        jobs whose allocation is never the single most probable action).
+    seed : int
+        Seed of the sampling: ``default_rng([seed, jobset])`` on the step engine; on the batched
+        engine one stream ``default_rng(seed)`` draws one uniform per active jobset and decision
+        step, in jobset order (same JobSet and seed, same schedule).
+    """
+
+    name = "deeprm"
+
+    def __init__(self, *, checkpoint: str, greedy: bool = False, seed: int = 0) -> None:
+        self.checkpoint = checkpoint
+        self.greedy = greedy
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+        self._loaded: tuple[Logits, dict[str, Any]] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_loaded"] = None  # reloaded on first use
+        return state
+
+    def _model(self) -> tuple[Logits, dict[str, Any]]:
+        if self._loaded is None:
+            net, spec = load_network(resolve_checkpoint(self.checkpoint))
+            self._loaded = (Logits(net, geometry_from_spec(spec)), spec)
+        return self._loaded
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The checkpoint's spec (network, geometry, training config)."""
+        return self._model()[1]
+
+    @property
+    def backlog_view(self) -> int:
+        """Backlog jobs the network was trained to see (a view parameter, not the cluster's)."""
+        return geometry_from_spec(self.spec).backlog_view
+
+    def reset(self, *, seed: int | None = None) -> None:
+        """Restart the sampling stream (from ``[self.seed, seed]`` when given)."""
+        self._rng = np.random.default_rng(self.seed if seed is None else [self.seed, seed])
+
+    def act_batch(self, obs: SparseObs) -> np.ndarray:
+        """Actions (int64, shape ``(N,)``; 0 = void, ``i`` = slot ``i − 1``) for a batch."""
+        logits_fn, spec = self._model()
+        if obs.geometry != logits_fn.geometry:
+            msg = (
+                f"policy {self.checkpoint} was trained on observations {logits_fn.geometry} but "
+                f"this cluster gives {obs.geometry}; use the same --slots, --horizon and capacity"
+            )
+            raise CheckpointError(msg)
+        with torch.no_grad():
+            logits = logits_fn(obs).double().numpy()
+        if spec.get("mask_invalid", True):
+            logits = np.where(obs.mask, logits, -np.inf)
+        if self.greedy:
+            return logits.argmax(axis=1)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        c = np.cumsum(p, axis=1)
+        u = self._rng.random(len(obs))[:, None] * c[:, -1:]
+        return np.minimum((c < u).sum(axis=1), p.shape[1] - 1)
+
+    def act(self, state: Engine, *, mask: np.ndarray) -> int:
+        """Slot to allocate (-1: void) in one step engine; same choice as :meth:`act_batch`."""
+        return int(self.act_batch(observe_engine(state, self.backlog_view))[0]) - 1
+
+
+def observe_engine(sim: Engine, backlog_view: int | None = None) -> SparseObs:
+    """The sparse DeepRM observation (and action mask) of a step :class:`Engine`."""
+    config = sim.config if backlog_view is None else replace(sim.config, backlog_view=backlog_view)
+    g = ObsGeometry.for_cluster(sim.capacity, config)
+    M, T = sim.config.slots, sim.config.horizon
+    free = sim.resources.free[None, :, :]
+    if free.shape[1] < T:
+        free = np.concatenate([free, np.tile(sim.capacity, (1, T - free.shape[1], 1))], axis=1)
+    arrived = sim._next_arrival
+    last = int(sim.jobs.arrival[arrived - 1]) if arrived else 0
+    terms = np.empty((1, g.n_terms), dtype=np.int32)
+    weights = np.empty((1, g.n_terms), dtype=np.float32)
+    encode(
+        np.zeros(1, dtype=np.int64), np.ascontiguousarray(free), sim.capacity,
+        np.array(g.cap_units, dtype=np.int64), sim.slots[None, :].copy(), sim.jobs.duration,
+        np.ascontiguousarray(sim.jobs.demand), np.array([len(sim.backlog)]),
+        np.array([sim.now - last]), g.bases, min(g.backlog_view, T * g.backlog_width),
+        terms, weights,
+    )  # fmt: skip
+    mask = np.zeros((1, M + 1), dtype=bool)
+    mask[0, 0] = True
+    for q in range(M):
+        j = int(sim.slots[q])
+        if j >= 0:
+            fit = sim.resources.earliest_fit(sim.jobs.demand[j], int(sim.jobs.duration[j]), T)
+            mask[0, q + 1] = fit is not None
+    return SparseObs(terms, weights, mask, g)

@@ -1,0 +1,476 @@
+"""DeepRM trained by REINFORCE (seed 000 §3.3, Figure 3; design.md §8 "Learning"), one file.
+
+One iteration, in this order:
+
+1. **rollout**: every training jobset is replayed by ``rollouts`` environments, all batched in
+   one :class:`~schedlab.simulator.batched.BatchedEngine` (100 × 20 = 2000 envs by default); the
+   policy network scores every active env at once and one action per env is sampled;
+2. **returns and baseline**: per episode ``v_t = Σ_{s≥t} γ^{s−t} r_s`` over decision steps;
+   the baseline ``b_t`` is the mean of ``v_t`` over the rollouts of the same jobset, episodes that
+   ended earlier counting as 0 (zero padding, seed 000 footnote 4);
+3. **update**: one RMSProp step on ``−Σ log π(a_t|s_t) · (v_t − b_t) / n_decisions``;
+4. **validation** (every ``eval_every`` iterations) of the greedy policy on held-out jobsets
+   drawn from another seed stream, and checkpoints.
+
+Departures from the paper, on purpose: actions are sampled among the **valid** ones (masked
+softmax; ``mask_invalid=False`` restores the paper's unmasked space, where an invalid action acts
+as void); decisions where only void is valid are skipped by the engine (no choice, no gradient);
+the episode's remaining reward is paid when the last job is placed (sums unchanged, γ = 1).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+import torch
+
+from schedlab.errors import SchedlabError
+from schedlab.io import atomic_path, write_text_atomic
+from schedlab.policies.deeprm import CheckpointError, save_checkpoint
+from schedlab.policies.networks import Logits, make_network, masked_log_softmax
+from schedlab.simulator.batched import BatchedEngine
+from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.observation import SparseObs
+
+BASELINE_POLICIES = ("sjf", "packer", "tetris")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainConfig:
+    """Everything that determines a training run (written as ``config.json``)."""
+
+    workload: str = "deeprm"
+    """Generator name of the training and validation jobsets."""
+    workload_params: dict[str, Any] = field(default_factory=dict)
+    """Generator parameters, e.g. ``{"variant": "paper"}``."""
+    load: float = 0.7
+    """Target offered load of the jobsets."""
+    window: int = 50
+    """Arrival window of a jobset (steps), passed to generators that have one."""
+    n_jobsets: int = 100
+    """Training jobsets."""
+    rollouts: int = 20
+    """N: episodes per jobset and iteration."""
+    iterations: int = 1000
+    """Training iterations (one batch update each)."""
+    objective: Literal["slowdown", "completion"] = "slowdown"
+    """Reward per step: −Σ 1/T_j over jobs in the system, or −|J| (seed 000 §3.4)."""
+    gamma: float = 1.0
+    """Discount over decision steps."""
+    lr: float = 1e-3
+    """RMSProp learning rate."""
+    rho: float = 0.9
+    """RMSProp decay of the squared-gradient average."""
+    eps: float = 1e-9
+    """RMSProp epsilon."""
+    network: str = "mlp"
+    """Policy network (:data:`schedlab.policies.networks.NETWORKS`)."""
+    hidden: int = 20
+    """Hidden units of the MLP."""
+    mask_invalid: bool = True
+    """Sample among valid actions only (False: the paper's unmasked space, invalid = void)."""
+    slots: int = 10
+    """M: visible job slots."""
+    horizon: int = 20
+    """T: image rows and earliest-fit horizon."""
+    backlog: int = 60
+    """Backlog jobs shown in the image."""
+    eval_jobsets: int = 100
+    """Held-out validation jobsets (another seed stream)."""
+    eval_every: int = 1
+    """Validate every this many iterations (and after the first and the last)."""
+    eval_greedy: bool = False
+    """Select ``best.pt`` on the greedy (argmax) policy instead of the sampled one."""
+    checkpoint_every: int = 10
+    """Write ``last.pt`` (for ``--resume``) every this many iterations."""
+    seed: int = 0
+    """Seed of network initialisation, jobsets and action sampling."""
+    threads: int = 1
+    """torch intra-op threads (1 is fastest on a small shared machine)."""
+
+    def cluster(self) -> ClusterConfig:
+        """The cluster geometry."""
+        return ClusterConfig(slots=self.slots, horizon=self.horizon, backlog_view=self.backlog)
+
+
+@dataclass(frozen=True, slots=True)
+class Rollout:
+    """Decisions of one batched rollout, in decision-step-major order."""
+
+    obs: SparseObs | None
+    """Observations of every decision (None when not recorded)."""
+    actions: np.ndarray
+    """int64, shape ``(n,)``."""
+    env: np.ndarray
+    """int64, shape ``(n,)``: env of each decision."""
+    step: np.ndarray
+    """int64, shape ``(n,)``: decision index within its episode."""
+    rewards: np.ndarray
+    """float64, shape ``(L, B)``: reward of decision ``t`` of env ``b``, 0 after its end."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainResult:
+    """What :func:`train` returns."""
+
+    out_dir: Path
+    curve: pl.DataFrame
+    """One row per iteration (see :func:`train`)."""
+    best_iteration: int
+    best_value: float
+    baselines: dict[str, float]
+    """Validation slowdown of the heuristics and of the initial policy."""
+    seconds: float
+
+
+# -- returns and baseline (seed 000 Figure 3) ---------------------------------------------------
+def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
+    """``v_t = r_t + γ v_{t+1}`` along axis 0; ``rewards`` shape ``(L, B)``, same output shape."""
+    out = np.zeros_like(rewards, dtype=np.float64)
+    acc = np.zeros(rewards.shape[1:])
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        acc = rewards[t] + gamma * acc
+        out[t] = acc
+    return out
+
+
+def time_baseline(returns: np.ndarray, rollouts: int) -> np.ndarray:
+    """Per-step baseline of each env, shape ``(L, B)``: mean over the ``rollouts`` envs of the
+    same jobset (envs ``k·N .. k·N + N − 1``) at the same step; ended episodes count as 0."""
+    L, B = returns.shape
+    mean = returns.reshape(L, B // rollouts, rollouts).mean(axis=2)
+    return np.repeat(mean, rollouts, axis=1)
+
+
+def advantages(batch: Rollout, gamma: float, rollouts: int) -> np.ndarray:
+    """``v_t − b_t`` of every decision, float32, shape ``(n,)``."""
+    v = discounted_returns(batch.rewards, gamma)
+    a = v - time_baseline(v, rollouts)
+    return a[batch.step, batch.env].astype(np.float32)
+
+
+# -- rollout --------------------------------------------------------------------------------
+def sample_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row from ``softmax(logits)`` (-inf = excluded), by inverse CDF."""
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    c = np.cumsum(p, axis=1)
+    u = rng.random(logits.shape[0])[:, None] * c[:, -1:]
+    return np.minimum((c < u).sum(axis=1), logits.shape[1] - 1)
+
+
+def collect(
+    engine: BatchedEngine,
+    logits_fn: Logits,
+    rng: np.random.Generator | None,
+    *,
+    mask_invalid: bool,
+    record: bool,
+) -> Rollout:
+    """Run every env of ``engine`` to the end; greedy (argmax) when ``rng`` is None."""
+    B = engine.n_envs
+    engine.reset()
+    active = np.flatnonzero(~engine.done)
+    rows: list[np.ndarray] = []
+    parts: list[tuple[SparseObs, np.ndarray, np.ndarray]] = []
+    with torch.no_grad():
+        table = logits_fn.table()
+        while active.size:
+            obs = engine.observe(active)
+            logits = logits_fn(obs, table).double().numpy()
+            if mask_invalid:
+                logits = np.where(obs.mask, logits, -np.inf)
+            actions = logits.argmax(axis=1) if rng is None else sample_actions(logits, rng)
+            row = np.zeros(B)
+            row[active] = engine.step(actions, active)
+            rows.append(row)
+            if record:
+                parts.append((obs, actions, active))
+            active = active[~engine.done[active]]
+    rewards = np.stack(rows) if rows else np.zeros((0, B))
+    if not record:
+        empty = np.zeros(0, dtype=np.int64)
+        return Rollout(None, empty, empty, empty, rewards)
+    obs = SparseObs(
+        np.concatenate([p[0].terms for p in parts]),
+        np.concatenate([p[0].weights for p in parts]),
+        np.concatenate([p[0].mask for p in parts]),
+        engine.geometry,
+    )
+    step = np.concatenate([np.full(p[2].size, t, dtype=np.int64) for t, p in enumerate(parts)])
+    env = np.concatenate([p[2] for p in parts])
+    return Rollout(obs, np.concatenate([p[1] for p in parts]), env, step, rewards)
+
+
+# -- update ---------------------------------------------------------------------------------
+def policy_gradient_step(
+    logits_fn: Logits,
+    optimizer: torch.optim.Optimizer,
+    batch: Rollout,
+    adv: np.ndarray,
+    *,
+    mask_invalid: bool,
+    chunk: int = 1 << 16,
+) -> tuple[float, float]:
+    """One batch update on ``−Σ log π(a|s) · adv / n``; returns (loss, mean entropy)."""
+    assert batch.obs is not None
+    n = len(batch.actions)
+    optimizer.zero_grad()
+    loss_sum = entropy_sum = 0.0
+    for lo in range(0, n, chunk):
+        sl = slice(lo, lo + chunk)
+        obs = batch.obs.take(sl)
+        logits = logits_fn(obs)
+        logp = masked_log_softmax(logits, obs.mask) if mask_invalid else logits.log_softmax(-1)
+        chosen = logp.gather(1, torch.from_numpy(batch.actions[sl])[:, None]).squeeze(1)
+        loss = -(chosen * torch.from_numpy(adv[sl])).sum() / n
+        loss.backward()
+        loss_sum += loss.item()
+        with torch.no_grad():
+            entropy_sum -= float((logp.exp() * logp.nan_to_num(neginf=0.0)).sum())
+    optimizer.step()
+    return loss_sum, entropy_sum / max(n, 1)
+
+
+# -- the training loop ----------------------------------------------------------------------
+def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
+    """Training and validation JobSets from two independent seed streams of ``config.seed``."""
+    from schedlab.registry import generators
+
+    train_ss, val_ss = np.random.SeedSequence([config.seed, 0xD33B]).spawn(2)
+    seeds = {
+        "train": int(train_ss.generate_state(1)[0]),
+        "validation": int(val_ss.generate_state(1)[0]),
+    }
+    params = dict(config.workload_params)
+    cls = generators.load(config.workload)
+    if "window" not in params and "window" in {f.name for f in fields(cls)}:
+        params["window"] = config.window
+    gen = cls(**params)
+    train_js = gen.generate(config.load, n_jobsets=config.n_jobsets, seed=seeds["train"])
+    val_js = gen.generate(config.load, n_jobsets=config.eval_jobsets, seed=seeds["validation"])
+    return train_js, val_js, seeds
+
+
+def evaluate(
+    engine: BatchedEngine, logits_fn: Logits, *, mask_invalid: bool, seed: int | None
+) -> tuple[float, float]:
+    """The policy on every env, sampled from ``default_rng(seed)`` (greedy when ``seed`` is
+    None): mean over jobsets of the mean slowdown and of the mean completion time (steps)."""
+    rng = None if seed is None else np.random.default_rng(seed)
+    collect(engine, logits_fn, rng, mask_invalid=mask_invalid, record=False)
+    slowdown, completion = engine.job_means()
+    return float(np.nanmean(slowdown)), float(np.nanmean(completion))
+
+
+def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
+    """Validation slowdown of SJF, Packer and Tetris* on the same engine."""
+    from schedlab.registry import policies
+
+    out = {}
+    for name in BASELINE_POLICIES:
+        policy = policies.make(name)
+        engine.reset()
+        engine.run_heuristic(policy.code, policy.knob)
+        out[name] = float(np.nanmean(engine.job_means()[0]))
+    return out
+
+
+def _spec(config: TrainConfig, engine: BatchedEngine, seeds: dict[str, int]) -> dict[str, Any]:
+    return {
+        "network": config.network,
+        "network_kwargs": {"hidden": config.hidden} if config.network == "mlp" else {},
+        "geometry": engine.geometry.to_json(),
+        "mask_invalid": config.mask_invalid,
+        "objective": config.objective,
+        "train_config": asdict(config),
+        "workload_seeds": seeds,
+    }
+
+
+def _check_resume(out: Path, config: TrainConfig, resume: bool) -> dict[str, Any] | None:
+    """The saved training state to continue from, or None to start afresh."""
+    last = out / "last.pt"
+    if not resume:
+        if last.exists():
+            msg = f"{out} already holds a training run; pass --resume or choose another directory"
+            raise SchedlabError(msg)
+        return None
+    if not last.exists():
+        return None
+    saved = json.loads((out / "config.json").read_text())["train_config"]
+    mine = json.loads(json.dumps(asdict(config)))
+    diff = {k for k in mine if k != "iterations" and saved.get(k) != mine[k]}
+    if diff:
+        msg = f"--resume with a different config ({sorted(diff)}); use the saved one or a new -o"
+        raise SchedlabError(msg)
+    try:
+        return torch.load(last, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        msg = f"{last}: not a readable training state ({type(exc).__name__}: {exc})"
+        raise CheckpointError(msg) from exc
+
+
+def _val_seed(config: TrainConfig) -> int:
+    """Seed of the sampled validation: the same draws at every validation (less noise)."""
+    return int(np.random.SeedSequence([config.seed, 0x7A1]).generate_state(1)[0])
+
+
+def _validate_now(k: int, config: TrainConfig) -> bool:
+    return k == 1 or k % config.eval_every == 0 or k == config.iterations
+
+
+def train(
+    config: TrainConfig,
+    out_dir: str | Path,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    report: bool = True,
+) -> TrainResult:
+    """Train a DeepRM policy; write ``config.json``, ``curve.csv``/``.parquet``, ``best.pt``
+    (best validation), ``final.pt``, ``last.pt`` (training state for ``resume``),
+    ``baselines.json`` and, with ``report``, a small report into ``out_dir``.
+
+    Curve columns: ``iteration`` (1-based: updates done), ``mean_reward``/``max_reward`` (total
+    reward of the training episodes, before the update), ``train_slowdown`` (their mean),
+    ``val_slowdown``/``val_completion`` (policy after the update on held-out jobsets, sampled,
+    or greedy with ``eval_greedy``; null when not validated), ``val_greedy_slowdown``,
+    ``entropy``, ``loss``, ``decisions`` (env steps), ``rollout_s``,
+    ``update_s`` and ``eval_s`` (seconds).
+    """
+    t_start = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    saved = _check_resume(out, config, resume)
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    train_js, val_js, seeds = make_jobsets(config)
+    cluster = config.cluster()
+    kw = {"objective": config.objective}
+    engine = BatchedEngine.from_jobset(train_js, cluster, repeats=config.rollouts, **kw)
+    val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
+    net = make_network(config.network, engine.geometry, **({"hidden": config.hidden}))
+    logits_fn = Logits(net, engine.geometry)
+    optimizer = torch.optim.RMSprop(
+        net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps
+    )
+    rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0xAC7]))
+    spec = _spec(config, engine, seeds)
+    write_text_atomic(out / "config.json", json.dumps(spec, indent=2))
+    mask, val_seed = config.mask_invalid, None if config.eval_greedy else _val_seed(config)
+    if saved is None:
+        start, best, best_it, rows = 0, math.inf, 0, []
+        baselines = heuristic_baselines(val_engine)
+        baselines["initial"] = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)[0]
+        write_text_atomic(out / "baselines.json", json.dumps(baselines, indent=2))
+    else:
+        net.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        rng.bit_generator.state = json.loads(saved["rng"])
+        start, best, best_it = (
+            int(saved["iteration"]),
+            float(saved["best"]),
+            int(saved["best_iteration"]),
+        )
+        rows = pl.read_csv(out / "curve.csv").filter(pl.col("iteration") <= start).to_dicts()
+        baselines = json.loads((out / "baselines.json").read_text())
+    bar = _progress(progress, start, config.iterations)
+    for k in range(start + 1, config.iterations + 1):
+        t0 = time.perf_counter()
+        batch = collect(engine, logits_fn, rng, mask_invalid=mask, record=True)
+        t1 = time.perf_counter()
+        adv = advantages(batch, config.gamma, config.rollouts)
+        loss, entropy = policy_gradient_step(logits_fn, optimizer, batch, adv, mask_invalid=mask)
+        t2 = time.perf_counter()
+        totals = batch.rewards.sum(axis=0)
+        row: dict[str, Any] = {
+            "iteration": k,
+            "mean_reward": float(totals.mean()),
+            "max_reward": float(totals.max()),
+            "train_slowdown": float(np.nanmean(engine.job_means()[0])),
+            "val_slowdown": None,
+            "val_completion": None,
+            "val_greedy_slowdown": None,
+            "entropy": entropy,
+            "loss": loss,
+            "decisions": len(batch.actions),
+        }
+        if _validate_now(k, config):
+            sampled = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)
+            greedy = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=None)
+            row["val_greedy_slowdown"] = greedy[0]
+            row["val_slowdown"], row["val_completion"] = greedy if config.eval_greedy else sampled
+            value = row["val_slowdown"] if config.objective == "slowdown" else row["val_completion"]
+            if value < best:
+                best, best_it = value, k
+                save_checkpoint(out / "best.pt", net, {**spec, "iteration": k, "validation": value})
+        row |= {"rollout_s": t1 - t0, "update_s": t2 - t1, "eval_s": time.perf_counter() - t2}
+        rows.append(row)
+        if k % config.checkpoint_every == 0 or k == config.iterations:
+            _write_curve(out, rows)
+            _save_state(out / "last.pt", net, optimizer, rng, k, best, best_it)
+        bar.update(1)
+        bar.set_postfix(
+            mean=f"{row['mean_reward']:.1f}", max=f"{row['max_reward']:.1f}",
+            val=f"{row['val_slowdown']:.3f}" if row["val_slowdown"] is not None else "-",
+        )  # fmt: skip
+    bar.close()
+    curve = _write_curve(out, rows)
+    save_checkpoint(out / "final.pt", net, {**spec, "iteration": config.iterations})
+    if report:
+        _write_report(out, curve, baselines, val_engine, config)
+    return TrainResult(out, curve, best_it, best, baselines, time.perf_counter() - t_start)
+
+
+def _progress(enabled: bool, start: int, total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=start, desc="train", unit="it", disable=not enabled or None)
+
+
+def _write_curve(out: Path, rows: list[dict[str, Any]]) -> pl.DataFrame:
+    schema = {k: pl.Float64 for k in ("val_slowdown", "val_completion", "val_greedy_slowdown")}
+    curve = pl.DataFrame(rows, schema_overrides=schema, infer_schema_length=None)
+    with atomic_path(out / "curve.csv") as tmp:
+        curve.write_csv(tmp)
+    with atomic_path(out / "curve.parquet") as tmp:
+        curve.write_parquet(tmp)
+    return curve
+
+
+def _save_state(
+    path: Path, net: torch.nn.Module, optimizer: torch.optim.Optimizer,
+    rng: np.random.Generator, iteration: int, best: float, best_it: int,
+) -> None:  # fmt: skip
+    state = {
+        "iteration": iteration,
+        "model": net.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "rng": json.dumps(rng.bit_generator.state),
+        "best": best,
+        "best_iteration": best_it,
+    }
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def _write_report(
+    out: Path, curve: pl.DataFrame, baselines: dict[str, float], engine: BatchedEngine,
+    config: TrainConfig,
+) -> None:  # fmt: skip
+    """Learning curves and withheld jobs of the best policy on the validation jobsets."""
+    from schedlab.policies.deeprm import load_network
+    from schedlab.reports.learning import write_training_report
+
+    best = out / "best.pt"
+    net, _ = load_network(best if best.exists() else out / "final.pt")
+    seed = None if config.eval_greedy else _val_seed(config)
+    evaluate(engine, Logits(net, engine.geometry), mask_invalid=config.mask_invalid, seed=seed)
+    write_training_report(out, curve, baselines, engine.withholding(), asdict(config))

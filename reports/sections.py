@@ -1,0 +1,254 @@
+"""Descriptive sections of a report: introduction, load sweep, job lengths, run metadata.
+
+The statistical sections are in :mod:`schedlab.reports.comparison`; :func:`write_report
+<schedlab.reports.render.write_report>` assembles both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+import schedlab
+from schedlab.evaluation.compare import EXACT_MAX, TIE_RTOL, ZERO_METHOD
+from schedlab.evaluation.metrics import METRICS, policy_order
+from schedlab.evaluation.stats import CI_METHOD
+from schedlab.reports import comparison, figures
+from schedlab.reports.markup import Block, Table
+from schedlab.reports.tables import ci_table, sweep_ratio_table
+from schedlab.results import Results
+
+
+def _dump(obj: Mapping[str, Any]) -> str:
+    """One ``key: value`` line per top-level key, values as compact JSON."""
+    return "\n".join(f"{k}: {json.dumps(v, default=str)}" for k, v in obj.items())
+
+
+def _load_label(load: float | None) -> str:
+    return "load not recorded" if load is None else figures.format_load(load)
+
+
+@dataclass
+class Computed:
+    """Everything the report shows, computed once."""
+
+    results: Results
+    per_jobset: pl.DataFrame
+    per_length: pl.DataFrame
+    summary: pl.DataFrame
+    length_summary: pl.DataFrame
+    buckets: dict[str, tuple[int, int]]
+    comp: comparison.Comparison
+    n_loads: int
+    seed: int
+    confidence: float
+    n_resamples: int
+
+
+def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]:
+    provenance = c.results.meta.get("jobset", {}).get("provenance", {})
+    conf = f"{100 * c.confidence:g}%"
+    n_jobsets = c.per_jobset.select(pl.struct("load", "seed", "jobset").n_unique()).item()
+    loads = c.per_jobset.get_column("load").drop_nulls().unique().sort()
+    span = (
+        (
+            f" at {loads.len()} offered loads ({figures.format_load(loads.first())}–"
+            f"{figures.format_load(loads.last())})"
+        )
+        if loads.len() > 1
+        else (f" at {figures.format_load(loads.first())}" if loads.len() else "")
+    )
+    workload = provenance.get("generator", provenance.get("path", "unknown"))
+    blocks: list[Block] = [
+        ("h1", title),
+        (
+            "p",
+            f"{len(policy_order(c.results))} policies on {n_jobsets} jobsets{span}; "
+            f"workload: {workload}; reference policy: {c.comp.cfg.reference}.",
+        ),
+        (
+            "note",
+            f"Statistics are over jobsets: each jobset contributes one value, the average "
+            f"over its jobs, and means, medians, tests and confidence intervals are taken "
+            f"over those per-jobset values, paired by jobset, never over pooled jobs. "
+            f"CI = percentile bootstrap {conf} over jobsets ({c.n_resamples} resamples, "
+            f"seed {c.seed}). Slowdown = (finish − arrival) / duration, >= 1; times are in "
+            f"simulation steps.",
+        ),
+    ]
+    if not same_jobsets(c.per_jobset):
+        blocks.append(
+            (
+                "warning",
+                "Policies were not run on the same jobsets at every load; "
+                "paired comparisons use the jobsets common to all.",
+            )
+        )
+    for f in experiment.get("failures", []):
+        blocks.append(
+            (
+                "warning",
+                f"run {f['run_id']} failed ({f['error']}: {f['message']}); "
+                f"its policy is missing at that load.",
+            )
+        )
+    if experiment.get("missing"):
+        ids = experiment["missing"]
+        blocks.append(
+            (
+                "warning",
+                f"{len(ids)} runs have not run yet (interrupted?): "
+                f"{', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}.",
+            )
+        )
+    for name, reason in experiment.get("skipped", []):
+        blocks.append(("note", f"Optional policy {name} was not run: {reason}."))
+    return blocks
+
+
+def same_jobsets(pj: pl.DataFrame) -> bool:
+    per = pj.group_by("policy", "load").agg(pl.struct("seed", "jobset").n_unique().alias("n"))
+    return per.select("load", "n").unique().height == per["load"].n_unique()
+
+
+def sweep_blocks(c: Computed, images: dict[str, tuple[bytes, str]]) -> list[Block]:
+    if c.n_loads < 2:
+        return []
+    cfg, conf = c.comp.cfg, f"{100 * c.confidence:g}%"
+    blocks: list[Block] = [("h2", "Across offered loads")]
+    if "load_sweep.png" in images:
+        blocks.append(("figure", ("load_sweep.png", images["load_sweep.png"][1])))
+    shown = [cfg.primary] + [m for m in ("completion",) if m in cfg.metrics and m != cfg.primary]
+    for metric in shown:
+        rows = c.summary.filter(pl.col("metric") == metric)
+        blocks += [
+            ("h3", METRICS[metric].capitalize()),
+            ("table", ci_table(rows, "load", _load_label)),
+            (
+                "p",
+                f"Rows: policy; columns: offered load. Cell: mean over jobsets of the "
+                f"per-jobset average [{conf} CI]; bold: lowest mean in the column.",
+            ),
+        ]
+    ratio = sweep_ratio_table(c.comp)
+    if ratio.rows:
+        blocks += [
+            ("h3", f"Ratio to {cfg.reference} at every load"),
+            ("table", ratio),
+            (
+                "p",
+                f"Geometric-mean ratio of per-jobset {METRICS[cfg.primary]} to "
+                f"{cfg.reference} on the same jobsets [{conf} paired bootstrap CI]; "
+                f"* the Holm-adjusted Wilcoxon test against {cfg.reference} at that "
+                f"load is significant at α = {cfg.alpha:g}.",
+            ),
+        ]
+    return blocks
+
+
+def length_blocks(c: Computed, images: dict[str, tuple[bytes, str]]) -> list[Block]:
+    source = (
+        "from the workload metadata"
+        if c.results.meta.get("length_buckets")
+        else "duration terciles, as the workload defines no length buckets"
+    )
+    label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
+    blocks: list[Block] = [
+        ("h2", f"Slowdown by job length {c.comp.where()}"),
+        (
+            "p",
+            f"Length buckets ({source}): {', '.join(label.values()) or 'none'}. Jobs in no "
+            "bucket are left out of this breakdown only; a jobset counts in a bucket if it "
+            "has a job there.",
+        ),
+    ]
+    if c.length_summary.height:
+        blocks.append(("table", ci_table(c.length_summary, "bucket", label.__getitem__)))
+    if "length_boxplot.png" in images:
+        blocks.append(("figure", ("length_boxplot.png", images["length_boxplot.png"][1])))
+    learning = [("figure", (n, cap)) for n, (_, cap) in images.items() if n.startswith("learning_")]
+    if learning:
+        blocks += [("h2", "Learning curves"), *learning]
+    return [
+        *blocks,
+        ("h2", "Distribution of per-job slowdown"),
+        ("figure", ("slowdown_cdf.png", images["slowdown_cdf.png"][1])),
+        ("p", "Descriptive only: this curve pools the jobs of every jobset at that load."),
+    ]
+
+
+def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str]) -> list[Block]:
+    meta = c.results.meta
+    jobset_meta = dict(meta.get("jobset", {}))
+    provenance = jobset_meta.pop("provenance", {})
+    counts = (
+        c.per_jobset.group_by("load")
+        .agg(pl.struct("seed", "jobset").n_unique().alias("n"), pl.len().alias("rows"))
+        .sort("load", nulls_last=True)
+    )
+    per_policy = max(len(policy_order(c.results)), 1)
+    jobs = c.per_jobset.group_by("load").agg(pl.col("n_jobs").sum())
+    n_jobs = dict(jobs.rows())
+    body = [
+        [_load_label(ld), str(n), str(int(n_jobs.get(ld, 0)) // per_policy)]
+        for ld, n, _ in counts.iter_rows()
+    ]
+    params = [
+        [p, json.dumps(meta.get("policies", {}).get(p, {}), default=str)]
+        for p in policy_order(c.results)
+    ]
+    blocks: list[Block] = [
+        ("h2", "Run metadata"),
+        ("table", Table(["policy", "parameters"], params, left=2)),
+        ("table", Table(["offered load", "jobsets", "jobs per policy"], body)),
+    ]
+    empty = len(jobset_meta.get("empty_jobsets", ()))
+    if empty:
+        blocks.append(("p", f"{empty} generated jobsets had no job and are in no statistic."))
+    workload = {
+        k: jobset_meta.get(k)
+        for k in ("resources", "capacity", "units", "time_step_seconds", "arrival_window")
+    }
+    cfg = c.comp.cfg
+    stats = {
+        "unit of analysis": "jobset (per-jobset average of per-job values), paired by jobset",
+        "interval": CI_METHOD,
+        "confidence": c.confidence,
+        "n_resamples": c.n_resamples,
+        "seed": c.seed,
+        "reference": cfg.reference,
+        "primary metric": cfg.primary,
+        "secondary metrics (exploratory)": list(cfg.secondary),
+        "bounded slowdown": f"max(1, C / max(T, τ)), τ = {c.comp.bsld_threshold:g} steps",
+        "omnibus": "Friedman (tie-corrected) with Iman–Davenport F; Kendall's W; Nemenyi CD",
+        "pairwise": f"Wilcoxon signed-rank, zero_method={ZERO_METHOD}, two-sided, exact up to "
+        f"{EXACT_MAX} non-zero differences (else normal approximation); "
+        "Holm over all pairs within each load; rank-biserial r",
+        "exploratory": "Wilcoxon vs reference; Benjamini–Hochberg within each load",
+        "ties": f"values within a relative {TIE_RTOL:g} count as equal",
+        "alpha": cfg.alpha,
+        "schedlab": schedlab.__version__,
+    }
+    blocks += [
+        ("p", "Workload provenance:"),
+        ("pre", _dump(provenance)),
+        ("p", "Workload and cluster:"),
+        ("pre", _dump({**workload, **meta.get("config", {})})),
+        ("p", "Statistics:"),
+        ("pre", _dump(stats)),
+    ]
+    spec = experiment.get("spec")
+    if spec:
+        keep = ("name", "description", "source", "seed", "reference", "workloads", "policies")
+        blocks += [
+            ("p", "Experiment spec (resolved):"),
+            ("pre", _dump({k: spec.get(k) for k in keep})),
+        ]
+    env = experiment.get("environment")
+    if env:
+        blocks += [("p", "Environment:"), ("pre", _dump(env))]
+    return [*blocks, ("p", f"Tables beside this report: {', '.join(csvs)}.")]

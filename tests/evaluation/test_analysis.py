@@ -1,0 +1,119 @@
+"""The tidy comparison tables on constructed per-jobset values with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from schedlab.evaluation import analysis as an
+from schedlab.evaluation import compare as cmp
+
+N = 12
+
+
+def frame(values: dict[str, np.ndarray], load: float = 1.0) -> pl.DataFrame:
+    """Per-jobset rows: one per (policy, jobset); the metric columns all hold ``values``."""
+    rows = [
+        {
+            "policy": p,
+            "load": load,
+            "seed": 0,
+            "jobset": j,
+            "slowdown": float(v[j]),
+            "completion": 3.0 * float(v[j]),
+        }
+        for p, v in values.items()
+        for j in range(v.size)
+    ]
+    return pl.DataFrame(rows)
+
+
+BASE = np.linspace(2.0, 5.0, N)
+VALUES = {"a": BASE, "b": 2.0 * BASE, "c": BASE * np.where(np.arange(N) % 2 == 0, 1.1, 0.95)}
+CFG = an.AnalysisConfig(reference="a", secondary=("completion",), n_resamples=500)
+ORDER = ["a", "b", "c"]
+
+
+def test_policy_summary_ratio_wtl_and_ranks() -> None:
+    s = an.policy_summary(frame(VALUES), CFG, ORDER).filter(pl.col("metric") == "slowdown")
+    b = s.filter(pl.col("policy") == "b").row(0, named=True)
+    assert b["ratio"] == pytest.approx(2.0)
+    assert (b["ratio_low"], b["ratio_high"]) == pytest.approx((2.0, 2.0))
+    assert (b["wins"], b["ties"], b["losses"]) == (0, 0, N)
+    assert b["p_improve"] == 0.0
+    assert b["mean_rank"] == 3.0
+    c = s.filter(pl.col("policy") == "c").row(0, named=True)
+    assert (c["wins"], c["ties"], c["losses"]) == (N // 2, 0, N // 2)
+    assert c["ratio"] == pytest.approx(np.sqrt(1.1 * 0.95))
+    a = s.filter(pl.col("policy") == "a").row(0, named=True)
+    assert a["ratio"] is None
+    assert a["mean"] == pytest.approx(BASE.mean())
+    assert a["n_jobsets"] == N
+
+
+def test_omnibus_and_pairwise_holm() -> None:
+    df = frame(VALUES)
+    o = an.omnibus(df, CFG, ORDER).row(0, named=True)
+    m = np.column_stack([VALUES[p] for p in ORDER])
+    assert o["chi2"] == pytest.approx(cmp.friedman(m).chi2)
+    assert (o["n_jobsets"], o["k"], o["min_jobsets"]) == (N, 3, 7)
+    pw = an.pairwise(df, CFG, ORDER)
+    assert pw.select("a", "b").rows() == [("a", "b"), ("a", "c"), ("b", "c")]
+    raw = pw.get_column("p").to_numpy()
+    assert pw.get_column("p_holm").to_numpy() == pytest.approx(cmp.holm(raw))
+    ab = pw.row(0, named=True)
+    assert ab["p"] == pytest.approx(2 / 2**N)  # every jobset favours a: the exact extreme
+    assert ab["rank_biserial"] == 1.0
+    assert ab["significant"]
+
+
+def test_failed_runs_and_missing_jobsets_are_left_out_of_the_pairs() -> None:
+    df = frame(VALUES).filter(~((pl.col("policy") == "c") & (pl.col("jobset") == 0)))
+    pw = an.pairwise(df, CFG, ORDER)
+    assert set(pw.get_column("n").to_list()) == {N - 1}
+    without_c = frame({"a": BASE, "b": 2 * BASE})
+    assert an.pairwise(without_c, CFG, ORDER).height == 1
+
+
+def test_conditions_are_analysed_separately() -> None:
+    df = pl.concat([frame(VALUES, 0.5), frame(VALUES, 1.5)])
+    o = an.omnibus(df, CFG, ORDER)
+    assert o.get_column("load").to_list() == [0.5, 1.5]
+    pw = an.pairwise(df, CFG, ORDER)
+    assert pw.height == 6  # Holm within each load: 3 pairs each
+
+
+def test_exploratory_uses_bh_within_the_condition() -> None:
+    df = frame(VALUES)
+    pln = pl.concat(
+        [
+            frame(VALUES).with_columns(bucket=pl.lit(b).cast(pl.Enum(["short", "long"])))
+            for b in ("short", "long")
+        ]
+    )
+    ex = an.exploratory(df, pln, CFG, ORDER)
+    assert ex.select("family", "bucket").unique(maintain_order=True).rows() == [
+        ("metric", None),
+        ("length", "short"),
+        ("length", "long"),
+    ]
+    assert ex.get_column("q").to_numpy() == pytest.approx(
+        cmp.benjamini_hochberg(ex.get_column("p").to_numpy())
+    )
+    comp = ex.filter((pl.col("metric") == "completion") & (pl.col("policy") == "b"))
+    assert comp.get_column("ratio").item() == pytest.approx(2.0)
+
+
+def test_cliques_from_pairwise_significance() -> None:
+    ranks = {"a": 1.2, "b": 1.5, "c": 2.4, "d": 3.9}
+    pairs = pl.DataFrame(
+        {
+            "a": ["a", "a", "a", "b", "b", "c"],
+            "b": ["b", "c", "d", "c", "d", "d"],
+            "significant": [False, True, True, False, True, False],
+        }
+    )
+    assert an.cliques(ranks, pairs) == [["a", "b"], ["b", "c"], ["c", "d"]]
+    none_sig = pairs.with_columns(significant=pl.lit(False))
+    assert an.cliques(ranks, none_sig) == [["a", "b", "c", "d"]]

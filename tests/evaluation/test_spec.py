@@ -1,0 +1,156 @@
+"""Experiment spec files: the shipped specs load, and every mistake names its key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schedlab.errors import SpecError
+from schedlab.evaluation.spec import ExperimentSpec, checkpoint_path, load_spec
+from schedlab.registry import generators
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = sorted((ROOT / "experiments").glob("*.toml"))
+
+MINIMAL = """
+policies = ["sjf", "tetris"]
+[experiment]
+name = "t"
+reference = "tetris"
+[[workloads]]
+name = "w"
+generator = "deeprm"
+loads = [0.5]
+jobsets = 3
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "spec.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_specs_load(path: Path) -> None:
+    if "poisson" in path.read_text() and "poisson" not in generators:
+        pytest.skip("the Poisson (DeepRM_Plus) generator is not registered yet")
+    spec = load_spec(path)
+    assert spec.reference in [p.name for p in spec.policies]
+    assert all(w.loads for w in spec.workloads)
+    assert ExperimentSpec.from_json(spec.to_json()) == spec
+
+
+def test_the_four_figure_specs_are_shipped() -> None:
+    names = {p.stem for p in SHIPPED}
+    assert {"deeprm_fig4", "deeprm_fig5", "deeprm_fig7b", "deeprmplus_fig8a"} <= names
+    fig4 = load_spec(ROOT / "experiments" / "deeprm_fig4.toml")
+    assert len([p for p in fig4.policies if not p.optional]) == 5
+    assert fig4.workloads[0].loads == pytest.approx([0.1 + 0.2 * i for i in range(10)])
+    assert fig4.workloads[0].jobsets == 100
+
+
+def test_fig8a_uses_the_papers_rates() -> None:
+    if "poisson" not in generators:
+        pytest.skip("the Poisson (DeepRM_Plus) generator is not registered yet")
+    spec = load_spec(ROOT / "experiments" / "deeprmplus_fig8a.toml")
+    w = spec.workloads[0]
+    assert w.rates == pytest.approx([0.05 + 0.1 * i for i in range(10)])
+    assert w.loads == pytest.approx([1.845 * r for r in w.rates])  # load = 1.845 λ
+
+
+def test_rates_become_offered_loads(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, MINIMAL.replace("loads = [0.5]", "rates = [0.5, 1.0]")))
+    assert spec.workloads[0].rates == (0.5, 1.0)
+    assert spec.workloads[0].loads == pytest.approx((0.5 * 1.845, 1.845))
+
+
+def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, MINIMAL))
+    assert spec.cluster.slots == 10
+    assert spec.metrics.primary == "slowdown"
+    assert spec.metrics.bounded_slowdown_threshold == 10.0
+    two = MINIMAL + '[[workloads]]\nname = "v"\ngenerator = "deeprm"\nloads = [0.5]\n'
+    a, b = load_spec(write(tmp_path, two)), load_spec(write(tmp_path, two))
+    assert a.workloads[0].seed == b.workloads[0].seed  # derived, reproducible
+    assert a.workloads[0].seed != a.workloads[1].seed  # and distinct per workload
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (("loads = [0.5]", "lods = [0.5]"), r"\[\[workloads\]\]\[0\]\.lods: unknown key .*'loads'"),
+        (('name = "t"\n', ""), r"\[experiment\]\.name: required key is missing"),
+        (("jobsets = 3", 'jobsets = "3"'), r"jobsets: expected int"),
+        (("loads = [0.5]", "loads = [0.5]\nrates = [0.2]"), r"loads: give exactly one"),
+        (("loads = [0.5]", "loads = [-0.5]"), r"loads: every value must be > 0"),
+        (('generator = "deeprm"', 'generator = "deeprn"'), r"generator: unknown generator"),
+        (('reference = "tetris"', 'reference = "fcfs"'), r"reference: 'fcfs' is not a policy"),
+        (('"sjf", "tetris"', '"sjff", "tetris"'), r"policies\[0\]\.spec: policy 'sjff'"),
+        (("[experiment]", '[metrics]\nprimary = "speed"\n[experiment]'), r"primary: unknown"),
+        (("[experiment]", "[cluster]\nslots = 0\n[experiment]"), r"\[cluster\]\.slots: must"),
+        (("jobsets = 3", "jobsets = 3\nparams = { windw = 5 }"), r"params: deeprm: .*windw"),
+    ],
+)
+def test_errors_name_the_key(tmp_path: Path, edit: tuple[str, str], match: str) -> None:
+    with pytest.raises(SpecError, match=match):
+        load_spec(write(tmp_path, MINIMAL.replace(*edit)))
+
+
+def test_not_toml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_spec(write(tmp_path, "policies = [\n"))
+    with pytest.raises(SpecError, match="cannot read"):
+        load_spec(tmp_path / "nope.toml")
+
+
+def test_optional_policies_are_skipped_with_a_reason(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        '"sjf", "tetris"',
+        '"sjf", "tetris", { spec = "deeprm:missing/best.pt", name = "rl", optional = true }',
+    )
+    spec = load_spec(write(tmp_path, text))
+    assert [p.name for p in spec.policies] == ["sjf", "tetris"]
+    assert spec.skipped[0][0] == "rl"
+    assert "not found" in spec.skipped[0][1] or "not registered" in spec.skipped[0][1]
+    required = text.replace(", optional = true", "")
+    with pytest.raises(SpecError, match=r"policies\[2\]\.spec"):
+        load_spec(write(tmp_path, required))
+
+
+def test_checkpoint_paths_resolve_relative_to_the_spec(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "best.pt").write_bytes(b"")
+    text = MINIMAL.replace(
+        '"sjf", "tetris"',
+        '"sjf", "tetris", { spec = "deeprm:run/best.pt", name = "rl", optional = true }',
+    )
+    spec = load_spec(write(tmp_path, text))
+    if spec.skipped:  # the learned policy is not registered in this checkout
+        assert "not registered" in spec.skipped[0][1]
+        return
+    assert spec.policies[-1].spec == f"deeprm:{tmp_path / 'run' / 'best.pt'}"
+
+
+def test_checkpoint_path_of_specs() -> None:
+    assert checkpoint_path("deeprm:runs/a/best.pt,label=x") == "runs/a/best.pt"
+    assert checkpoint_path("deeprm:checkpoint=deeprm-0.7") == "deeprm-0.7"
+    assert checkpoint_path("tetris:knob=0.3") is None
+    assert checkpoint_path("sjf") is None
+
+
+def test_trace_workloads_resolve_their_path(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "jobs.parquet").write_bytes(b"")
+    text = MINIMAL.replace(
+        'generator = "deeprm"\nloads = [0.5]\njobsets = 3',
+        'loader = "jobset"\npath = "data/jobs.parquet"',
+    )
+    spec = load_spec(write(tmp_path, text))
+    assert spec.workloads[0].path == str((tmp_path / "data" / "jobs.parquet").resolve())
+    assert spec.workloads[0].loads == ()
+    with pytest.raises(SpecError, match="path: no such file"):
+        load_spec(write(tmp_path, text.replace("data/jobs", "data/none")))
+    with pytest.raises(SpecError, match="jobsets: only for a `generator`"):
+        load_spec(write(tmp_path, text + "jobsets = 3\n"))

@@ -1,0 +1,226 @@
+"""The report of an experiment directory, and the figures of the statistical comparison."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import polars as pl
+import pytest
+from matplotlib.figure import Figure
+
+from schedlab.errors import SpecError
+from schedlab.evaluation.analysis import AnalysisConfig
+from schedlab.evaluation.runner import run_experiment
+from schedlab.evaluation.spec import load_spec
+from schedlab.reports.comparison import compare_policies, headline, power_warnings
+from schedlab.reports.experiment import write_experiment_report
+from schedlab.reports.figures import policy_palette
+from schedlab.reports.stats_figures import (
+    plot_cd_diagram,
+    plot_learning_curve,
+    plot_pairwise_heatmap,
+    plot_ratio_to_reference,
+)
+
+SPEC = """
+policies = ["fcfs", "sjf", "tetris"]
+[experiment]
+name = "small"
+seed = 1
+reference = "tetris"
+[[workloads]]
+name = "deeprm"
+generator = "deeprm"
+loads = [0.5, 1.3]
+jobsets = {jobsets}
+seed = 2
+[metrics]
+n_resamples = 300
+bounded_slowdown_threshold = 8
+[report]
+title = "Small experiment"
+focus_load = 0.5
+"""
+
+
+def experiment(tmp: Path, jobsets: int, extra: str = "", loads: str = "[0.5, 1.3]") -> Path:
+    """Run the small spec (plus ``extra`` TOML) in ``tmp/exp``."""
+    text = SPEC.format(jobsets=jobsets).replace("[0.5, 1.3]", loads) + extra
+    (tmp / "spec.toml").write_text(text)
+    run_experiment(load_spec(tmp / "spec.toml"), tmp / "exp", workers=1, progress=False)
+    return tmp / "exp"
+
+
+FAILING = ', "tetris:knob=\\"x\\""]'
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("rep")
+    (tmp / "spec.toml").write_text(SPEC.format(jobsets=12).replace("]", FAILING, 1))
+    run_experiment(load_spec(tmp / "spec.toml"), tmp / "exp", workers=1, progress=False)
+    return write_experiment_report(tmp / "exp", tmp / "out")
+
+
+def test_experiment_report_has_every_section(report: dict[str, Path]) -> None:
+    text = report["md"].read_text(encoding="utf-8")
+    assert text.startswith("# Small experiment")
+    for needle in (
+        "Which policy is better at offered load 50%?",
+        "Omnibus test at every load",
+        "Iman–Davenport",
+        "Kendall's W",
+        "Holm",
+        "Benjamini–Hochberg",
+        "(exploratory)",
+        "τ = 8 steps",
+        "Ratio to tetris at every load",
+        "zero_method=pratt",
+        "Environment:",
+        "Experiment spec (resolved):",
+    ):
+        assert needle in text, needle
+    assert "too few" not in text  # 12 jobsets suffice for 3 policies (7 needed)
+    assert text.count("failed (ValueError") == 2  # the failing policy, at both loads
+    html = report["html"].read_text(encoding="utf-8")
+    assert html.count("src='data:image/png;base64,") == 7
+    assert not re.search(r"https?://|<link|<script|src='(?!data:)", html)
+
+
+def test_focus_load_and_reference_come_from_the_spec(report: dict[str, Path]) -> None:
+    lengths = pl.read_csv(report["length_summary"])
+    assert set(lengths.get_column("load")) == {0.5}
+    comp = pl.read_csv(report["comparison"])
+    assert set(comp.get_column("policy")) == {"fcfs", "sjf", "tetris"}
+    ref_rows = comp.filter(pl.col("policy") == "tetris")
+    assert ref_rows.get_column("ratio").null_count() == ref_rows.height
+
+
+def test_too_few_jobsets_give_a_warning() -> None:
+    rows = [
+        {"policy": p, "load": 1.0, "seed": 0, "jobset": j, "slowdown": 1.0 + j + k}
+        for k, p in enumerate(["a", "b", "c"])
+        for j in range(4)
+    ]
+    cfg = AnalysisConfig(reference="a", secondary=(), n_resamples=100)
+    pj = pl.DataFrame(rows)
+    comp = compare_policies(pj, pl.DataFrame(), cfg, ["a", "b", "c"], 1.0)
+    (warning,) = power_warnings(comp)
+    assert "4 jobsets are too few" in warning
+    assert "At least 7 jobsets are needed" in warning
+    seven = pl.DataFrame([{**r, "jobset": r["jobset"] + 4 * i} for i in (0, 1) for r in rows])
+    assert power_warnings(compare_policies(seven, pl.DataFrame(), cfg, ["a", "b", "c"], 1.0)) == []
+
+
+def test_not_an_experiment_directory(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="not an experiment directory"):
+        write_experiment_report(tmp_path, tmp_path / "out")
+
+
+def test_several_workloads_give_one_report_each_and_an_index(tmp_path: Path) -> None:
+    extra = '[[workloads]]\nname = "other"\ngenerator = "deeprm"\nloads = [0.9]\njobsets = 3\n'
+    exp = experiment(tmp_path, 3, extra, loads="[0.5]")  # one load per workload: quicker
+    paths = write_experiment_report(exp, tmp_path / "out")
+    assert (tmp_path / "out" / "deeprm" / "report.html").is_file()
+    assert (tmp_path / "out" / "other" / "report.html").is_file()
+    assert "other/report.html" in paths["md"].read_text(encoding="utf-8")
+
+
+PAL = policy_palette(["fcfs", "sjf", "tetris"])
+
+
+def test_cd_diagram_draws_ranks_groups_and_cd() -> None:
+    ax = plot_cd_diagram(
+        {"tetris": 1.4, "sjf": 1.6, "fcfs": 3.0},
+        [["tetris", "sjf"]],
+        palette=PAL,
+        cd=0.5,
+        ax=Figure().subplots(),
+    )
+    texts = [t.get_text() for t in ax.texts]
+    assert "tetris (1.40)" in texts
+    assert "(3.00) fcfs" in texts  # the worse half is labelled on the right
+    assert "CD = 0.50" in texts
+    assert "average rank (1 = best)" in texts
+
+
+def test_pairwise_heatmap_is_antisymmetric_with_p_values() -> None:
+    pairs = pl.DataFrame(
+        {
+            "a": ["tetris"],
+            "b": ["fcfs"],
+            "rank_biserial": [0.8],
+            "p_holm": [0.004],
+            "significant": [True],
+        }
+    )
+    ax = plot_pairwise_heatmap(pairs, ["tetris", "fcfs"], ax=Figure().subplots())
+    texts = sorted(t.get_text() for t in ax.texts)
+    assert texts == ["+0.80\np 0.004 *", "-0.80\np 0.004 *"]
+    assert ax.get_xlabel() == "Column policy"
+
+
+def test_ratio_plot_has_log_axis_and_reference_line() -> None:
+    summ = pl.DataFrame(
+        {
+            "policy": ["fcfs", "fcfs", "sjf"],
+            "metric": ["slowdown", "completion", "slowdown"],
+            "ratio": [2.0, 1.5, 1.05],
+            "ratio_low": [1.8, 1.4, 1.0],
+            "ratio_high": [2.2, 1.6, 1.1],
+        }
+    )
+    ax = plot_ratio_to_reference(
+        summ,
+        reference="tetris",
+        metrics=["slowdown", "completion"],
+        palette=PAL,
+        ax=Figure().subplots(),
+    )
+    assert ax.get_yscale() == "log"
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "1" in labels
+    assert "tetris (reference)" in ax.get_legend_handles_labels()[1]
+
+
+def test_learning_curve_uses_the_report_colours() -> None:
+    curve = pl.DataFrame(
+        {
+            "iteration": [1, 2, 3],
+            "val_slowdown": [5.0, None, 3.0],
+            "train_slowdown": [6.0, 5.0, 4.0],
+        }
+    )
+    pal = {**PAL, "rl": (1.0, 0.0, 0.0)}
+    ax = plot_learning_curve(
+        curve, {"sjf": 3.5, "initial": 9.0}, policy="rl", palette=pal, ax=Figure().subplots()
+    )
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels == ["rl (sampled, training jobsets)", "rl (greedy, validation jobsets)", "sjf"]
+    assert ax.lines[1].get_color() == (1.0, 0.0, 0.0)
+
+
+def test_headline_says_so_when_every_policy_ties_on_every_jobset() -> None:
+    rows = [
+        {"policy": p, "load": None, "seed": 0, "jobset": j, "slowdown": 1.0 + j}
+        for p in ("a", "b")
+        for j in range(8)
+    ]
+    pj = pl.DataFrame(rows, schema_overrides={"load": pl.Float64})
+    cfg = AnalysisConfig(reference="a", secondary=(), n_resamples=100)
+    comp = compare_policies(pj, pl.DataFrame(), cfg, ["a", "b"], None)
+    assert "there is no difference to report" in headline(comp)
+    other = pj.with_columns(
+        pl.when(pl.col("policy") == "b")
+        .then(pl.col("slowdown") * 2)
+        .otherwise(pl.col("slowdown"))
+        .alias("slowdown")
+    )
+    text = headline(compare_policies(other, pl.DataFrame(), cfg, ["a", "b"], None))
+    assert text.startswith("Over all jobsets, a has the best mean rank (1.00)")
+    assert "b versus a: geometric-mean ratio 2.00 [2.00, 2.00], wins/ties/losses 0/0/8" in text

@@ -1,0 +1,95 @@
+"""Gymnasium adapters: check_env, masks, seeding, episodes, and the vector env's autoreset."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from schedlab.simulator.batched import BatchedEngine
+from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.env import DeepRMEnv, DeepRMVectorEnv
+from tests.strategies import deeprm_jobset
+
+
+@pytest.fixture(scope="module")
+def jobset():
+    return deeprm_jobset(0.9, n_jobsets=4, seed=11)
+
+
+def test_check_env_passes(jobset) -> None:
+    check_env(DeepRMEnv(jobset), skip_render_check=True)
+
+
+def test_spaces_and_mask(jobset) -> None:
+    env = DeepRMEnv(jobset)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (20, 224)
+    assert obs.dtype == np.float32
+    assert env.action_space.n == 11
+    mask = info["action_mask"]
+    assert mask.shape == (11,)
+    assert mask.dtype == np.int8
+    assert mask[0] == 1
+    assert mask[1:].any()  # something arrived and fits
+
+
+def test_episode_return_is_minus_total_slowdown(jobset) -> None:
+    env = DeepRMEnv(jobset)
+    ids = jobset.jobset_ids
+    _, info = env.reset(seed=1, options={"jobset": ids[2]})
+    assert info["jobset"] == ids[2]
+    total, done = 0.0, False
+    rng = np.random.default_rng(0)
+    while not done:
+        action = rng.choice(np.flatnonzero(info["action_mask"]))
+        _, reward, done, truncated, info = env.step(action)
+        assert not truncated
+        total += reward
+    assert info["forced_jobs"] == 0
+    start = env.engine.starts(0)
+    rows = jobset.jobs.filter(jobset.jobs["jobset"] == ids[2])
+    arrival, duration = rows["arrival"].to_numpy(), rows["duration"].to_numpy()
+    assert total == pytest.approx(-((start + duration - arrival) / duration).sum())
+
+
+def test_same_seed_same_jobset_and_observation(jobset) -> None:
+    a, b = DeepRMEnv(jobset), DeepRMEnv(jobset)
+    oa, ia = a.reset(seed=7)
+    ob, ib = b.reset(seed=7)
+    assert ia["jobset"] == ib["jobset"]
+    np.testing.assert_array_equal(oa, ob)
+
+
+def test_unknown_jobset_option_is_an_error(jobset) -> None:
+    with pytest.raises(ValueError, match="no jobset 999"):
+        DeepRMEnv(jobset).reset(options={"jobset": 999})
+
+
+def test_vector_env_matches_single_envs_and_autoresets(jobset) -> None:
+    venv = DeepRMVectorEnv(jobset, num_envs=3)
+    obs, info = venv.reset(seed=3)
+    assert obs.shape == (3, 20, 224)
+    assert info["action_mask"].shape == (3, 11)
+    assert venv.observation_space.shape == (3, 20, 224)
+    ended = np.zeros(3, bool)
+    for _ in range(2000):
+        mask = info["action_mask"]
+        actions = np.where(mask[:, 1:].any(axis=1), mask[:, 1:].argmax(axis=1) + 1, 0)
+        obs, _, term, trunc, info = venv.step(actions)
+        assert not trunc.any()
+        ended |= term
+        if ended.all():
+            break
+    assert ended.all()
+    obs, _, term, _, info = venv.step(np.zeros(3, dtype=np.int64))
+    assert obs.shape == (3, 20, 224)
+
+
+def test_vector_env_steps_through_the_batched_engine(jobset) -> None:
+    """One engine for all envs: their states live in one array."""
+    venv = DeepRMVectorEnv(jobset, num_envs=5, config=ClusterConfig(slots=4, horizon=10))
+    venv.reset(seed=0)
+    assert isinstance(venv.engine, BatchedEngine)
+    assert venv.engine.state.free.shape[0] == 5
+    assert venv.single_observation_space.shape == (10, 2 * 10 * 5 + 6 + 1)
