@@ -164,7 +164,7 @@ def read_alibaba2018(
         "machine": {"cpu_cores": machine_cpu, "mem_normalized": machine_mem},
         "demand": demand,
     }
-    box = {"good": parsed.good}  # the only reference, so that finish can free it
+    box: dict[str, Any] = {"good": parsed.good}  # sole references: finish can free them
     parsed = replace(parsed, good=pl.DataFrame())
     if instances is not None:
         box["good"], more, prov["instances"] = _with_instances(
@@ -182,13 +182,14 @@ def read_alibaba2018(
         critical_path=granularity == "job",
     )
     n_good = good.height
-    del good
+    box["dag"] = dag
+    del good, dag
     parsed = replace(parsed, lengths=np.empty(0), parents=np.empty(0), nodes=pl.DataFrame())
-    fixes.update(dag.fixes())
+    fixes.update(box["dag"].fixes())
     if granularity == "job":
         prov["job_duration"] = job_duration
     result = finish(
-        _rows(box, granularity, dag, fixes, max_instances, job_duration, source_ids),
+        _rows(box, granularity, fixes, max_instances, job_duration, source_ids),
         source=src,
         loader="alibaba2018",
         resources=["cpu", "mem"],
@@ -199,7 +200,7 @@ def read_alibaba2018(
         extra_provenance={"alibaba2018": prov},
         selections=[f"status_{s}" for s in STATUSES],
         dropped=parsed.dropped,
-        finalize=_parents_hook(dag, n_good) if granularity == "task" else None,
+        finalize=_parents_hook(box, n_good) if granularity == "task" else None,
     )
     return attach_raw(result, path)
 
@@ -238,19 +239,20 @@ def _check_choices(
 
 
 def _rows(
-    box: dict[str, pl.DataFrame],
+    box: dict[str, Any],
     granularity: str,
-    dag: dag_mod.Dag,
     fixes: dict[str, int],
     max_instances: int,
     job_duration: str,
     source_ids: bool,
 ) -> pl.DataFrame:
-    """The rows handed to ``finish`` (the parsed table is popped from ``box``)."""
+    """The rows handed to ``finish`` (the parsed table is popped from ``box``, so that finish
+    holds the only reference and can free it)."""
     good = box.pop("good")
+    dag = None if granularity == "task" else box.pop("dag")
     if granularity == "task":
         keep = ["source_id"] if "source_id" in good.columns else []
-        rows = good.select("line", "arrival_s", "duration_s", "cpu", "mem", *keep)
+        rows = good.select("line", "arrival_s", "duration_s", "cpu", "mem", *keep).rechunk()
         return rows.with_columns(pl.int_range(pl.len(), dtype=pl.Int32).alias("_g"))
     if granularity == "instance":
         rows, capped = _expand(good, max_instances)
@@ -260,25 +262,21 @@ def _rows(
     return _collapse(good, dag.critical_path, job_duration)
 
 
-def _parents_hook(dag: dag_mod.Dag, n: int) -> Finalize:
-    """``finish`` hook: parent rows -> ``parents`` job ids within the same jobset."""
+def _parents_hook(box: dict[str, Any], n: int) -> Finalize:
+    """``finish`` hook: parent rows -> ``parents`` job ids within the same jobset (the DAG is
+    popped from ``box`` and freed once used)."""
 
     def finalize(jobs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+        dag = box.pop("dag")
         g = jobs.get_column("_g").to_numpy()
         job_id = np.full(n, -1, dtype=np.int64)
         job_id[g] = jobs.get_column("job_id").to_numpy()
         jobset = np.full(n, -1, dtype=np.int32)
         jobset[g] = jobs.get_column("jobset").to_numpy()
-        child, parent = dag.edges()
-        kept = job_id[child] >= 0
-        child, parent = child[kept], parent[kept]
-        inside = (job_id[parent] >= 0) & (jobset[parent] == jobset[child])
-        lost = np.unique(child[~inside]).size
-        child, parent = child[inside], parent[inside]
-        del jobset, kept, inside
-        position = np.full(n, -1, dtype=np.int32)
-        position[g] = np.arange(g.size, dtype=np.int32)
-        lists = dag_mod.lists(g.size, position[child], job_id[parent])
+        counts, values, lost = dag_mod.parent_lists(dag, g, job_id, jobset)
+        del job_id, jobset, dag, g
+        lists = dag_mod.list_column(counts, values)
+        del counts, values
         jobs = jobs.drop("_g").with_columns(lists.alias("parents"))
         return jobs, ({"parent_outside_jobset_removed": lost} if lost else {})
 

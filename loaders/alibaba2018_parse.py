@@ -8,7 +8,10 @@ one row, blank lines included. See :mod:`schedlab.loaders.alibaba2018` for the r
 
 from __future__ import annotations
 
+import functools
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -72,25 +75,43 @@ class Parsed:
         return {k: v for k, v in self.fix_counts.items() if v}
 
 
-def blocks(path: Path, size: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(number of its first line, bytes)`` for blocks of whole lines."""
-    line, rest = 1, b""
-    with path.open("rb") as fh:
-        while chunk := fh.read(size):
-            data = rest + chunk
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
+def blocks(
+    path: Path, size: int = BLOCK_BYTES, ring: int = 4
+) -> Iterator[tuple[int, memoryview, int]]:
+    """Yield ``(number of its first line, bytes, number of lines)`` for blocks of whole lines.
+
+    Blocks are read in place into a ring of ``ring`` reused buffers (no copies but the partial
+    line carried over): a consumer must be done with a block before ``ring - 1`` more are read.
+    """
+    pool: list[bytearray] = []
+    line, rest, k = 1, b"", 0
+    with path.open("rb", buffering=0) as fh:
+        while True:
+            if len(pool) < ring:
+                pool.append(bytearray(len(rest) + size))
+            elif len(pool[k % ring]) < len(rest) + size:
+                pool[k % ring] = bytearray(len(rest) + size)
+            buf = pool[k % ring]
+            buf[: len(rest)] = rest
+            got = fh.readinto(memoryview(buf)[len(rest) : len(rest) + size])
+            end = len(rest) + got
+            if got == 0:
+                break
+            cut = buf.rfind(b"\n", 0, end) + 1
+            if cut == 0:  # a line longer than a block: read on
+                rest = bytes(buf[:end])
                 continue
-            yield line, data[:cut]
-            line += data.count(b"\n", 0, cut)
-            rest = data[cut:]
+            view = np.frombuffer(buf, dtype=np.uint8, count=cut)
+            n = sc.count_lines(view)
+            yield line, memoryview(buf)[:cut], n
+            line, rest, k = line + n, bytes(buf[cut:end]), k + 1
     if rest:
-        yield line, rest
+        yield line, memoryview(rest), rest.count(b"\n") + 1
 
 
-def read_block(data: bytes, first: int, source: str) -> pl.DataFrame:
+def read_block(data: bytes | memoryview, first: int, source: str) -> pl.DataFrame:
     """One row per line: ``raw`` (null for a blank line); the count is checked."""
+    data = bytes(data)
     frame = pl.read_csv(
         data, has_header=False, separator="\x1f", quote_char=None, schema={"raw": pl.Utf8},
         encoding="utf8-lossy", truncate_ragged_lines=True, raise_if_empty=False,
@@ -252,8 +273,11 @@ CSV_OPTIONS: dict[str, Any] = {
 STATUS_TABLE = sc.status_table(STATUSES)
 
 
-def _read_text(data: bytes, columns: Sequence[int], first: int, source: str) -> pl.DataFrame:
+def _read_text(
+    data: bytes | memoryview, columns: Sequence[int], first: int, source: str
+) -> pl.DataFrame:
     """Some fields of every line of the block as text (polars; for the rare slow paths)."""
+    data = bytes(data)
     frame = pl.read_csv(
         data, schema=dict.fromkeys(FIELDS, pl.Utf8), columns=list(columns), **CSV_OPTIONS
     )
@@ -265,17 +289,17 @@ def _read_text(data: bytes, columns: Sequence[int], first: int, source: str) -> 
 
 
 def _parse_block(
-    data: bytes,
+    data: bytes | memoryview,
     first: int,
+    n_lines: int,
     source: str,
     selected: Sequence[int],
     hashes: bool,
     source_ids: bool,
 ) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
     """The block's lines as typed columns (see :func:`sc.scan`), their parents (CSR)."""
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     nf, flags, idx, job, status, numbers, n_par, flat = sc.scan(
-        np.frombuffer(data, dtype=np.uint8), n_lines, data.count(b"_"), *STATUS_TABLE
+        np.frombuffer(data, dtype=np.uint8), n_lines, *STATUS_TABLE
     )
     frame = pl.DataFrame(
         {"line": np.arange(first, first + n_lines, dtype=np.int64), "nf": nf, "flags": flags,
@@ -370,6 +394,48 @@ def _job_key(name: pl.Expr) -> pl.Expr:
     return pl.when(standard).then(name.str.slice(2).cast(pl.Int64, strict=False)).otherwise(other)
 
 
+@dataclass(frozen=True, slots=True)
+class _Block:
+    good: pl.DataFrame
+    dropped: pl.DataFrame
+    lengths: np.ndarray
+    parents: np.ndarray
+    fix: np.ndarray
+    blank: int
+
+
+def _block(
+    first: int,
+    data: memoryview,
+    n_lines: int,
+    *,
+    source: str,
+    header: bool,
+    statuses: Sequence[str],
+    hashes: bool,
+    source_ids: bool,
+) -> _Block | None:
+    if header and first == 1:
+        cut = bytes(data[: 1 << 16]).find(b"\n") + 1  # sniff() saw the header's end
+        data, first, n_lines = data[cut:], 2, n_lines - 1
+        if not data:
+            return None
+    selected = [STATUSES.index(s) for s in statuses]
+    frame, n_par, flat = _parse_block(data, first, n_lines, source, selected, hashes, source_ids)
+    del data
+    code = frame.get_column("code").to_numpy()
+    keep = code == GOOD
+    good = _good(frame)
+    return _Block(
+        good=good.drop("flags", "missing_inst", "as_float"),
+        dropped=_dropped(frame, statuses),
+        lengths=n_par[keep].astype(np.int64),
+        parents=flat[np.repeat(keep, n_par)],
+        fix=_fix_counts(good),
+        blank=int((code == BLANK).sum()),
+    )
+
+
 def parse_tasks(
     path: Path,
     source: str,
@@ -379,40 +445,36 @@ def parse_tasks(
     hashes: bool = False,
     source_ids: bool = True,
 ) -> Parsed:
-    """Parse every line of a v2018 ``batch_task.csv`` (see :class:`Parsed`)."""
-    selected = [STATUSES.index(s) for s in statuses]
-    goods, drops, lengths, parents = [], [], [], []
-    fix = np.zeros(len(ROW_FIXES), dtype=np.int64)
-    blank = 0
-    for first, data in blocks(path):
-        start = first
-        if header and first == 1:
-            cut = data.find(b"\n") + 1
-            data, start = data[cut:], 2
-            if not data:
-                continue
-        frame, n_par, flat = _parse_block(data, start, source, selected, hashes, source_ids)
-        code = frame.get_column("code").to_numpy()
-        blank += int((code == BLANK).sum())
-        drops.append(_dropped(frame, statuses))
-        keep = code == GOOD
-        lengths.append(n_par[keep].astype(np.int64))
-        parents.append(flat[np.repeat(keep, n_par)])
-        good = _good(frame)
-        del frame
-        fix += _fix_counts(good)
-        goods.append(good.drop("flags", "missing_inst", "as_float"))
-    good = pl.concat(goods, how="vertical", rechunk=False)
-    dropped = pl.concat(drops, how="vertical")
+    """Parse every line of a v2018 ``batch_task.csv`` (see :class:`Parsed`).
+
+    Blocks are parsed two at a time (the compiled scanner and polars release the GIL), at most
+    three in flight, and collected in file order.
+    """
+    parse = functools.partial(
+        _block, source=source, header=header, statuses=statuses, hashes=hashes,
+        source_ids=source_ids,
+    )  # fmt: skip
+    done: list[_Block] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending: deque[Future[_Block | None]] = deque()
+        for item in blocks(path, ring=4):  # <= 2 blocks pending when the next one is read
+            pending.append(pool.submit(parse, *item))
+            if len(pending) > 2:
+                done += filter(None, [pending.popleft().result()])
+        while pending:
+            done += filter(None, [pending.popleft().result()])
+    dropped = pl.concat([b.dropped for b in done], how="vertical")
     nodes = dropped.filter(pl.col("job").is_not_null()).select("job", "idx")
     return Parsed(
-        good=good,
+        good=pl.concat([b.good for b in done], how="vertical", rechunk=False),
         dropped=dropped.drop("job", "idx"),
         nodes=nodes,
-        lengths=np.concatenate(lengths) if lengths else np.empty(0, np.int64),
-        parents=np.concatenate(parents) if parents else np.empty(0, np.int32),
-        fix_counts=dict(zip(ROW_FIXES, fix.tolist(), strict=True)),
-        blank_lines=blank,
+        lengths=np.concatenate([b.lengths for b in done]) if done else np.empty(0, np.int64),
+        parents=np.concatenate([b.parents for b in done]) if done else np.empty(0, np.int32),
+        fix_counts=dict(zip(ROW_FIXES, sum(b.fix for b in done).tolist(), strict=True))
+        if done
+        else dict.fromkeys(ROW_FIXES, 0),
+        blank_lines=sum(b.blank for b in done),
     )
 
 
@@ -425,8 +487,7 @@ def attach_raw(result: LoadResult, path: Path) -> LoadResult:
     need = set(want.to_list())
     last = max(need)
     found: dict[int, str] = {}
-    for first, data in blocks(path):
-        n = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    for first, data, n in blocks(path):
         hit = [ln for ln in need if first <= ln < first + n]
         if hit:
             raw = read_block(data, first, str(path)).get_column("raw")
@@ -475,7 +536,7 @@ def read_instances(path: Path, source: str) -> tuple[pl.DataFrame, dict[str, Any
     t = {f: c(f"t_{f}") for f in INSTANCE_FIELDS}
     num = ("start_time", "end_time", "cpu_avg", "mem_avg")
     parts, skipped, read = [], {}, 0
-    for first, data in blocks(path):
+    for first, data, _ in blocks(path):
         lines = read_block(data, first, source)
         if first == 1 and lines.height and (lines["raw"][0] or "").startswith("instance_name,"):
             lines = lines.slice(1)

@@ -43,8 +43,17 @@ def status_table(statuses: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     return table, np.array([len(s) for s in statuses], dtype=np.int64)
 
 
-@numba.njit(cache=True)
-def scan(buf, n_lines, n_underscores, status_bytes, status_lens):
+@numba.njit(cache=True, nogil=True)
+def count_lines(buf):
+    """Newlines in ``buf`` (uint8)."""
+    n = 0
+    for i in range(buf.size):
+        n += buf[i] == 10
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def scan(buf, n_lines, status_bytes, status_lens):
     """Parse ``n_lines`` lines of ``buf`` (uint8). Returns ``nf`` (int32), ``flags`` (uint16),
     ``idx`` (int32, -1), ``job`` (int64, -1), ``status`` (int8), ``numbers`` (5 x n float64,
     NaN when empty), ``n_parents`` (int32) and the flat parent indices (int32)."""
@@ -55,43 +64,48 @@ def scan(buf, n_lines, n_underscores, status_bytes, status_lens):
     status = np.full(n_lines, EMPTY_STATUS, dtype=np.int8)
     numbers = np.full((5, n_lines), np.nan)
     n_parents = np.zeros(n_lines, dtype=np.int32)
-    flat = np.empty(n_underscores, dtype=np.int32)
-    m = 0
-    i = 0
+    flat = np.empty(buf.size // 2 + 1, dtype=np.int32)  # untouched pages cost no memory
+    m, i, size = 0, 0, buf.size
     for line in range(n_lines):
-        start = i
-        while i < buf.size and buf[i] != 10:
-            i += 1
-        end = i
-        i += 1
-        if end > start and buf[end - 1] == 13:
-            end -= 1
-        blank = True
-        for p in range(start, end):
-            if buf[p] != 32 and buf[p] != 9 and buf[p] != 13:
-                blank = False
-                break
-        if blank:
-            continue
-        field, a = 0, start
-        for p in range(start, end + 1):
-            if p < end and buf[p] != 44:
-                continue
+        field, start, c = 0, i, 10
+        while True:
+            a = i
+            while i < size:  # to the next comma or newline
+                c = buf[i]
+                if c == 44 or c == 10:
+                    break
+                i += 1
+            else:
+                c = 10  # the last line has no newline
+            end = i
+            if c == 10 and end > a and buf[end - 1] == 13:
+                end -= 1
             if field == 0:
-                m = _name(buf, a, p, line, idx, flags, n_parents, flat, m)
+                m = _name(buf, a, end, line, idx, flags, n_parents, flat, m)
             elif field == 2:
-                _job(buf, a, p, line, job, flags)
+                _job(buf, a, end, line, job, flags)
             elif field == 4:
-                status[line] = _status(buf, a, p, status_bytes, status_lens)
+                status[line] = _status(buf, a, end, status_bytes, status_lens)
             elif field < 9 and _FIELD_NUMBER[field] >= 0:
-                _number(buf, a, p, line, _FIELD_NUMBER[field], numbers, flags)
+                _number(buf, a, end, line, _FIELD_NUMBER[field], numbers, flags)
             field += 1
-            a = p + 1
-        nf[line] = field
+            i += 1
+            if c == 10:
+                break
+        nf[line] = 0 if field == 1 and _blank(buf, start, end) else field
     return nf, flags, idx, job, status, numbers, n_parents, flat[:m].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def _blank(buf, a, b):
+    """Whether ``buf[a:b]`` is only spaces, tabs and carriage returns."""
+    for p in range(a, b):  # noqa: SIM110 (numba: explicit loop, no generator)
+        if buf[p] != 32 and buf[p] != 9 and buf[p] != 13:
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
 def _name(buf, a, b, line, idx, flags, n_parents, flat, m):
     """Task name in ``buf[a:b]``: index, parents appended to ``flat`` from ``m``, flags."""
     if b == a:
@@ -140,7 +154,7 @@ def _name(buf, a, b, line, idx, flags, n_parents, flat, m):
     return m + count
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _starts(buf, a, b, text):
     if b - a < len(text):
         return False
@@ -150,12 +164,12 @@ def _starts(buf, a, b, text):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _equals(buf, a, b, text):
     return b - a == len(text) and _starts(buf, a, b, text)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _job(buf, a, b, line, job, flags):
     """``j_<n>`` -> n; empty or other names are flagged."""
     if b == a:
@@ -173,7 +187,7 @@ def _job(buf, a, b, line, job, flags):
     job[line] = v
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _status(buf, a, b, status_bytes, status_lens):
     if b == a:
         return EMPTY_STATUS
@@ -189,7 +203,7 @@ def _status(buf, a, b, status_bytes, status_lens):
     return UNKNOWN_STATUS
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _number(buf, a, b, line, row, numbers, flags):
     """A plain decimal ``[+-]digits[.digits]`` of at most 15 significant digits, exactly;
     anything else non-empty sets :data:`SLOW` (the caller parses the block with polars)."""
@@ -199,26 +213,25 @@ def _number(buf, a, b, line, row, numbers, flags):
     if buf[p] == 45 or buf[p] == 43:
         negative = buf[p] == 45
         p += 1
-    mantissa, significant, fraction, digits, dot = 0, 0, 0, 0, False
-    while p < b:
-        c = buf[p]
+    mantissa, significant, fraction, digits, dot = 0, 0, 0, 0, -1
+    for q in range(p, b):
+        c = buf[q]
         if 48 <= c <= 57:
             digits += 1
-            if mantissa > 0 or c != 48:
+            if significant or c != 48:
                 significant += 1
             mantissa = mantissa * 10 + (c - 48)
-            if dot:
-                fraction += 1
-        elif c == 46 and not dot:
-            dot = True
+        elif c == 46 and dot < 0:
+            dot = q
         else:
             flags[line] |= SLOW
             return
-        p += 1
+    if dot >= 0:
+        fraction = b - dot - 1
     if digits == 0 or significant > 15 or fraction > 22:
         flags[line] |= SLOW
         return
-    if dot and row != 4:
+    if dot >= 0 and row != 4:
         flags[line] |= DOTS
     value = mantissa / _POW10[fraction]
     numbers[row, line] = -value if negative else value

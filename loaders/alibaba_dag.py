@@ -39,6 +39,8 @@ NAME_FIX_BITS = {
     "unrecognized_task_name": 8,
 }
 """Row-level name normalisations (bits of ``name_fix``)."""
+LOOKUP = 1 << 20
+"""Task indices below this are resolved through a lookup table."""
 OK, SELF, DUPLICATE, MISSING, CYCLIC, NOT_KEPT = 0, 1, 2, 3, 4, 5
 EDGE_FIXES = {
     SELF: "self_dependency_removed",
@@ -123,10 +125,13 @@ class Dag:
 
     def fixes(self) -> dict[str, int]:
         """Rows that lost at least one edge, per reason."""
+        present = np.bincount(self.code, minlength=len(EDGE_FIXES) + 1)
+        if not present[1:].any():
+            return {}
         child = self.children()
         out = {}
         for code, name in EDGE_FIXES.items():
-            n = np.unique(child[self.code == code]).size
+            n = np.unique(child[self.code == code]).size if present[code] else 0
             if n:
                 out[name] = n
         return out
@@ -200,7 +205,16 @@ def _segment_starts(job: np.ndarray, order: np.ndarray | None) -> np.ndarray:
 
 @numba.njit(cache=True)
 def _resolve(starts, order, idx, offsets, parents, duration, parent, code, cp, k_max, e_max):
-    """Per job: look parents up by index, flag bad edges, break cycles, critical paths."""
+    """Per job: look parents up by index, flag bad edges, break cycles, critical paths.
+
+    Task indices below ``LOOKUP`` are looked up in a table (the usual case); a job with a larger
+    index is resolved by binary search over its indices sorted.
+    """
+    width = 1
+    for i in range(idx.size):
+        width = max(width, min(idx[i] + 1, LOOKUP))
+    table = np.full(width, -1, dtype=np.int64)  # task index -> local row (first wins)
+    seen = np.full(width, -1, dtype=np.int64)  # task index -> last child row naming it
     rows = np.empty(k_max, dtype=np.int64)
     local = np.empty(k_max, dtype=np.int64)  # task index of each local row
     srt = np.empty(k_max, dtype=np.int64)  # local rows sorted by task index (stable)
@@ -212,17 +226,23 @@ def _resolve(starts, order, idx, offsets, parents, duration, parent, code, cp, k
     stack = np.empty(k_max, dtype=np.int64)
     for s in range(starts.size - 1):
         a, k = starts[s], starts[s + 1] - starts[s]
-        total = 0
+        total, big = 0, False
         for i in range(k):
             g = a + i if order.size == 0 else order[a + i]
             rows[i] = g
             local[i] = idx[g]
             base[i] = total
             total += offsets[g + 1] - offsets[g]
+            big = big or local[i] >= width
         if total == 0 and cp.size == 0:
             continue
-        _sort_local(local, srt, sidx, k)
-        for i in range(k):
+        if big:
+            _sort_local(local, srt, sidx, k)
+        else:
+            for i in range(k - 1, -1, -1):
+                if local[i] >= 0:
+                    table[local[i]] = i
+        for i in range(k):  # helpers are written out: calls here cost several times more
             g = rows[i]
             lo = offsets[g]
             for e in range(lo, offsets[g + 1]):
@@ -231,21 +251,48 @@ def _resolve(starts, order, idx, offsets, parents, duration, parent, code, cp, k
                 if p == local[i]:
                     code[e] = SELF
                     continue
-                dup = False
-                for f in range(lo, e):
-                    if parents[f] == p:
-                        dup = True
-                        break
-                if dup:
+                repeated = False
+                if p < width:
+                    repeated = seen[p] == g
+                    seen[p] = g
+                else:
+                    for f in range(lo, e):
+                        if parents[f] == p:
+                            repeated = True
+                            break
+                if repeated:
                     code[e] = DUPLICATE
                     continue
-                j = np.searchsorted(sidx[:k], p)
-                if j < k and sidx[j] == p:
-                    target[base[i] + e - lo] = srt[j]
-                    parent[e] = rows[srt[j]]
+                j = -1
+                if not big:
+                    if p < width:
+                        j = table[p]
+                else:
+                    j = _bisect(sidx, k, p)
+                    j = srt[j] if j < k and sidx[j] == p else -1
+                if j >= 0:
+                    target[base[i] + e - lo] = j
+                    parent[e] = rows[j]
                 else:
                     code[e] = MISSING
+        if not big:
+            for i in range(k):
+                if local[i] >= 0:
+                    table[local[i]] = -1
         _dfs(k, rows, offsets, code, target, base, duration, cp, color, ptr, stack)
+
+
+@numba.njit(cache=True)
+def _bisect(sorted_values, k, p):
+    """First position in ``sorted_values[:k]`` whose value is >= ``p``."""
+    lo, hi = 0, k
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sorted_values[mid] < p:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @numba.njit(cache=True)
@@ -302,36 +349,76 @@ def _dfs(k, rows, offsets, code, target, base, duration, cp, color, ptr, stack):
                 top -= 1
 
 
-def lists(n: int, row: np.ndarray, value: np.ndarray) -> pl.Series:
-    """A List(Int64) Series of ``n`` rows: row ``i`` holds the ``value``s whose ``row`` is i
-    (in input order); rows without values get empty lists."""
-    if n == 0:
+def parent_lists(
+    dag: Dag, rows: np.ndarray, job_id: np.ndarray, jobset: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The ``parents`` of the kept jobs, flat: per job (in order) its number of parents, their
+    job ids, and how many jobs lost an edge (see :func:`list_column` for the Series).
+
+    ``rows`` holds each job's row in the DAG (in job order); ``job_id`` and ``jobset`` are per
+    DAG row (-1 when the row is not a job). An edge is kept when its parent is a job of the same
+    jobset.
+    """
+    return _emit(rows, job_id, jobset, dag.offsets, dag.parent, dag.code)
+
+
+def list_column(counts: np.ndarray, values: np.ndarray, chunk: int = 1 << 21) -> pl.Series:
+    """A List(Int64) Series: row ``i`` holds the next ``counts[i]`` of ``values``.
+
+    Polars has no list constructor from offsets, so each row's index range (``int_ranges``) is
+    gathered from one list holding all values; done in chunks of rows to bound the memory.
+    """
+    if counts.size == 0:
         return pl.Series(values=[], dtype=pl.List(pl.Int64))
-    counts = np.bincount(row, minlength=n).astype(np.int64)
-    rows_all, values_all = _interleave(n, row, value.astype(np.int64), counts)
-    frame = pl.DataFrame({"r": rows_all, "v": values_all}).with_columns(pl.col("r").set_sorted())
-    grouped = frame.group_by("r", maintain_order=True).agg("v")
-    return grouped.get_column("v").list.slice(1)
+    ends = np.cumsum(counts, dtype=np.int64)
+    parts = []
+    for a in range(0, counts.size, chunk):
+        b = min(a + chunk, counts.size)
+        lo = int(ends[a - 1]) if a else 0
+        end = pl.Series(ends[a:b] - lo)
+        start = end - pl.Series(counts[a:b].astype(np.int64))
+        flat = pl.lit(pl.Series(values[lo : int(ends[b - 1])])).implode()
+        parts.append(pl.select(flat.list.gather(pl.int_ranges(start, end))).to_series())
+    return pl.concat(parts, rechunk=False)
 
 
 @numba.njit(cache=True)
-def _interleave(n, row, value, counts):
-    """Group ``value`` by ``row`` (stable), each group led by a -1 sentinel so none is empty."""
-    total = n + row.size
-    rows_all = np.empty(total, dtype=np.int32)
-    values_all = np.empty(total, dtype=np.int64)
+def _emit(rows, job_id, jobset, offsets, parent, code):
+    """Per job (in ``rows`` order): how many parents are kept, their job ids (flat), and how
+    many jobs lost an edge to a parent outside their jobset. Edges are read in DAG-row order
+    (sequential); only each job's output block is placed by its position."""
+    n = offsets.size - 1
+    kept = np.zeros(n, dtype=np.int32)
+    lost = 0
+    for g in range(n):
+        if job_id[g] < 0:
+            continue
+        missed = False
+        for e in range(offsets[g], offsets[g + 1]):
+            if code[e] == OK:
+                p = parent[e]
+                if job_id[p] >= 0 and jobset[p] == jobset[g]:
+                    kept[g] += 1
+                else:
+                    missed = True
+        lost += missed
+    counts = np.empty(rows.size, dtype=np.int32)
     start = np.empty(n, dtype=np.int64)
-    pos = 0
-    for r in range(n):
-        start[r] = pos
-        rows_all[pos] = r
-        values_all[pos] = -1
-        pos += 1
-        for _ in range(counts[r]):
-            rows_all[pos] = r
-            pos += 1
-    for e in range(row.size):
-        r = row[e]
-        start[r] += 1
-        values_all[start[r]] = value[e]
-    return rows_all, values_all
+    total = 0
+    for r in range(rows.size):
+        g = rows[r]
+        counts[r] = kept[g]
+        start[g] = total
+        total += kept[g]
+    values = np.empty(total, dtype=np.int64)
+    for g in range(n):
+        if kept[g] == 0:
+            continue
+        pos = start[g]
+        for e in range(offsets[g], offsets[g + 1]):
+            if code[e] == OK:
+                p = parent[e]
+                if job_id[p] >= 0 and jobset[p] == jobset[g]:
+                    values[pos] = job_id[p]
+                    pos += 1
+    return counts, values, lost

@@ -180,9 +180,9 @@ def finish(
         Rows the parser already dropped (``line``, ``reason``, ``message``, optional ``raw``
         and ``weight``), so that ``rows`` need not carry reason columns for millions of rows.
     finalize
-        Called with the kept jobs once ``jobset`` and ``job_id`` are assigned (every column
-        of ``rows`` still there); returns the jobs and fix counts to add to the report, e.g.
-        to turn references between rows into ``parents`` job ids.
+        Called with the kept jobs once ``jobset`` and ``job_id`` are assigned (with every
+        column of ``rows`` but ``arrival_s`` and ``duration_s``); returns the jobs and fix
+        counts to add to the report, e.g. to turn references between rows into ``parents``.
     """
     source = str(source)
     opts = options
@@ -230,8 +230,9 @@ def finish(
         if zero:
             fixes["zero_duration_as_one_step"] = fixes.get("zero_duration_as_one_step", 0) + zero
         rows_kept = _weight(good)
-        jobs = _quantize(good, opts, t0)
+        box = [good]  # _quantize consumes the rows column by column (memory)
         del good
+        jobs = _quantize(box, opts, t0)
         jobs = _split(jobs, opts)
         if finalize is not None:
             jobs, more = finalize(jobs)
@@ -290,17 +291,29 @@ def _partition(rows: pl.DataFrame, dropped: pl.DataFrame | None) -> tuple[pl.Dat
     return rows, pl.concat([empty, *parts], how="vertical")
 
 
-def _quantize(good: pl.DataFrame, opts: TraceOptions, t0: float | None) -> pl.DataFrame:
-    """Sort by arrival (then line) and add integer ``arrival`` and ``duration`` in steps."""
+def _quantize(box: list[pl.DataFrame], opts: TraceOptions, t0: float | None) -> pl.DataFrame:
+    """The rows popped from ``box``, sorted by arrival (then line), with integer ``arrival``
+    and ``duration`` in steps instead of ``arrival_s`` and ``duration_s``."""
+    good = box.pop()
     start = opts.start or 0.0
-    order = _arrival_order(good)
-    good = good.sort("arrival_s", "line") if order is None else good[order]
-    return good.with_columns(
+    good = good.with_columns(
         ((pl.col("arrival_s") - (t0 or 0.0) - start) / opts.time_step).floor().cast(pl.Int64)
         .alias("arrival"),
         (pl.col("duration_s") / opts.time_step).ceil().clip(lower_bound=1).cast(pl.Int64)
         .alias("duration"),
     )  # fmt: skip
+    order = _arrival_order(good)
+    if order is None:
+        return good.sort("arrival_s", "line").drop("arrival_s", "duration_s")
+    good = good.drop("duration_s")
+    index = pl.Series(order)
+    del order
+    columns = {}
+    for name in good.columns:  # gather column by column, freeing each original as we go
+        if name != "arrival_s":
+            columns[name] = good.get_column(name).gather(index)
+        good = good.drop(name)
+    return pl.DataFrame(columns)
 
 
 def _arrival_order(good: pl.DataFrame) -> np.ndarray | None:
@@ -310,15 +323,22 @@ def _arrival_order(good: pl.DataFrame) -> np.ndarray | None:
     arrival = good.get_column("arrival_s").to_numpy()
     if n < 2 or not good.get_column("line").is_sorted():
         return None
-    if not (np.isfinite(arrival).all() and (arrival == np.floor(arrival)).all()):
+    low, high = arrival.min(), arrival.max()
+    if not (np.isfinite(low) and np.isfinite(high)):
         return None
-    low = arrival.min()
-    span, bits = int(arrival.max() - low), int(n).bit_length()
-    if span.bit_length() + bits > 62:
+    bits = int(n).bit_length()
+    if int(high - low).bit_length() + bits > 62:
         return None
-    key = ((arrival - low).astype(np.int64) << bits) | np.arange(n, dtype=np.int64)
+    shifted = arrival - low
+    key = shifted.astype(np.int64)
+    if not np.array_equal(key, shifted):  # fractional seconds (NaN was excluded above)
+        return None
+    del shifted
+    np.left_shift(key, bits, out=key)
+    np.bitwise_or(key, np.arange(n, dtype=np.int64), out=key)
     key.sort()
-    return key & ((1 << bits) - 1)
+    np.bitwise_and(key, (1 << bits) - 1, out=key)
+    return key
 
 
 def _empty(ids: Sequence[int]) -> tuple[int, ...]:

@@ -150,16 +150,20 @@ class DeepRMPolicy(ParamsMixin):
         self.seed = seed
         self._rng = np.random.default_rng(seed)
         self._loaded: tuple[Logits, dict[str, Any]] | None = None
+        self._table: torch.Tensor | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_loaded"] = None  # reloaded on first use
+        state["_loaded"] = state["_table"] = None  # reloaded on first use
         return state
 
     def _model(self) -> tuple[Logits, dict[str, Any]]:
         if self._loaded is None:
             net, spec = load_network(resolve_checkpoint(self.checkpoint))
-            self._loaded = (Logits(net, geometry_from_spec(spec)), spec)
+            logits_fn = Logits(net, geometry_from_spec(spec))
+            with torch.no_grad():
+                self._table = logits_fn.table()  # the weights never change here
+            self._loaded = (logits_fn, spec)
         return self._loaded
 
     @property
@@ -186,7 +190,7 @@ class DeepRMPolicy(ParamsMixin):
             )
             raise CheckpointError(msg)
         with torch.no_grad():
-            logits = logits_fn(obs).double().numpy()
+            logits = logits_fn(obs, self._table).double().numpy()
         if spec.get("mask_invalid", True):
             logits = np.where(obs.mask, logits, -np.inf)
         if self.greedy:

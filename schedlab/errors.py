@@ -32,3 +32,7 @@ class SimulationError(SchedlabError, RuntimeError):
 
 class SpecError(SchedlabError, ValueError):
     """An experiment spec is invalid; the message names the file and the offending key."""
+
+
+class WorkloadModelError(SchedlabError, ValueError):
+    """A fitted workload model file is invalid; the message names the file and the key."""

@@ -17,10 +17,17 @@ from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.engine import Engine, Jobs
 from schedlab.simulator.observation import ObsGeometry
 from schedlab.simulator.run import schedule
-from tests.strategies import deeprm_jobset, jobset_arrays, jobset_from_rows, jobsets
+from tests.strategies import (
+    deeprm_jobset,
+    heuristic_names,
+    jobset_arrays,
+    jobset_from_rows,
+    jobsets,
+)
 
 SETTINGS = settings(max_examples=30, deadline=None)
 CONFIG = ClusterConfig(slots=10, horizon=20)
+HEURISTICS = heuristic_names()
 
 
 def _uniforms(jobset: JobSet, policy) -> np.ndarray:
@@ -40,8 +47,7 @@ def deeprm() -> JobSet:
     return JobSet.create(a.jobs.vstack(jobs.select(a.jobs.columns)), a.meta)
 
 
-@pytest.mark.parametrize("name", registry.policies.names() if False else
-                         ["random", "fcfs", "sjf", "packer", "tetris", "hrrn"])  # fmt: skip
+@pytest.mark.parametrize("name", HEURISTICS)
 def test_heuristics_identical_on_all_three_engines(deeprm: JobSet, name: str) -> None:
     policy = registry.policies.make(name, **({"seed": 3} if name == "random" else {}))
     fast = schedule(deeprm, policy, CONFIG)
@@ -54,8 +60,7 @@ def test_heuristics_identical_on_all_three_engines(deeprm: JobSet, name: str) ->
 
 
 @SETTINGS
-@given(jobset=jobsets(max_jobsets=2), slots=st.integers(1, 4), name=st.sampled_from(
-    ["random", "fcfs", "sjf", "packer", "tetris", "hrrn"]))  # fmt: skip
+@given(jobset=jobsets(max_jobsets=2), slots=st.integers(1, 4), name=st.sampled_from(HEURISTICS))
 def test_heuristics_identical_on_float_jobsets(jobset: JobSet, slots: int, name: str) -> None:
     config = ClusterConfig(slots=slots, horizon=5)
     policy = registry.policies.make(name, **({"seed": 1} if name == "random" else {}))

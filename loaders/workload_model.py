@@ -1,0 +1,371 @@
+"""A fitted workload model: dataclasses, sampling, and the versioned ``model.json`` document.
+
+The model is fitted by :func:`schedlab.evaluation.fit.fit` and sampled by the ``fitted``
+generator (:mod:`schedlab.loaders.fitted`). It lives in ``loaders/`` so that the generator can
+use it (data flows ``loaders -> evaluation``, never back). Units: every time is in **time steps**
+of the fitted JobSet (``time_step_seconds`` says how long a step is, None for a synthetic
+workload defined in steps); demands are in the units of ``resources``/``capacity``.
+
+The document (``schema_version`` 1)::
+
+    {"kind": "workload_model", "schema_version": 1,
+     "resources": ["cpu", "mem"], "capacity": [96, 100], "units": [...],
+     "time_step_seconds": 1.0, "window": 3600,
+     "durations": {"family": "lognormal", "params": {"mu": 3.1, "sigma": 2.0}, "max_steps": 6338},
+     "arrivals": {"kind": "nhpp", "rate_per_step": 0.09, "period_steps": 86400,
+                  "profile": [24 multipliers, mean 1], "batch_sizes": [...], "batch_probs": [...]},
+     "demands": {"class_edges": [3, 40, 300], "classes": [{"values": [[0.5, 0.2], ...],
+                 "probs": [...], "coverage": 1.0}, ...]},
+     "source": {...}, "diagnostics": {...}}
+
+:meth:`WorkloadModel.load` validates every key and raises
+:class:`~schedlab.errors.WorkloadModelError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from schedlab.errors import WorkloadModelError
+from schedlab.io import write_text_atomic
+from schedlab.loaders import families
+from schedlab.loaders.model_json import Doc
+
+SCHEMA_VERSION = 1
+KIND = "workload_model"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DurationModel:
+    """Job durations: a continuous family in steps, quantised as ``max(1, ceil(x))``."""
+
+    family: str
+    """One of :data:`schedlab.loaders.families.FAMILIES`."""
+    params: Mapping[str, Any]
+    """The family's parameters (see :mod:`schedlab.loaders.families`)."""
+    max_steps: int
+    """Longest duration generated, in steps (draws above it are redrawn: truncation)."""
+
+    def distribution(self) -> Any:
+        """The continuous distribution (frozen-scipy interface), in steps."""
+        return families.build(self.family, self.params)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` durations in steps (int64, ``1 .. max_steps``)."""
+        return families.sample_steps(self.distribution(), n, rng, self.max_steps)
+
+    def pmf(self) -> tuple[np.ndarray, np.ndarray]:
+        """Values (steps) and probabilities of the generated durations."""
+        return families.discrete_pmf(self.distribution(), self.max_steps)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArrivalModel:
+    """Arrivals: Poisson events (homogeneous or with a periodic rate), each a batch of jobs."""
+
+    kind: Literal["poisson", "nhpp"]
+    """``"poisson"``: constant rate; ``"nhpp"``: rate × ``profile`` of the time of day."""
+    rate_per_step: float
+    """Mean jobs per step in the fitted workload (generation rescales it to a target load)."""
+    period_steps: float | None = None
+    """Length of the rate's period in steps (one day), for ``"nhpp"``."""
+    profile: tuple[float, ...] = ()
+    """Rate multipliers of equal-width bins of the period (mean 1), for ``"nhpp"``; bin ``h``
+    covers ``[h, h + 1) · period / len(profile)`` of the trace's clock modulo the period."""
+    batch_sizes: tuple[int, ...] = ()
+    """Jobs per arrival event (empty: one job per event)."""
+    batch_probs: tuple[float, ...] = ()
+    """Probability of each batch size."""
+
+    def mean_batch(self) -> float:
+        """Mean jobs per arrival event."""
+        if not self.batch_sizes:
+            return 1.0
+        return float(np.dot(self.batch_sizes, self.batch_probs))
+
+    def sample(
+        self,
+        rng: np.random.Generator,
+        rate: float,
+        n_jobsets: int,
+        window: int,
+        phase: float | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Arrivals of ``n_jobsets`` jobsets with a mean of ``rate`` jobs per step.
+
+        Events are drawn by **thinning**: candidates of a homogeneous Poisson process at the
+        peak event rate over ``[0, window)`` are kept with probability ``profile / max(profile)``
+        at their time of day; each kept event brings a batch of jobs; arrival step =
+        ``floor(t)``. A jobset starts at ``phase`` steps into the period, or at a uniformly
+        random phase (None), so the expected jobs per jobset are ``rate · window`` either way
+        when the window covers whole periods, and on average over phases otherwise.
+
+        Returns
+        -------
+        jobset, arrival
+            int64 arrays sorted by (jobset, arrival).
+        """
+        event_rate = rate / self.mean_batch()
+        prof = np.asarray(self.profile if self.kind == "nhpp" else (1.0,), dtype=np.float64)
+        peak = float(prof.max())
+        counts = rng.poisson(event_rate * peak * window, size=n_jobsets)
+        owner = np.repeat(np.arange(n_jobsets, dtype=np.int64), counts)
+        t = rng.random(owner.size) * window
+        if self.kind == "nhpp":
+            period = float(self.period_steps or 1.0)
+            start = rng.random(n_jobsets) * period if phase is None else np.full(n_jobsets, phase)
+            pos = np.mod(start[owner] + t, period)
+            bins = np.minimum((pos / period * prof.size).astype(np.int64), prof.size - 1)
+            keep = rng.random(owner.size) * peak < prof[bins]
+            owner, t = owner[keep], t[keep]
+        if self.batch_sizes:
+            sizes = rng.choice(np.asarray(self.batch_sizes), size=owner.size, p=self.batch_probs)
+            owner, t = np.repeat(owner, sizes), np.repeat(t, sizes)
+        arrival = np.floor(t).astype(np.int64)
+        order = np.lexsort((arrival, owner))
+        return owner[order], arrival[order]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True, eq=False)
+class DemandModel:
+    """Empirical joint distribution of demands, per duration class."""
+
+    class_edges: tuple[int, ...]
+    """Upper duration bound (steps, inclusive) of every class but the last: class ``c`` holds
+    durations in ``(edges[c-1], edges[c]]``; no edge means one class (no conditioning)."""
+    values: tuple[np.ndarray, ...]
+    """Per class: distinct demand vectors, float64 ``(m_c, d)``."""
+    probs: tuple[np.ndarray, ...]
+    """Per class: their probabilities, float64 ``(m_c,)``, summing to 1."""
+    coverage: tuple[float, ...] = ()
+    """Per class: share of the class's jobs whose demand vector was kept in the table."""
+
+    def classes(self, durations: np.ndarray) -> np.ndarray:
+        """Class index of each duration (steps)."""
+        return np.searchsorted(np.asarray(self.class_edges), durations, side="left")
+
+    def class_means(self) -> np.ndarray:
+        """Mean demand per class and resource, ``(n_classes, d)``."""
+        return np.stack([p @ v for v, p in zip(self.values, self.probs, strict=True)])
+
+    def sample(self, rng: np.random.Generator, durations: np.ndarray) -> np.ndarray:
+        """Demand vectors ``(n, d)`` for jobs of the given durations (steps)."""
+        cls = self.classes(durations)
+        out = np.empty((durations.size, self.values[0].shape[1]), dtype=np.float64)
+        for c, (vals, probs) in enumerate(zip(self.values, self.probs, strict=True)):
+            idx = np.flatnonzero(cls == c)
+            if idx.size:
+                out[idx] = vals[rng.choice(vals.shape[0], size=idx.size, p=probs)]
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True, eq=False)
+class WorkloadModel:
+    """Durations, arrivals and demands of a workload, with its cluster and provenance."""
+
+    resources: tuple[str, ...]
+    capacity: tuple[float, ...]
+    units: tuple[str, ...]
+    time_step_seconds: float | None
+    """Seconds per step of every time in the model (None: synthetic steps)."""
+    window: int
+    """Default arrival window of a generated jobset, in steps."""
+    durations: DurationModel
+    arrivals: ArrivalModel
+    demands: DemandModel
+    source: Mapping[str, Any] = field(default_factory=dict)
+    """Provenance of the fitted JobSet (loader, path, sha256, options, jobs)."""
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+    """Fit summaries (candidate ranking, arrival models, held-out log-likelihoods)."""
+
+    def load_per_rate(self) -> float:
+        """Offered load of one job per step on average: ``max_r E[duration · demand_r] / cap_r``.
+
+        ``E[duration · demand_r] = Σ_c E[duration; class c] · mean demand_r of class c`` over the
+        generated (quantised, truncated) durations.
+        """
+        values, probs = self.durations.pmf()
+        cls = self.demands.classes(values)
+        n_cls = len(self.demands.values)
+        work_by_class = np.bincount(cls, weights=values * probs, minlength=n_cls)
+        work = work_by_class @ self.demands.class_means()
+        return float(np.max(work / np.asarray(self.capacity)))
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``model.json`` document."""
+        a, dm = self.arrivals, self.demands
+        return {
+            "kind": KIND,
+            "schema_version": SCHEMA_VERSION,
+            "resources": list(self.resources),
+            "capacity": list(self.capacity),
+            "units": list(self.units),
+            "time_step_seconds": self.time_step_seconds,
+            "window": self.window,
+            "durations": {
+                "family": self.durations.family,
+                "params": {k: _plain(v) for k, v in self.durations.params.items()},
+                "max_steps": self.durations.max_steps,
+            },
+            "arrivals": {
+                "kind": a.kind,
+                "rate_per_step": a.rate_per_step,
+                "period_steps": a.period_steps,
+                "profile": list(a.profile),
+                "batch_sizes": list(a.batch_sizes),
+                "batch_probs": list(a.batch_probs),
+            },
+            "demands": {
+                "class_edges": list(dm.class_edges),
+                "classes": [
+                    {"values": v.tolist(), "probs": p.tolist(), "coverage": c}
+                    for v, p, c in zip(dm.values, dm.probs, _coverage(dm), strict=True)
+                ],
+            },
+            "source": dict(self.source),
+            "diagnostics": dict(self.diagnostics),
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write ``model.json`` atomically."""
+        text = json.dumps(self.to_json(), indent=1, default=_plain, allow_nan=False)
+        write_text_atomic(path, text + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> WorkloadModel:
+        """Read and validate ``model.json``."""
+        p = Path(path)
+        if not p.is_file():
+            msg = f"{p}: no such workload model file"
+            raise WorkloadModelError(msg)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            msg = f"{p}: not a valid JSON workload model ({exc})"
+            raise WorkloadModelError(msg) from exc
+        return cls.from_json(data, source=str(p))
+
+    @classmethod
+    def from_json(cls, data: Any, *, source: str = "model") -> WorkloadModel:
+        """Validate a ``model.json`` document; errors name ``source`` and the key."""
+        doc = Doc(data, "", source)
+        if doc.get("kind", str, None) != KIND:
+            doc.fail("kind", f"expected {KIND!r}: is this a schedlab workload model?")
+        version = doc.get("schema_version", int)
+        if version != SCHEMA_VERSION:
+            doc.fail("schema_version", f"{version} is not supported (expected {SCHEMA_VERSION})")
+        resources = tuple(doc.strings("resources"))
+        capacity = tuple(doc.numbers("capacity"))
+        if len(capacity) != len(resources) or not resources:
+            doc.fail("capacity", f"one capacity per resource {list(resources)}, got {capacity}")
+        if any(c <= 0 for c in capacity):
+            doc.fail("capacity", f"every capacity must be > 0, got {capacity}")
+        units = tuple(doc.strings("units", default=[]))
+        if units and len(units) != len(resources):
+            doc.fail("units", f"one unit per resource {list(resources)}, got {list(units)}")
+        step = doc.get("time_step_seconds", float, None)
+        if step is not None and not step > 0:
+            doc.fail("time_step_seconds", f"must be > 0 seconds, got {step}")
+        window = doc.get("window", int)
+        if window < 1:
+            doc.fail("window", f"must be >= 1 step, got {window}")
+        return cls(
+            resources=resources,
+            capacity=capacity,
+            units=units,
+            time_step_seconds=step,
+            window=window,
+            durations=_durations(doc.sub("durations")),
+            arrivals=_arrivals(doc.sub("arrivals")),
+            demands=_demands(doc.sub("demands"), len(resources), capacity),
+            source=doc.get("source", dict, {}),
+            diagnostics=doc.get("diagnostics", dict, {}),
+        )
+
+
+def _plain(v: Any) -> Any:
+    """JSON-native version of numpy scalars and arrays."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+def _coverage(dm: DemandModel) -> tuple[float, ...]:
+    return dm.coverage if len(dm.coverage) == len(dm.values) else (1.0,) * len(dm.values)
+
+
+def _durations(doc: Doc) -> DurationModel:
+    family = doc.get("family", str)
+    if family not in families.FAMILIES:
+        doc.fail("family", f"unknown family {family!r}; known: {', '.join(families.FAMILIES)}")
+    params = doc.get("params", dict)
+    problem = families.check_params(family, params)
+    if problem is not None:
+        doc.fail("params", problem)
+    max_steps = doc.get("max_steps", int)
+    if max_steps < 1:
+        doc.fail("max_steps", f"must be >= 1 step, got {max_steps}")
+    return DurationModel(family=family, params=params, max_steps=max_steps)
+
+
+def _arrivals(doc: Doc) -> ArrivalModel:
+    kind = doc.get("kind", str)
+    if kind not in ("poisson", "nhpp"):
+        doc.fail("kind", f"expected 'poisson' or 'nhpp', got {kind!r}")
+    rate = doc.get("rate_per_step", float)
+    if not rate > 0:
+        doc.fail("rate_per_step", f"must be > 0 jobs per step, got {rate}")
+    period = doc.get("period_steps", float, None)
+    profile = tuple(doc.numbers("profile", default=[]))
+    if kind == "nhpp":
+        if period is None or not period > 0:
+            doc.fail("period_steps", f"an nhpp needs a period > 0 steps, got {period}")
+        if not profile or min(profile) < 0 or abs(np.mean(profile) - 1) > 1e-6:
+            doc.fail("profile", "an nhpp needs rate multipliers >= 0 with mean 1")
+    sizes = tuple(int(s) for s in doc.numbers("batch_sizes", default=[]))
+    probs = tuple(doc.numbers("batch_probs", default=[]))
+    if len(sizes) != len(probs) or any(s < 1 for s in sizes):
+        doc.fail("batch_sizes", "batch_sizes (>= 1) and batch_probs must have the same length")
+    if probs and (min(probs) < 0 or abs(sum(probs) - 1) > 1e-6):
+        doc.fail("batch_probs", "must be >= 0 and sum to 1")
+    return ArrivalModel(kind=kind, rate_per_step=rate, period_steps=period, profile=profile,
+                        batch_sizes=sizes, batch_probs=probs)  # fmt: skip
+
+
+def _demands(doc: Doc, d: int, capacity: tuple[float, ...]) -> DemandModel:
+    edges = tuple(int(e) for e in doc.numbers("class_edges", default=[]))
+    if list(edges) != sorted(set(edges)):
+        doc.fail("class_edges", f"must be increasing, got {list(edges)}")
+    classes = doc.get("classes", list)
+    if len(classes) != len(edges) + 1:
+        doc.fail("classes", f"expected {len(edges) + 1} classes (one more than class_edges)")
+    values, probs, coverage = [], [], []
+    for i, raw in enumerate(classes):
+        sub = Doc(raw, f"{doc.where}.classes[{i}]", doc.source)
+        try:
+            v = np.asarray(sub.get("values", list), dtype=np.float64)
+        except ValueError:
+            sub.fail("values", "must be a list of demand vectors (numbers)")
+        p = np.asarray(sub.numbers("probs"), dtype=np.float64)
+        if v.ndim != 2 or v.shape[1] != d or v.shape[0] != p.size or p.size == 0:
+            sub.fail("values", f"must be {p.size} demand vectors of {d} numbers")
+        if not np.all(np.isfinite(v)) or np.any(v < 0) or np.any(v > np.asarray(capacity)):
+            sub.fail("values", f"demands must be finite, >= 0 and <= capacity {list(capacity)}")
+        if np.any(p < 0) or abs(p.sum() - 1) > 1e-6:
+            sub.fail("probs", "must be >= 0 and sum to 1")
+        values.append(v)
+        probs.append(p / p.sum())
+        coverage.append(sub.get("coverage", float, 1.0))
+    return DemandModel(class_edges=edges, values=tuple(values), probs=tuple(probs),
+                       coverage=tuple(coverage))  # fmt: skip
