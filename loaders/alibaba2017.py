@@ -33,7 +33,6 @@ A cluster-trace-v2018 ``batch_task.csv`` (9 columns, task names like ``M1``, job
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -43,7 +42,7 @@ import polars as pl
 from schedlab.errors import TraceFormatError
 from schedlab.loaders.report import LoadResult
 from schedlab.loaders.textio import read_lines, text_path
-from schedlab.loaders.transform import TraceOptions, finish, first_reason
+from schedlab.loaders.transform import TraceOptions, finish, first_reason, parse_statuses
 
 FIELDS = (
     "create_time", "end_time", "job_id", "task_id", "instance_num", "status", "plan_cpu",
@@ -151,20 +150,6 @@ def _checks(statuses: Sequence[str]) -> list[tuple[pl.Expr, Any, Any]]:
     ]
 
 
-def _statuses(statuses: Sequence[str] | str) -> tuple[str, ...]:
-    wanted = tuple(statuses.split("|") if isinstance(statuses, str) else statuses)
-    for s in wanted:
-        if s not in STATUSES:
-            close = difflib.get_close_matches(str(s), STATUSES, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            msg = f"unknown v2017 task status {s!r}{hint} (known: {', '.join(STATUSES)})"
-            raise ValueError(msg)
-    if not wanted:
-        msg = "statuses must name at least one status"
-        raise ValueError(msg)
-    return wanted
-
-
 def read_alibaba2017(
     source: str | os.PathLike[str],
     *,
@@ -207,7 +192,7 @@ def read_alibaba2017(
     """
     options = options or TraceOptions()
     src = str(source)
-    wanted = _statuses(statuses)
+    wanted = parse_statuses(statuses, STATUSES, "v2017 task status")
     lines = read_lines(text_path(source, member=member))
     blank = pl.col("raw").str.strip_chars() == ""
     data = lines.filter(~blank)

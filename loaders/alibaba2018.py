@@ -45,18 +45,22 @@ Every data line is kept or dropped with a reason code, in this priority: ``wrong
 (end_time 0 before start_time: Running tasks), ``negative_duration``, ``never_started``
 (start_time = end_time = 0: Waiting tasks), ``negative_demand``, ``invalid_instance_num``, then
 the shared steps of :func:`~schedlab.loaders.transform.finish`. Fixes (rows kept but changed)
-are counted over the rows that passed parsing and the status selection. Blank lines and the
-header are not data rows (counted in the provenance).
+are counted over the rows that passed parsing and the status selection (with ``"job"``,
+``zero_duration_as_one_step`` counts jobs). Blank lines and the header are not data rows
+(counted in the provenance).
 
-The file is read in blocks of lines (columnar polars per block; no Python loop over rows) and
-only compact typed columns are kept; the raw text of sampled dropped rows is read back by line
+Reading (no Python loop over rows): the file is read in blocks of about 64 MB of whole lines,
+two blocks parsed at a time. One compiled pass per block (:mod:`~schedlab.loaders.
+alibaba2018_scan`) splits the lines and parses task names, job keys, statuses and the plain
+decimal numbers; polars parses a block's numbers instead when one is not a plain decimal, and
+the columnar checks, job collapse and finishing steps are polars. Only compact typed columns
+are kept (no text per row); the raw text of the sampled dropped rows is read back by line
 number at the end. A cluster-trace-v2017 ``batch_task.csv`` or a ``batch_instance.csv`` is
 recognised and rejected with a message naming the right loader or option.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Sequence
 from dataclasses import replace
@@ -66,17 +70,11 @@ import numpy as np
 import polars as pl
 
 from schedlab.loaders import alibaba_dag as dag_mod
-from schedlab.loaders.alibaba2018_parse import (
-    FIELDS,
-    STATUSES,
-    attach_raw,
-    parse_tasks,
-    read_instances,
-    sniff,
-)
+from schedlab.loaders.alibaba2018_parse import parse_tasks, read_instances
+from schedlab.loaders.alibaba2018_scan import FIELDS, STATUSES, attach_raw, sniff
 from schedlab.loaders.report import LoadResult
 from schedlab.loaders.textio import text_path
-from schedlab.loaders.transform import Finalize, TraceOptions, finish
+from schedlab.loaders.transform import Finalize, TraceOptions, finish, parse_statuses
 
 MACHINE_CPU = 96.0
 """Cores of a v2018 machine (``machine_meta.csv``: 96)."""
@@ -146,7 +144,7 @@ def read_alibaba2018(
         first malformed line (file and line number).
     """
     options = options or TraceOptions()
-    wanted = _statuses(statuses)
+    wanted = parse_statuses(statuses, STATUSES, "v2018 task status")
     _check_choices(granularity, job_duration, demand, instances, max_instances)
     src = str(source)
     path = text_path(source, member=member)
@@ -203,20 +201,6 @@ def read_alibaba2018(
         finalize=_parents_hook(box, n_good) if granularity == "task" else None,
     )
     return attach_raw(result, path)
-
-
-def _statuses(statuses: Sequence[str] | str) -> tuple[str, ...]:
-    wanted = tuple(statuses.split("|") if isinstance(statuses, str) else statuses)
-    for s in wanted:
-        if s not in STATUSES:
-            close = difflib.get_close_matches(str(s), STATUSES, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            msg = f"unknown v2018 task status {s!r}{hint} (known: {', '.join(STATUSES)})"
-            raise ValueError(msg)
-    if not wanted:
-        msg = "statuses must name at least one status"
-        raise ValueError(msg)
-    return wanted
 
 
 def _check_choices(

@@ -1,18 +1,19 @@
-"""Reading cluster-trace-v2018 ``batch_task`` / ``batch_instance`` text in blocks of lines.
+"""Parsing cluster-trace-v2018 ``batch_task`` / ``batch_instance`` lines into typed columns.
 
-The file is read in blocks of about 64 MB cut at line ends; each block is split into fields and
-checked with columnar polars expressions, then reduced to compact typed columns (the text of a
-line is kept only when the line is malformed). Line numbers are exact: every physical line is
-one row, blank lines included. See :mod:`schedlab.loaders.alibaba2018` for the reason codes.
+Each block of lines (:func:`~schedlab.loaders.alibaba2018_scan.blocks`) goes through the
+compiled :func:`~schedlab.loaders.alibaba2018_scan.scan`, then columnar polars checks give each
+line its reason code (0: good) and message; the good lines are reduced to compact typed columns
+(no text is kept per line) and their parents to a CSR table. See
+:mod:`schedlab.loaders.alibaba2018` for the reason codes.
 """
 
 from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,20 +22,10 @@ import polars as pl
 
 from schedlab.errors import TraceFormatError
 from schedlab.loaders import alibaba2018_scan as sc
-from schedlab.loaders.report import LoadResult
+from schedlab.loaders.alibaba2018_scan import FIELDS, STATUSES, blocks, read_block
 
-FIELDS = (
-    "task_name", "instance_num", "job_name", "task_type", "status", "start_time", "end_time",
-    "plan_cpu", "plan_mem",
-)  # fmt: skip
-"""The 9 columns of v2018 ``batch_task.csv``, in file order."""
 NUMERIC = ("instance_num", "start_time", "end_time", "plan_cpu", "plan_mem")
 REQUIRED = ("task_name", "job_name", "status", "start_time", "end_time", "plan_cpu", "plan_mem")
-STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled", "Interrupted")
-"""Task statuses of the v2018 trace."""
-BLOCK_BYTES = 1 << 26
-COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip",
-              b"\x28\xb5\x2f\xfd": "zstd", b"7z\xbc\xaf\x27\x1c": "7z"}  # fmt: skip
 (GOOD, BLANK, FIELD_COUNT, NOT_A_NUMBER, INVALID_STATUS, STATUS, MISSING, NO_END,
  NEGATIVE_DURATION, NEVER_STARTED, NEGATIVE_DEMAND, INVALID_INSTANCES) = range(12)  # fmt: skip
 REASONS = {
@@ -73,124 +64,6 @@ class Parsed:
     def fixes(self) -> dict[str, int]:
         """Row-level fixes with a non-zero count."""
         return {k: v for k, v in self.fix_counts.items() if v}
-
-
-def blocks(
-    path: Path, size: int = BLOCK_BYTES, ring: int = 4
-) -> Iterator[tuple[int, memoryview, int]]:
-    """Yield ``(number of its first line, bytes, number of lines)`` for blocks of whole lines.
-
-    Blocks are read in place into a ring of ``ring`` reused buffers (no copies but the partial
-    line carried over): a consumer must be done with a block before ``ring - 1`` more are read.
-    """
-    pool: list[bytearray] = []
-    line, rest, k = 1, b"", 0
-    with path.open("rb", buffering=0) as fh:
-        while True:
-            if len(pool) < ring:
-                pool.append(bytearray(len(rest) + size))
-            elif len(pool[k % ring]) < len(rest) + size:
-                pool[k % ring] = bytearray(len(rest) + size)
-            buf = pool[k % ring]
-            buf[: len(rest)] = rest
-            got = fh.readinto(memoryview(buf)[len(rest) : len(rest) + size])
-            end = len(rest) + got
-            if got == 0:
-                break
-            cut = buf.rfind(b"\n", 0, end) + 1
-            if cut == 0:  # a line longer than a block: read on
-                rest = bytes(buf[:end])
-                continue
-            view = np.frombuffer(buf, dtype=np.uint8, count=cut)
-            n = sc.count_lines(view)
-            yield line, memoryview(buf)[:cut], n
-            line, rest, k = line + n, bytes(buf[cut:end]), k + 1
-    if rest:
-        yield line, memoryview(rest), rest.count(b"\n") + 1
-
-
-def read_block(data: bytes | memoryview, first: int, source: str) -> pl.DataFrame:
-    """One row per line: ``raw`` (null for a blank line); the count is checked."""
-    data = bytes(data)
-    frame = pl.read_csv(
-        data, has_header=False, separator="\x1f", quote_char=None, schema={"raw": pl.Utf8},
-        encoding="utf8-lossy", truncate_ragged_lines=True, raise_if_empty=False,
-    )  # fmt: skip
-    expected = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if frame.height != expected:
-        msg = f"{source}: cannot split lines {first}..{first + expected - 1} into rows"
-        raise TraceFormatError(msg)
-    return frame
-
-
-def sniff(path: Path, source: str) -> bool:
-    """Check the first lines; return whether line 1 is a header line.
-
-    Raises
-    ------
-    TraceFormatError
-        Other compression formats, binary data, no data line, a v2017 ``batch_task.csv``, a
-        ``batch_instance.csv``, or no line with 9 fields.
-    """
-    with path.open("rb") as fh:
-        head = fh.read(1 << 16)
-    for magic, kind in COMPRESSED.items():
-        if head.startswith(magic):
-            msg = f"{source}: {kind}-compressed data; give a .csv, .csv.gz or .tar.gz file"
-            raise TraceFormatError(msg)
-    if b"\x00" in head:
-        msg = f"{source}: binary data (NUL bytes), not a CSV text file"
-        raise TraceFormatError(msg)
-    lines = head.decode("utf-8", errors="replace").splitlines()[: 50 if len(head) < 1 << 16 else -1]
-    header = bool(lines) and lines[0].strip().startswith("task_name,")
-    data = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() and not (header and i == 0)]
-    if not data:
-        msg = f"{source}: no data lines"
-        raise TraceFormatError(msg)
-    _reject_other_tables(data[:50], source)
-    return header
-
-
-def _reject_other_tables(data: list[tuple[int, str]], source: str) -> None:
-    tokens = [(i, ln, ln.split(",")) for i, ln in data]
-
-    def number(t: str) -> bool:
-        try:
-            float(t)
-        except ValueError:
-            return False
-        return True
-
-    v2017 = [
-        (i, ln) for i, ln, t in tokens
-        if len(t) == 8 and number(t[0]) and number(t[1]) and t[2].isdigit() and t[3].isdigit()
-    ]  # fmt: skip
-    v2018 = [(i, ln) for i, ln, t in tokens if len(t) == len(FIELDS) and not number(t[0])]
-    inst = [(i, ln) for i, ln, t in tokens if len(t) == 14]
-    if 2 * len(v2017) >= len(data) and not v2018:
-        i, ln = v2017[0]
-        msg = (
-            f"{source}: this looks like Alibaba cluster-trace-v2017 batch_task.csv, not v2018: "
-            f"{len(v2017)} of the first {len(data)} lines have its 8 columns (create time, end "
-            f"time, integer job id, task id, instances, status, plan_cpu, plan_mem), e.g. line "
-            f"{i}: {ln[:80]!r}. Use the `alibaba2017` loader"
-        )
-        raise TraceFormatError(msg)
-    if 2 * len(inst) >= len(data) and not v2018:
-        i, ln = inst[0]
-        msg = (
-            f"{source}: this looks like cluster-trace-v2018 batch_instance.csv (14 columns), "
-            f"e.g. line {i}: {ln[:80]!r}; load batch_task.csv and pass this file as instances="
-        )
-        raise TraceFormatError(msg)
-    if not any(len(t) == len(FIELDS) for _, _, t in tokens):
-        i, ln, t = tokens[0]
-        msg = (
-            f"{source}: not a cluster-trace-v2018 batch_task.csv: none of the first "
-            f"{len(data)} lines has 9 comma-separated fields (line {i} has {len(t)}: "
-            f"{ln[:80]!r})"
-        )
-        raise TraceFormatError(msg)
 
 
 def _nan(f: str) -> pl.Expr:
@@ -476,34 +349,6 @@ def parse_tasks(
         else dict.fromkeys(ROW_FIXES, 0),
         blank_lines=sum(b.blank for b in done),
     )
-
-
-def attach_raw(result: LoadResult, path: Path) -> LoadResult:
-    """Fill the raw text of sampled dropped rows that lack it, reading lines back by number."""
-    samples = result.report.samples
-    want = samples.filter(pl.col("raw").is_null()).get_column("line")
-    if want.is_empty():
-        return result
-    need = set(want.to_list())
-    last = max(need)
-    found: dict[int, str] = {}
-    for first, data, n in blocks(path):
-        hit = [ln for ln in need if first <= ln < first + n]
-        if hit:
-            raw = read_block(data, first, str(path)).get_column("raw")
-            found.update({ln: raw[ln - first] or "" for ln in hit})
-        if first + n > last:
-            break
-    fill = pl.DataFrame(
-        {"line": list(found), "_raw": list(found.values())},
-        schema={"line": pl.Int64, "_raw": pl.Utf8},
-    )
-    samples = (
-        samples.join(fill, on="line", how="left", maintain_order="left")
-        .with_columns(pl.coalesce("raw", "_raw").alias("raw"))
-        .drop("_raw")
-    )
-    return LoadResult(result.jobs, replace(result.report, samples=samples))
 
 
 INSTANCE_FIELDS = (

@@ -1,7 +1,12 @@
-"""One compiled pass over a block of ``batch_task.csv`` bytes: every line's fields at once.
+"""Bytes of ``batch_task.csv``: blocks of whole lines, sniffing, and one compiled pass per block.
 
-For each line it finds the comma-separated fields (no quoting: the trace has none; a trailing
-``\\r`` is ignored) and extracts what the loader needs without building any string column:
+:func:`blocks` reads the file in blocks of whole lines with exact line numbers; :func:`sniff`
+checks the first lines (other compressions, binary data, v2017 and ``batch_instance`` tables,
+the header line); :func:`attach_raw` reads the text of sampled dropped lines back by number.
+
+:func:`scan` finds each line's comma-separated fields (no quoting: the trace has none; a
+trailing ``\\r`` is ignored) and extracts what the loader needs without building any string
+column:
 
 * the number of fields (0 for a blank line) and which numeric fields use a decimal point;
 * the task name's DAG grammar (:mod:`schedlab.loaders.alibaba_dag`): the task index, the parent
@@ -18,13 +23,29 @@ For each line it finds the comma-separated fields (no quoting: the trace has non
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
 import numba
 import numpy as np
+import polars as pl
 
+from schedlab.errors import TraceFormatError
+from schedlab.loaders.report import LoadResult
+
+FIELDS = (
+    "task_name", "instance_num", "job_name", "task_type", "status", "start_time", "end_time",
+    "plan_cpu", "plan_mem",
+)  # fmt: skip
+"""The 9 columns of v2018 ``batch_task.csv``, in file order."""
+STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled", "Interrupted")
+"""Task statuses of the v2018 trace."""
+BLOCK_BYTES = 1 << 26
+COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip",
+              b"\x28\xb5\x2f\xfd": "zstd", b"7z\xbc\xaf\x27\x1c": "7z"}  # fmt: skip
 NAME_LIMIT = 50
 """Length at which the trace truncated task names."""
-NUMBERS = ("instance_num", "start_time", "end_time", "plan_cpu", "plan_mem")
-"""The numeric fields, in the order of the scanner's number rows (file fields 1, 5, 6, 7, 8)."""
 # line flags
 DOTS, STG, TRUNCATED, CUT, UNKNOWN, NAME_EMPTY, JOB_EMPTY, JOB_OTHER, SLOW = (
     1 << b for b in range(9)
@@ -235,3 +256,150 @@ def _number(buf, a, b, line, row, numbers, flags):
         flags[line] |= DOTS
     value = mantissa / _POW10[fraction]
     numbers[row, line] = -value if negative else value
+
+
+def blocks(
+    path: Path, size: int = BLOCK_BYTES, ring: int = 4
+) -> Iterator[tuple[int, memoryview, int]]:
+    """Yield ``(number of its first line, bytes, number of lines)`` for blocks of whole lines.
+
+    Blocks are read in place into a ring of ``ring`` reused buffers (no copies but the partial
+    line carried over): a consumer must be done with a block before ``ring - 1`` more are read.
+    """
+    pool: list[bytearray] = []
+    line, rest, k = 1, b"", 0
+    size = max(1, min(size, path.stat().st_size))  # small files get small buffers
+    with path.open("rb", buffering=0) as fh:
+        while True:
+            if len(pool) < ring:
+                pool.append(bytearray(len(rest) + size))
+            elif len(pool[k % ring]) < len(rest) + size:
+                pool[k % ring] = bytearray(len(rest) + size)
+            buf = pool[k % ring]
+            buf[: len(rest)] = rest
+            got = fh.readinto(memoryview(buf)[len(rest) : len(rest) + size])
+            end = len(rest) + got
+            if got == 0:
+                break
+            cut = buf.rfind(b"\n", 0, end) + 1
+            if cut == 0:  # a line longer than a block: read on
+                rest = bytes(buf[:end])
+                continue
+            view = np.frombuffer(buf, dtype=np.uint8, count=cut)
+            n = count_lines(view)
+            yield line, memoryview(buf)[:cut], n
+            line, rest, k = line + n, bytes(buf[cut:end]), k + 1
+    if rest:
+        yield line, memoryview(rest), rest.count(b"\n") + 1
+
+
+def read_block(data: bytes | memoryview, first: int, source: str) -> pl.DataFrame:
+    """One row per line: ``raw`` (null for a blank line); the count is checked."""
+    data = bytes(data)
+    frame = pl.read_csv(
+        data, has_header=False, separator="\x1f", quote_char=None, schema={"raw": pl.Utf8},
+        encoding="utf8-lossy", truncate_ragged_lines=True, raise_if_empty=False,
+    )  # fmt: skip
+    expected = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if frame.height != expected:
+        msg = f"{source}: cannot split lines {first}..{first + expected - 1} into rows"
+        raise TraceFormatError(msg)
+    return frame
+
+
+def sniff(path: Path, source: str) -> bool:
+    """Check the first lines; return whether line 1 is a header line.
+
+    Raises
+    ------
+    TraceFormatError
+        Other compression formats, binary data, no data line, a v2017 ``batch_task.csv``, a
+        ``batch_instance.csv``, or no line with 9 fields.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    for magic, kind in COMPRESSED.items():
+        if head.startswith(magic):
+            msg = f"{source}: {kind}-compressed data; give a .csv, .csv.gz or .tar.gz file"
+            raise TraceFormatError(msg)
+    if b"\x00" in head:
+        msg = f"{source}: binary data (NUL bytes), not a CSV text file"
+        raise TraceFormatError(msg)
+    lines = head.decode("utf-8", errors="replace").splitlines()[: 50 if len(head) < 1 << 16 else -1]
+    header = bool(lines) and lines[0].strip().startswith("task_name,")
+    data = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() and not (header and i == 0)]
+    if not data:
+        msg = f"{source}: no data lines"
+        raise TraceFormatError(msg)
+    _reject_other_tables(data[:50], source)
+    return header
+
+
+def _reject_other_tables(data: list[tuple[int, str]], source: str) -> None:
+    tokens = [(i, ln, ln.split(",")) for i, ln in data]
+
+    def number(t: str) -> bool:
+        try:
+            float(t)
+        except ValueError:
+            return False
+        return True
+
+    v2017 = [
+        (i, ln) for i, ln, t in tokens
+        if len(t) == 8 and number(t[0]) and number(t[1]) and t[2].isdigit() and t[3].isdigit()
+    ]  # fmt: skip
+    v2018 = [(i, ln) for i, ln, t in tokens if len(t) == len(FIELDS) and not number(t[0])]
+    inst = [(i, ln) for i, ln, t in tokens if len(t) == 14]
+    if 2 * len(v2017) >= len(data) and not v2018:
+        i, ln = v2017[0]
+        msg = (
+            f"{source}: this looks like Alibaba cluster-trace-v2017 batch_task.csv, not v2018: "
+            f"{len(v2017)} of the first {len(data)} lines have its 8 columns (create time, end "
+            f"time, integer job id, task id, instances, status, plan_cpu, plan_mem), e.g. line "
+            f"{i}: {ln[:80]!r}. Use the `alibaba2017` loader"
+        )
+        raise TraceFormatError(msg)
+    if 2 * len(inst) >= len(data) and not v2018:
+        i, ln = inst[0]
+        msg = (
+            f"{source}: this looks like cluster-trace-v2018 batch_instance.csv (14 columns), "
+            f"e.g. line {i}: {ln[:80]!r}; load batch_task.csv and pass this file as instances="
+        )
+        raise TraceFormatError(msg)
+    if not any(len(t) == len(FIELDS) for _, _, t in tokens):
+        i, ln, t = tokens[0]
+        msg = (
+            f"{source}: not a cluster-trace-v2018 batch_task.csv: none of the first "
+            f"{len(data)} lines has 9 comma-separated fields (line {i} has {len(t)}: "
+            f"{ln[:80]!r})"
+        )
+        raise TraceFormatError(msg)
+
+
+def attach_raw(result: LoadResult, path: Path) -> LoadResult:
+    """Fill the raw text of sampled dropped rows that lack it, reading lines back by number."""
+    samples = result.report.samples
+    want = samples.filter(pl.col("raw").is_null()).get_column("line")
+    if want.is_empty():
+        return result
+    need = set(want.to_list())
+    last = max(need)
+    found: dict[int, str] = {}
+    for first, data, n in blocks(path):
+        hit = [ln for ln in need if first <= ln < first + n]
+        if hit:
+            raw = read_block(data, first, str(path)).get_column("raw")
+            found.update({ln: raw[ln - first] or "" for ln in hit})
+        if first + n > last:
+            break
+    fill = pl.DataFrame(
+        {"line": list(found), "_raw": list(found.values())},
+        schema={"line": pl.Int64, "_raw": pl.Utf8},
+    )
+    samples = (
+        samples.join(fill, on="line", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("raw", "_raw").alias("raw"))
+        .drop("_raw")
+    )
+    return LoadResult(result.jobs, replace(result.report, samples=samples))

@@ -3,7 +3,8 @@
 A DAG task's name is a letter code, its index and the indices of the tasks it depends on:
 ``M5_3_4`` is task 5 of its job and depends on tasks 3 and 4 of the same job. Names like
 ``task_Nzg3ODAwNDgzMTAwNTc2NTQ2Mw==`` and ``MergeTask`` are independent tasks. The real names
-have quirks (alibaba/clusterdata issues #76 and #115), each handled here and counted:
+have quirks (alibaba/clusterdata issues #76 and #115), each handled and counted (the names are
+parsed by :func:`schedlab.loaders.alibaba2018_scan.scan`; the edges are cleaned here):
 
 * ``_Stg<N>`` suffix (``J10_7_9_Stg4``): a stage marker, not a dependency; stripped.
 * Names cut at 50 characters: the parents after the cut are lost, and the last number may be a
@@ -22,23 +23,12 @@ among its parents (the job's length with unlimited machines and no queueing).
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 import polars as pl
 
-NAME_LIMIT = 50
-"""Length at which the trace truncated task names."""
-
-NAME_FIX_BITS = {
-    "stg_suffix_stripped": 1,
-    "truncated_task_name": 2,
-    "truncated_parent_dropped": 4,
-    "unrecognized_task_name": 8,
-}
-"""Row-level name normalisations (bits of ``name_fix``)."""
 LOOKUP = 1 << 20
 """Task indices below this are resolved through a lookup table."""
 OK, SELF, DUPLICATE, MISSING, CYCLIC, NOT_KEPT = 0, 1, 2, 3, 4, 5
@@ -50,52 +40,6 @@ EDGE_FIXES = {
     NOT_KEPT: "dropped_parent_removed",
 }
 """Fix names (kept rows that lost at least one edge) per edge code."""
-
-
-def name_columns(name: pl.Expr) -> list[pl.Expr]:
-    """Expressions over a task-name column: ``idx`` (int32; null for non-DAG names),
-    ``ptoks`` (the ``_``-separated tokens after the first as int32, null where not a number),
-    ``cut`` (a truncated name whose last token may be cut) and ``name_fix`` (bits of
-    :data:`NAME_FIX_BITS`)."""
-    toks = name.str.split("_")
-    head = toks.list.first()
-    digits = head.str.strip_chars_start(string.ascii_letters)
-    lettered = digits.str.len_bytes() < head.str.len_bytes()
-    idx = pl.when(lettered).then(digits.cast(pl.Int32, strict=False))
-    truncated = name.str.len_bytes() >= NAME_LIMIT
-    unknown = idx.is_null() & ~name.str.starts_with("task_") & (name != "MergeTask")
-    bits = (
-        name.str.contains("_Stg", literal=True).cast(pl.UInt8)
-        * NAME_FIX_BITS["stg_suffix_stripped"]
-        + truncated.cast(pl.UInt8) * NAME_FIX_BITS["truncated_task_name"]
-        + unknown.cast(pl.UInt8) * NAME_FIX_BITS["unrecognized_task_name"]
-    )
-    return [
-        idx.alias("idx"),
-        toks.list.slice(1).cast(pl.List(pl.Int32), strict=False).alias("ptoks"),
-        (truncated & ~name.str.ends_with("_")).alias("cut"),
-        bits.alias("name_fix"),
-    ]
-
-
-def parent_csr(
-    idx: np.ndarray, ptoks: pl.Series, cut: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Parent indices per row from the name tokens: numbers only (``Stg<N>`` and empty tokens
-    go), none for non-DAG names, and the last token of a cut name dropped.
-
-    Returns the number of parents per row, the flat parent indices (int32) and the number of
-    rows whose cut last token was dropped.
-    """
-    n = idx.size
-    counts = ptoks.list.len().fill_null(0).to_numpy().astype(np.int64)
-    flat = ptoks.explode(empty_as_null=False).fill_null(-2).to_numpy().astype(np.int32)
-    row = np.repeat(np.arange(n), counts)
-    keep = (flat >= 0) & (idx[row] >= 0)
-    last = (np.cumsum(counts) - 1)[cut & (counts > 0) & (idx >= 0)]
-    last = last[flat[last] >= 0]
-    keep[last] = False
-    return np.bincount(row[keep], minlength=n).astype(np.int64), flat[keep], int(last.size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,25 +57,13 @@ class Dag:
     code: np.ndarray
     critical_path: np.ndarray
 
-    def children(self) -> np.ndarray:
-        """The child row of every parsed edge (int32)."""
-        n = self.offsets.size - 1
-        return np.repeat(np.arange(n, dtype=np.int32), np.diff(self.offsets))
-
-    def edges(self) -> tuple[np.ndarray, np.ndarray]:
-        """Child and parent rows of the edges kept (int32 arrays)."""
-        ok = self.code == OK
-        return self.children()[ok], self.parent[ok]
-
     def fixes(self) -> dict[str, int]:
         """Rows that lost at least one edge, per reason."""
-        present = np.bincount(self.code, minlength=len(EDGE_FIXES) + 1)
-        if not present[1:].any():
-            return {}
-        child = self.children()
+        bad = np.flatnonzero(self.code != OK)
+        child = np.searchsorted(self.offsets, bad, side="right") - 1
         out = {}
         for code, name in EDGE_FIXES.items():
-            n = np.unique(child[self.code == code]).size if present[code] else 0
+            n = np.unique(child[self.code[bad] == code]).size
             if n:
                 out[name] = n
         return out

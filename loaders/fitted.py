@@ -3,7 +3,8 @@
 ``schedlab fit jobs.parquet -o fit/`` writes ``fit/model.json``
 (:class:`~schedlab.loaders.workload_model.WorkloadModel`); then::
 
-    schedlab generate fitted --model fit/model.json --load 0.9 --jobsets 100 --seed 3 -o jobs.parquet
+    schedlab generate fitted --model fit/model.json --load 0.9 --jobsets 100 --seed 3 \
+        -o jobs.parquet
 
 or ``schedlab.generators.make("fitted", model="fit/model.json").generate(0.9, ...)``.
 
@@ -11,7 +12,9 @@ Workload
 --------
 * Arrivals over ``window`` steps (default: the model's): Poisson events, homogeneous or with the
   fitted daily rate profile (drawn by thinning; each jobset starts at a uniformly random time
-  of day unless ``phase`` is given), each event a batch of jobs when the model has batches.
+  of day unless ``phase`` is given), each event a batch of jobs when the model has batches;
+  each jobset's rate is multiplied by a draw from the trace's window-to-window rate variation
+  (mean 1; ``modulate=False`` turns it off).
 * Durations: the fitted family, truncated at the longest duration seen, quantised to
   ``max(1, ceil(x))`` steps like the trace loaders do.
 * Demands: the trace's empirical joint demand vectors, drawn within the duration class of each
@@ -70,6 +73,9 @@ class FittedGenerator(SyntheticGenerator):
     phase: float | None = None
     """Start of every jobset in steps after the start of the daily period (default: uniformly
     random per jobset); only matters for a model with a daily rate profile."""
+    modulate: bool = True
+    """Give each jobset a rate multiplier drawn from the trace's window-to-window variation
+    (mean 1: the target load is the mean over jobsets); False: every jobset at the same rate."""
 
     def _model(self) -> WorkloadModel:
         return read_model(self.model)[0]
@@ -96,8 +102,10 @@ class FittedGenerator(SyntheticGenerator):
         values, probs = self._model().durations.pmf()
         cdf = np.cumsum(probs)
         top = int(self._model().durations.max_steps)
-        q1, q2 = (int(np.ceil(values[min(np.searchsorted(cdf, q), values.size - 1)]))
-                  for q in (1 / 3, 2 / 3))  # fmt: skip
+        q1, q2 = (
+            int(np.ceil(values[min(np.searchsorted(cdf, q), values.size - 1)]))
+            for q in (1 / 3, 2 / 3)
+        )
         ranges = {"short": (1, q1), "medium": (q1 + 1, q2), "long": (q2 + 1, top)}
         return {k: v for k, v in ranges.items() if v[0] <= v[1]}
 
@@ -109,7 +117,7 @@ class FittedGenerator(SyntheticGenerator):
         """Arrivals by thinning, then durations, then demands within each duration's class."""
         model = self._model()
         jobset, arrival = model.arrivals.sample(
-            rng, rate, n_jobsets, self.arrival_window(), self.phase
+            rng, rate, n_jobsets, self.arrival_window(), self.phase, self.modulate
         )
         duration = model.durations.sample(rng, jobset.size)
         demand = model.demands.sample(rng, duration)
@@ -124,7 +132,10 @@ class FittedGenerator(SyntheticGenerator):
             js.meta,
             units=model.units or js.meta.units,
             time_step_seconds=model.time_step_seconds,
-            provenance={**js.meta.provenance, "model_sha256": digest,
-                        "model_source": dict(model.source)},  # fmt: skip
+            provenance={
+                **js.meta.provenance,
+                "model_sha256": digest,
+                "model_source": dict(model.source),
+            },
         )
         return JobSet(js.jobs, meta)

@@ -4,10 +4,15 @@ A format module parses its file into *rows*: a polars DataFrame with one row per
 the columns
 
 * ``line`` (int64): 1-based line number in the file;
-* ``reason`` / ``message`` (str, null when the row is good): why the row is dropped;
-* ``raw`` (str): the line's text (used only for samples of dropped rows);
+* ``reason`` / ``message`` (str, null when the row is good): why the row is dropped (optional:
+  a parser may instead hand its dropped rows over separately as ``dropped=``);
+* ``raw`` (str, optional): the line's text (used only for samples of dropped rows);
 * ``arrival_s``, ``duration_s`` (float64, seconds) and one float64 column per resource in the
-  trace's native units; optional ``source_id``, ``user``, ``status``, ``parents``.
+  trace's native units; optional ``source_id``, ``user``, ``category``, ``parents``, and
+  ``weight`` (int64: file rows a row stands for, when rows are merged or copied).
+
+The rows are processed as a good part and a dropped part: each step moves the rows it drops
+(with messages built for them only), so millions of good rows carry no reason columns.
 
 :func:`finish` then applies the user's :class:`TraceOptions` in a fixed, documented order and
 accounts for every row in a :class:`~schedlab.loaders.report.DropReport`:
@@ -20,6 +25,7 @@ larger than it (``exceeds_capacity``); 5. random sample of ``sample`` rows; 6. s
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -103,6 +109,23 @@ def first_reason(data: pl.DataFrame, checks: Sequence[Check]) -> pl.DataFrame:
         reason.otherwise(pl.lit(None, pl.Utf8)).alias("reason"),
         message.otherwise(pl.lit(None, pl.Utf8)).alias("message"),
     )
+
+
+def parse_statuses(
+    statuses: Sequence[str] | str, known: Sequence[str], what: str
+) -> tuple[str, ...]:
+    """Validate a status selection given as a sequence or ``"A|B"``; unknown names suggest one."""
+    wanted = tuple(statuses.split("|") if isinstance(statuses, str) else statuses)
+    for s in wanted:
+        if s not in known:
+            close = difflib.get_close_matches(str(s), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            msg = f"unknown {what} {s!r}{hint} (known: {', '.join(known)})"
+            raise ValueError(msg)
+    if not wanted:
+        msg = "statuses must name at least one status"
+        raise ValueError(msg)
+    return wanted
 
 
 def _samples(bad: pl.DataFrame) -> pl.DataFrame:

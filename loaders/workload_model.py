@@ -83,6 +83,11 @@ class ArrivalModel:
     """Jobs per arrival event (empty: one job per event)."""
     batch_probs: tuple[float, ...] = ()
     """Probability of each batch size."""
+    modulation: tuple[float, ...] = ()
+    """Rate multipliers (mean 1) of whole windows: the trace's window-to-window variation
+    beyond the daily profile; a generated jobset draws one (empty: none)."""
+    modulation_window: int | None = None
+    """Window (steps) over which the multipliers were measured."""
 
     def mean_batch(self) -> float:
         """Mean jobs per arrival event."""
@@ -97,6 +102,7 @@ class ArrivalModel:
         n_jobsets: int,
         window: int,
         phase: float | None = None,
+        modulate: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Arrivals of ``n_jobsets`` jobsets with a mean of ``rate`` jobs per step.
 
@@ -105,7 +111,9 @@ class ArrivalModel:
         at their time of day; each kept event brings a batch of jobs; arrival step =
         ``floor(t)``. A jobset starts at ``phase`` steps into the period, or at a uniformly
         random phase (None), so the expected jobs per jobset are ``rate · window`` either way
-        when the window covers whole periods, and on average over phases otherwise.
+        when the window covers whole periods, and on average over phases otherwise. With
+        ``modulate`` and a model with ``modulation``, each jobset's rate is also multiplied by
+        one of the multipliers drawn uniformly (mean 1, so the mean rate is unchanged).
 
         Returns
         -------
@@ -115,7 +123,10 @@ class ArrivalModel:
         event_rate = rate / self.mean_batch()
         prof = np.asarray(self.profile if self.kind == "nhpp" else (1.0,), dtype=np.float64)
         peak = float(prof.max())
-        counts = rng.poisson(event_rate * peak * window, size=n_jobsets)
+        scale = np.ones(n_jobsets)
+        if modulate and self.modulation:
+            scale = np.asarray(self.modulation)[rng.integers(len(self.modulation), size=n_jobsets)]
+        counts = rng.poisson(event_rate * peak * window * scale)
         owner = np.repeat(np.arange(n_jobsets, dtype=np.int64), counts)
         t = rng.random(owner.size) * window
         if self.kind == "nhpp":
@@ -221,6 +232,8 @@ class WorkloadModel:
                 "profile": list(a.profile),
                 "batch_sizes": list(a.batch_sizes),
                 "batch_probs": list(a.batch_probs),
+                "modulation": list(a.modulation),
+                "modulation_window": a.modulation_window,
             },
             "demands": {
                 "class_edges": list(dm.class_edges),
@@ -339,8 +352,20 @@ def _arrivals(doc: Doc) -> ArrivalModel:
         doc.fail("batch_sizes", "batch_sizes (>= 1) and batch_probs must have the same length")
     if probs and (min(probs) < 0 or abs(sum(probs) - 1) > 1e-6):
         doc.fail("batch_probs", "must be >= 0 and sum to 1")
-    return ArrivalModel(kind=kind, rate_per_step=rate, period_steps=period, profile=profile,
-                        batch_sizes=sizes, batch_probs=probs)  # fmt: skip
+    modulation = tuple(doc.numbers("modulation", default=[]))
+    if modulation and (min(modulation) < 0 or abs(np.mean(modulation) - 1) > 1e-6):
+        doc.fail("modulation", "rate multipliers must be >= 0 with mean 1")
+    mod_window = doc.get("modulation_window", int, None)
+    return ArrivalModel(
+        kind=kind,
+        rate_per_step=rate,
+        period_steps=period,
+        profile=profile,
+        batch_sizes=sizes,
+        batch_probs=probs,
+        modulation=modulation,
+        modulation_window=mod_window,
+    )
 
 
 def _demands(doc: Doc, d: int, capacity: tuple[float, ...]) -> DemandModel:
@@ -367,5 +392,6 @@ def _demands(doc: Doc, d: int, capacity: tuple[float, ...]) -> DemandModel:
         values.append(v)
         probs.append(p / p.sum())
         coverage.append(sub.get("coverage", float, 1.0))
-    return DemandModel(class_edges=edges, values=tuple(values), probs=tuple(probs),
-                       coverage=tuple(coverage))  # fmt: skip
+    return DemandModel(
+        class_edges=edges, values=tuple(values), probs=tuple(probs), coverage=tuple(coverage)
+    )

@@ -97,7 +97,9 @@ class JobSet:
     def create(cls, jobs: pl.DataFrame, meta: JobSetMeta) -> JobSet:
         """Validate, cast to the schema and sort by (jobset, arrival, job_id)."""
         jobs = validate(jobs, meta)
-        return cls(jobs.sort("jobset", "arrival", "job_id", maintain_order=True), meta)
+        if not _is_sorted(jobs):  # loaders usually hand over sorted rows: skip the copy
+            jobs = jobs.sort("jobset", "arrival", "job_id", maintain_order=True)
+        return cls(jobs, meta)
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -139,6 +141,30 @@ class JobSet:
         except JobSetError as exc:
             msg = f"{path}: {exc}"
             raise type(exc)(msg) from exc
+
+
+def _is_sorted(jobs: pl.DataFrame) -> bool:
+    """Whether rows are strictly ordered by (jobset, arrival, job_id), without sorting."""
+    if jobs.height < 2:
+        return True
+    d = {c: pl.col(c).cast(pl.Int64).diff().slice(1) for c in ("jobset", "arrival", "job_id")}
+    later = (d["jobset"] > 0) | (
+        (d["jobset"] == 0) & ((d["arrival"] > 0) | ((d["arrival"] == 0) & (d["job_id"] > 0)))
+    )
+    return bool(jobs.select(later.all().alias("sorted")).item())
+
+
+def _ids_unique(jobs: pl.DataFrame) -> bool:
+    """Fast check that (jobset, job_id) pairs are unique (packs both into one int64 key)."""
+    lo, hi = jobs.select(
+        pl.col("job_id").min().alias("lo"), pl.col("job_id").max().alias("hi")
+    ).row(0)
+    if jobs.height == 0:
+        return True
+    if lo < 0 or hi >= 1 << 31:
+        return not jobs.select(pl.struct("jobset", "job_id").is_duplicated().any()).item()
+    key = pl.col("jobset").cast(pl.Int64) * (1 << 31) + pl.col("job_id")
+    return jobs.select(key.n_unique()).item() == jobs.height
 
 
 def _first_bad(jobs: pl.DataFrame, bad: pl.Expr) -> dict[str, Any] | None:
@@ -208,7 +234,11 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
         if row is not None:
             msg = f"column {col!r} value {row[col]!r} at {_where(row)} {rule}"
             raise JobSetError(msg)
-    dup = _first_bad(jobs, pl.struct("jobset", "job_id").is_duplicated())
+    dup = (
+        None
+        if _ids_unique(jobs)
+        else _first_bad(jobs, pl.struct("jobset", "job_id").is_duplicated())
+    )
     if dup is not None:
         msg = f"job_id {dup['job_id']} is not unique within jobset {dup['jobset']} ({_where(dup)})"
         raise JobSetError(msg)
