@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -41,14 +41,24 @@ from schedlab.loaders.families import FAMILIES
 from schedlab.loaders.workload_model import DurationModel, WorkloadModel
 
 WINDOW_SECONDS = (600, 3600, 6 * 3600, 86_400, 7 * 86_400)
-"""Candidate default windows (s) of generated jobsets: the first holding >= 50 jobs on average."""
+"""Candidate default windows (s) of generated jobsets: the first holding >= 200 jobs on average."""
 WINDOW_STEPS = (50, 100, 500, 1000, 5000, 10_000)
 """The same, in steps, for workloads without seconds per step."""
-TARGET_JOBS = 50
+TARGET_JOBS = 200
 INIT_SAMPLE = 50_000
 """Jittered durations used for starting values."""
-SOURCE_KEYS = ("loader", "path", "sha256", "options", "trace_start_s", "generator", "params",
-               "seed", "loads", "rows")  # fmt: skip
+SOURCE_KEYS = (
+    "loader",
+    "path",
+    "sha256",
+    "options",
+    "trace_start_s",
+    "generator",
+    "params",
+    "seed",
+    "loads",
+    "rows",
+)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -112,7 +122,7 @@ def fit(
         Distinct demand vectors kept per class.
     window
         Arrival window (steps) of generated jobsets; default: the JobSet's, else the shortest of
-        10 min, 1 h, 6 h, 1 day, 1 week holding 50 jobs on average.
+        10 min, 1 h, 6 h, 1 day, 1 week holding 200 jobs on average.
     holdout
         Share of the observed time (the end) held out for the out-of-sample likelihoods.
     subsample
@@ -137,8 +147,10 @@ def fit(
     duration = jobset.jobs.get_column("duration").to_numpy()
     train = times < cut
     data = DurationData.from_arrays(duration, mask)
-    parts = [DurationData.from_arrays(duration[m], None if mask is None else mask[m])
-             for m in (train, ~train)]  # fmt: skip
+    parts = [
+        DurationData.from_arrays(duration[m], None if mask is None else mask[m])
+        for m in (train, ~train)
+    ]
     done = duration if mask is None else duration[~mask]
     sample = done if done.size <= subsample else rng.choice(done, size=subsample, replace=False)
     table, fits = _durations(data, parts, sample, families, selection, rng)
@@ -148,32 +160,51 @@ def fit(
     demand_model, demand_table = fit_demands(
         jobset.jobs, jobset.resources, n_classes=demand_classes, max_values=max_demand_values
     )
-    chosen_window = window or jobset.meta.arrival_window or _window(tl, len(jobset))
+    chosen_window = int(window or jobset.meta.arrival_window or _window(tl, len(jobset)))
+    modulation = arr.window_modulation(arrival_model, tl, chosen_window)
+    arrival_model = replace(
+        arrival_model,
+        modulation=modulation,
+        modulation_window=chosen_window if modulation else None,
+    )
     notes = _notes(data, sample, parts, cut, holdout, mask)
     model = WorkloadModel(
         resources=jobset.resources,
         capacity=tuple(jobset.meta.capacity),
         units=tuple(jobset.meta.units),
         time_step_seconds=jobset.meta.time_step_seconds,
-        window=int(chosen_window),
-        durations=DurationModel(family=best, params=fits[best].params,
-                                max_steps=int(data.value.max())),  # fmt: skip
+        window=chosen_window,
+        durations=DurationModel(
+            family=best, params=fits[best].params, max_steps=int(data.value.max())
+        ),
         arrivals=arrival_model,
         demands=demand_model,
         source=_source(jobset),
-        diagnostics={
-            "selection": selection,
-            "durations": table.to_dicts(),
-            "arrivals": arrivals.to_dicts(),
-            "dispersion": dispersion.to_dicts(),
-            "holdout": holdout,
-            "split_step": cut,
-            "seed": seed,
-            "notes": list(notes),
-        },
+        diagnostics=_finite(
+            {
+                "selection": selection,
+                "durations": table.to_dicts(),
+                "arrivals": arrivals.to_dicts(),
+                "dispersion": dispersion.to_dicts(),
+                "holdout": holdout,
+                "split_step": cut,
+                "seed": seed,
+                "notes": list(notes),
+            }
+        ),
     )
-    return FitResult(model, table, fits, arrivals, dispersion, arr.hourly_rates(tl),
-                     demand_table, data, sample, notes)  # fmt: skip
+    return FitResult(
+        model,
+        table,
+        fits,
+        arrivals,
+        dispersion,
+        arr.hourly_rates(tl),
+        demand_table,
+        data,
+        sample,
+        notes,
+    )
 
 
 def _durations(
@@ -201,10 +232,19 @@ def _durations(
             if part is not None:
                 heldout = test.loglik(part.distribution()) / test.n
         stats = goodness(full.distribution(), data, sample, max_steps, rng, km)
-        rows.append({"family": name, "n_params": full.n_params, "loglik": full.loglik,
-                     "aic": full.aic(), "bic": full.bic(data.n), **stats,
-                     "heldout_ll_per_job": heldout, "converged": full.converged,
-                     "params": json.dumps(full.params)})  # fmt: skip
+        rows.append(
+            {
+                "family": name,
+                "n_params": full.n_params,
+                "loglik": full.loglik,
+                "aic": full.aic(),
+                "bic": full.bic(data.n),
+                **stats,
+                "heldout_ll_per_job": heldout,
+                "converged": full.converged,
+                "params": json.dumps(full.params),
+            }
+        )
     table = pl.DataFrame(rows).sort(selection)
     table = table.with_columns((pl.col(selection) - pl.col(selection).min()).alias("delta"))
     order = ["family", "n_params", "loglik", "aic", "bic", "delta"]
@@ -226,18 +266,39 @@ def _arrivals(tl: arr.Timeline, cut: int) -> tuple[pl.DataFrame, Any]:
         if not isinstance(part, str) and test.times.size:
             heldout = arr.count_loglik(part, test) / test.times.size
         ll = arr.count_loglik(full, tl)
-        rows.append({"model": name, "n_params": full.n_params,
-                     "rate_per_step": full.model.rate_per_step,
-                     "mean_batch": full.model.mean_batch(), "loglik": ll,
-                     "aic": 2 * full.n_params - 2 * ll, "heldout_ll_per_job": heldout,
-                     "note": "" if not isinstance(part, str) else f"held out: {part}"})  # fmt: skip
+        rows.append(
+            {
+                "model": name,
+                "n_params": full.n_params,
+                "rate_per_step": full.model.rate_per_step,
+                "mean_batch": full.model.mean_batch(),
+                "loglik": ll,
+                "aic": 2 * full.n_params - 2 * ll,
+                "heldout_ll_per_job": heldout,
+                "note": "" if not isinstance(part, str) else f"held out: {part}",
+            }
+        )
     table = pl.DataFrame(rows, infer_schema_length=None)
     fitted = table.filter(pl.col("loglik").is_not_null())
     by_heldout = fitted.filter(pl.col("heldout_ll_per_job").is_not_nan())
-    best = (by_heldout.sort("heldout_ll_per_job", descending=True) if by_heldout.height
-            else fitted.sort("aic")).row(0, named=True)["model"]  # fmt: skip
+    best = (
+        by_heldout.sort("heldout_ll_per_job", descending=True)
+        if by_heldout.height
+        else fitted.sort("aic")
+    ).row(0, named=True)["model"]
     table = table.with_columns((pl.col("model") == best).alias("selected"))
     return table, full_fits[best].model
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and infinities replaced by None (JSON has no NaN)."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
 
 
 def _window(tl: arr.Timeline, n_jobs: int) -> int:
@@ -254,8 +315,12 @@ def _source(jobset: JobSet) -> dict[str, Any]:
     prov = jobset.meta.provenance
     out = {k: prov[k] for k in SOURCE_KEYS if k in prov}
     load = offered_load(jobset)["load"].item()
-    out |= {"jobs": len(jobset), "jobsets": len(jobset.jobset_ids), "offered_load": load,
-            "schedlab_version": __version__}  # fmt: skip
+    out |= {
+        "jobs": len(jobset),
+        "jobsets": len(jobset.jobset_ids),
+        "offered_load": load,
+        "schedlab_version": __version__,
+    }
     return json.loads(json.dumps(out, default=str))
 
 
@@ -271,8 +336,11 @@ def _notes(
     notes = [
         f"Likelihoods, AIC/BIC and quantile errors use all {data.n:,} jobs "
         f"({data.value.size:,} distinct durations); the KS and Anderson-Darling distances use "
-        + (f"a random subsample of {sample.size:,} of the {done:,} completed jobs."
-           if sample.size < done else f"all {done:,} completed jobs."),
+        + (
+            f"a random subsample of {sample.size:,} of the {done:,} completed jobs."
+            if sample.size < done
+            else f"all {done:,} completed jobs."
+        ),
         f"Held-out split at step {cut:,}: {parts[0].n:,} jobs to fit, {parts[1].n:,} to score "
         f"(the last {holdout:.0%} of the observed time).",
     ]

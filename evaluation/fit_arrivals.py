@@ -21,11 +21,13 @@ weight 1 on a ``6 / (π² k²)`` base measure so that unseen sizes have a probab
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
 from scipy import special
+from scipy import stats as sps
 
 from schedlab.loaders.workload_model import ArrivalModel
 
@@ -47,6 +49,13 @@ class Timeline:
     """Seconds per step (None: no clock, so no daily profile)."""
     origin_seconds: float | None
     """Clock time (seconds) of step 0, for the time of day (None: unknown)."""
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct arrival steps and the jobs arriving at each (computed once)."""
+        if "counts" not in self._memo:
+            self._memo["counts"] = np.unique(self.times, return_counts=True)
+        return self._memo["counts"]
 
     @property
     def exposure(self) -> int:
@@ -84,8 +93,9 @@ class Timeline:
         for a, b in self.segments:
             s0 = float(self.origin_seconds or 0.0) + a * step
             s1 = s0 + (b - a) * step
-            cuts = np.concatenate([[s0], np.arange(math.floor(s0 / hour) + 1, math.ceil(s1 / hour))
-                                   * hour, [s1]])  # fmt: skip
+            cuts = np.concatenate(
+                [[s0], np.arange(math.floor(s0 / hour) + 1, math.ceil(s1 / hour)) * hour, [s1]]
+            )
             starts.append(cuts[:-1])
             lengths.append(np.diff(cuts) / step)
         start, length = np.concatenate(starts), np.concatenate(lengths)
@@ -116,15 +126,17 @@ def fit_candidate(name: str, tl: Timeline) -> Candidate | str:
     n, exposure = tl.times.size, tl.exposure
     if n == 0 or exposure == 0:
         return "no arrivals observed"
-    steps, counts = np.unique(tl.times, return_counts=True)
+    steps, counts = tl.counts()
     batched = name.endswith("+batch")
     events = np.ones_like(counts) if batched else counts
     sizes, freq = np.unique(counts, return_counts=True) if batched else (np.array([]), None)
     mean_batch = float(counts.mean()) if batched else 1.0
     extra = {}
     if batched:
-        extra = {"batch_sizes": tuple(int(s) for s in sizes),
-                 "batch_probs": tuple(float(f) for f in freq / freq.sum())}  # fmt: skip
+        extra = {
+            "batch_sizes": tuple(int(s) for s in sizes),
+            "batch_probs": tuple(float(f) for f in freq / freq.sum()),
+        }
     k_batch = max(len(sizes) - 1, 0)
     if name.startswith("nhpp"):
         if not tl.has_clock():
@@ -136,9 +148,13 @@ def fit_candidate(name: str, tl: Timeline) -> Candidate | str:
         rate_h = np.bincount(tl.hour_bin(steps), weights=events, minlength=HOUR_BINS) / exp_h
         rate_h = rate_h * mean_batch
         mean = float(rate_h.mean())
-        model = ArrivalModel(kind="nhpp", rate_per_step=mean,
-                             period_steps=DAY_SECONDS / float(tl.step_seconds or 1.0),
-                             profile=tuple(float(r) for r in rate_h / mean), **extra)  # fmt: skip
+        model = ArrivalModel(
+            kind="nhpp",
+            rate_per_step=mean,
+            period_steps=DAY_SECONDS / float(tl.step_seconds or 1.0),
+            profile=tuple(float(r) for r in rate_h / mean),
+            **extra,
+        )
         return Candidate(name, model, HOUR_BINS + k_batch, steps.size if batched else 0)
     rate = float(events.sum()) / exposure * mean_batch
     model = ArrivalModel(kind="poisson", rate_per_step=rate, **extra)
@@ -190,7 +206,7 @@ def count_loglik(c: Candidate, tl: Timeline) -> float:
     """Log-likelihood of the per-step job counts of ``tl`` under candidate ``c``."""
     if tl.times.size == 0:
         return -expected_events(c.model, tl)
-    steps, counts = np.unique(tl.times, return_counts=True)
+    steps, counts = tl.counts()
     mu = event_rates(c.model, tl, steps)
     total = expected_events(c.model, tl)
     with np.errstate(divide="ignore"):
@@ -243,11 +259,24 @@ def dispersion(tl: Timeline, rate: ArrivalModel | None) -> pl.DataFrame:
             m = _job_rates(rate, tl, bin_start) * s
             m_nz = m[key]
             vs_rate = float((np.sum(c**2 / m_nz) - 2 * n + m.sum()) / nb)
-        rows.append({"scale_steps": s, "scale_seconds": s * step if step else None, "bins": nb,
-                     "mean": mean, "dispersion": var / mean if mean > 0 else float("nan"),
-                     "dispersion_vs_rate": vs_rate})  # fmt: skip
-    schema = {"scale_steps": pl.Int64, "scale_seconds": pl.Float64, "bins": pl.Int64,
-              "mean": pl.Float64, "dispersion": pl.Float64, "dispersion_vs_rate": pl.Float64}  # fmt: skip
+        rows.append(
+            {
+                "scale_steps": s,
+                "scale_seconds": s * step if step else None,
+                "bins": nb,
+                "mean": mean,
+                "dispersion": var / mean if mean > 0 else float("nan"),
+                "dispersion_vs_rate": vs_rate,
+            }
+        )
+    schema = {
+        "scale_steps": pl.Int64,
+        "scale_seconds": pl.Float64,
+        "bins": pl.Int64,
+        "mean": pl.Float64,
+        "dispersion": pl.Float64,
+        "dispersion_vs_rate": pl.Float64,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -260,8 +289,13 @@ def _job_rates(model: ArrivalModel, tl: Timeline, steps: np.ndarray) -> np.ndarr
 def hourly_rates(tl: Timeline) -> pl.DataFrame:
     """Observed jobs per step in every (day, hour) of the clock: ``day``, ``hour``,
     ``exposure_steps``, ``jobs``, ``rate`` (empty without a clock)."""
-    schema = {"day": pl.Int64, "hour": pl.Int64, "exposure_steps": pl.Float64,
-              "jobs": pl.Int64, "rate": pl.Float64}  # fmt: skip
+    schema = {
+        "day": pl.Int64,
+        "hour": pl.Int64,
+        "exposure_steps": pl.Float64,
+        "jobs": pl.Int64,
+        "rate": pl.Float64,
+    }
     if not tl.has_clock() or tl.exposure == 0:
         return pl.DataFrame(schema=schema)
     day, hour, length = tl.hour_pieces()
@@ -270,10 +304,68 @@ def hourly_rates(tl: Timeline) -> pl.DataFrame:
     pieces = pl.DataFrame({"day": day, "hour": hour, "exposure_steps": length})
     jobs = pl.DataFrame({"day": jday, "hour": tl.hour_bin(tl.times)}).group_by("day", "hour").len()
     out = (
-        pieces.group_by("day", "hour").agg(pl.col("exposure_steps").sum())
+        pieces.group_by("day", "hour")
+        .agg(pl.col("exposure_steps").sum())
         .join(jobs, on=["day", "hour"], how="left")
         .with_columns(pl.col("len").fill_null(0).cast(pl.Int64).alias("jobs"))
         .with_columns((pl.col("jobs") / pl.col("exposure_steps")).alias("rate"))
-    )  # fmt: skip
+    )
     out = out.filter(pl.col("exposure_steps") > 0).select(list(schema))
     return out.cast(schema).sort("day", "hour")  # type: ignore[arg-type]
+
+
+MIN_WINDOWS = 10
+"""Fewest whole windows for the window-to-window rate variation to be estimated."""
+HOMOGENEITY_ALPHA = 0.05
+"""Level of the dispersion test (Pearson χ² over windows) below which windows are modulated."""
+
+
+def window_modulation(model: ArrivalModel, tl: Timeline, window: int) -> tuple[float, ...]:
+    """Rate multipliers of whole ``window``-step windows (mean 1), or () with too few windows.
+
+    The ratio ``r_k`` of the jobs observed in window ``k`` to those ``model`` expects there
+    (daily profile included) is shrunk towards 1 so that its variance loses the counting noise
+    the model already produces (``D / E_k`` with ``D = E[B²] / E[B]`` for batches of size ``B``;
+    method of moments): ``m_k = max(0, 1 + s (r_k - 1))``, ``s = sqrt(max(0, 1 - noise / var r))``,
+    renormalised to mean 1. Nothing is modulated unless the Pearson dispersion test of the
+    window counts rejects one common rate at level :data:`HOMOGENEITY_ALPHA`.
+    """
+    starts = np.concatenate([a + window * np.arange((b - a) // window) for a, b in tl.segments])
+    if starts.size < MIN_WINDOWS:
+        return ()
+    idx = np.searchsorted(starts, tl.times, side="right") - 1
+    inside = (idx >= 0) & (tl.times < starts[np.maximum(idx, 0)] + window)
+    counts = np.bincount(idx[inside], minlength=starts.size).astype(np.float64)
+    if model.kind == "nhpp":
+        expected = (
+            np.array(
+                [
+                    expected_events(
+                        model,
+                        Timeline(
+                            tl.times[:0],
+                            np.array([[s, s + window]]),
+                            tl.step_seconds,
+                            tl.origin_seconds,
+                        ),
+                    )
+                    for s in starts
+                ]
+            )
+            * model.mean_batch()
+        )
+    else:
+        expected = np.full(starts.size, model.rate_per_step * window)
+    ratio = counts / expected
+    sizes = np.asarray(model.batch_sizes or (1,), dtype=np.float64)
+    probs = np.asarray(model.batch_probs or (1.0,))
+    d = float(np.dot(probs, sizes**2) / np.dot(probs, sizes))
+    pearson = float(np.sum((counts - expected) ** 2 / (d * expected)))
+    if sps.chi2.sf(pearson, starts.size - 1) > HOMOGENEITY_ALPHA:
+        return ()  # the windows' counts are compatible with one rate
+    var = float(ratio.var())
+    shrink = math.sqrt(max(0.0, 1 - float(np.mean(d / expected)) / var))
+    m = np.maximum(0.0, 1 + shrink * (ratio - 1))
+    if shrink == 0 or m.mean() <= 0:
+        return ()
+    return tuple(float(x) for x in m / m.mean())

@@ -32,15 +32,19 @@ def class_edges(duration: pl.Series, n_classes: int) -> tuple[int, ...]:
     if n_classes <= 1 or duration.len() == 0:
         return ()
     top = int(duration.max())  # type: ignore[arg-type]
-    qs = [int(duration.quantile(k / n_classes, interpolation="lower"))  # type: ignore[arg-type]
-          for k in range(1, n_classes)]  # fmt: skip
+    qs = [
+        int(duration.quantile(k / n_classes, interpolation="lower"))  # type: ignore[arg-type]
+        for k in range(1, n_classes)
+    ]
     edges = sorted({q for q in qs if q < top})
     values, counts = np.unique(duration.to_numpy(), return_counts=True)
     cum = np.concatenate([[0], np.cumsum(counts)])
 
     def size(lo: float, hi: float) -> int:  # jobs with lo < d <= hi
-        return int(cum[np.searchsorted(values, hi, side="right")]
-                   - cum[np.searchsorted(values, lo, side="right")])  # fmt: skip
+        return int(
+            cum[np.searchsorted(values, hi, side="right")]
+            - cum[np.searchsorted(values, lo, side="right")]
+        )
 
     kept: list[int] = []
     for e in edges:
@@ -74,8 +78,10 @@ def fit_demands(
     above = [(pl.col("duration") > e).cast(pl.Int64) for e in edges]  # = DemandModel.classes
     cls = pl.sum_horizontal(above) if above else pl.lit(0, pl.Int64)
     frame = jobs.select(cls.cast(pl.Int64).alias("class"), *res)
-    counts = frame.group_by("class", *res).len("count").sort(
-        ["class", "count", *res], descending=[False, True, *([False] * len(res))]
+    counts = (
+        frame.group_by("class", *res)
+        .len("count")
+        .sort(["class", "count", *res], descending=[False, True, *([False] * len(res))])
     )
     counts = counts.with_columns(
         pl.col("count").sum().over("class").alias("jobs"),
@@ -96,6 +102,7 @@ def fit_demands(
         pl.col("class").replace_strict(ids, bounds[1:]).alias("hi"),
         (pl.col("count") / pl.col("jobs")).alias("prob"),
     ).select("class", "lo", "hi", "jobs", *res, "count", "prob")
-    model = DemandModel(class_edges=edges, values=tuple(values), probs=tuple(probs),
-                        coverage=tuple(coverage))  # fmt: skip
+    model = DemandModel(
+        class_edges=edges, values=tuple(values), probs=tuple(probs), coverage=tuple(coverage)
+    )
     return model, table

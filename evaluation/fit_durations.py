@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 
 from schedlab.loaders import families
 
@@ -149,9 +149,9 @@ def _simple_spec(name: str, x: np.ndarray) -> Spec:
         return np.array([math.log(mean)]), lambda t: {"scale": e(t[0])}, bounds[1:]
     if name == "lognormal":
         return np.array([m, math.log(s)]), lambda t: {"mu": t[0], "sigma": e(t[1])}, bounds[::-1]
-    if name == "gamma":
-        g = max(math.log(mean) - m, 1e-6)
-        a = (3 - g + math.sqrt((g - 3) ** 2 + 24 * g)) / (12 * g)
+    if name == "gamma":  # the MLE of the jittered sample: log a - digamma(a) = log mean - mean log
+        g = max(math.log(mean) - m, 1e-9)
+        a = optimize.brentq(lambda a: math.log(a) - special.digamma(a) - g, 1e-6, 1e8)
         return np.log([a, mean / a]), shape_scale, bounds
     if name == "weibull":
         c = math.pi / (math.sqrt(6) * s)
@@ -198,8 +198,11 @@ def _mixture_spec(k: int, x: np.ndarray) -> Spec:
         weights /= weights.sum()
         mus, sig = t[k - 1 : 2 * k - 1], np.exp(t[2 * k - 1 :])
         order = np.argsort(mus)
-        return {"weights": weights[order].tolist(), "mu": mus[order].tolist(),
-                "sigma": sig[order].tolist()}  # fmt: skip
+        return {
+            "weights": weights[order].tolist(),
+            "mu": mus[order].tolist(),
+            "sigma": sig[order].tolist(),
+        }
 
     bounds = [(-20.0, 20.0)] * (k - 1) + [(-15.0, 30.0)] * k + [(-4.0, 3.0)] * k
     return theta0, params, bounds
@@ -226,12 +229,24 @@ def _spliced_spec(data: DurationData, x: np.ndarray) -> Spec | None:
         return None
     me, ve = float(excess.mean()), float(excess.var())
     xi = float(np.clip(0.5 * (1 - me**2 / max(ve, 1e-12)), -0.4, 2.0))
-    theta0 = np.array([body.mean(), math.log(max(body.std(), 1e-2)), xi,
-                       math.log(max(me * (1 - min(xi, 0.9)), 1e-3))])  # fmt: skip
+    theta0 = np.array(
+        [
+            body.mean(),
+            math.log(max(body.std(), 1e-2)),
+            xi,
+            math.log(max(me * (1 - min(xi, 0.9)), 1e-3)),
+        ]
+    )
 
     def params(t: np.ndarray) -> dict[str, Any]:
-        return {"mu": float(t[0]), "sigma": math.exp(t[1]), "threshold": u, "tail_prob": p,
-                "xi": float(t[2]), "beta": math.exp(t[3])}  # fmt: skip
+        return {
+            "mu": float(t[0]),
+            "sigma": math.exp(t[1]),
+            "threshold": u,
+            "tail_prob": p,
+            "xi": float(t[2]),
+            "beta": math.exp(t[3]),
+        }
 
     return theta0, params, [(-15.0, 30.0), (-4.0, 3.0), (-0.9, 5.0), (-15.0, 30.0)]
 
@@ -263,15 +278,21 @@ def fit_family(name: str, data: DurationData, x: np.ndarray) -> FamilyFit | None
     res = optimize.minimize(nll, theta0, method="L-BFGS-B", bounds=bounds)
     converged = bool(res.success)
     if not converged:
-        polish = optimize.minimize(nll, res.x, method="Nelder-Mead", bounds=bounds,
-                                   options={"maxiter": 4000, "xatol": 1e-8, "fatol": 1e-12})  # fmt: skip
+        polish = optimize.minimize(
+            nll,
+            res.x,
+            method="Nelder-Mead",
+            bounds=bounds,
+            options={"maxiter": 4000, "xatol": 1e-8, "fatol": 1e-12},
+        )
         res = polish if polish.fun <= res.fun else res
         converged = bool(polish.success)
     params = to_params(res.x)
     return FamilyFit(
         family=name,
-        params={k: float(v) if np.ndim(v) == 0 else [float(a) for a in v]
-                for k, v in params.items()},  # fmt: skip
+        params={
+            k: float(v) if np.ndim(v) == 0 else [float(a) for a in v] for k, v in params.items()
+        },
         loglik=data.loglik(families.build(name, params)),
         n_params=families.n_free_params(name),
         converged=converged,

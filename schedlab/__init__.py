@@ -36,6 +36,8 @@ _LAZY = {
     "ClusterConfig": "schedlab.simulator.config",
     "simulate": "schedlab.simulator.run",
     "write_report": "schedlab.reports.render",
+    "fit": "schedlab.evaluation.fit",
+    "WorkloadModel": "schedlab.loaders.workload_model",
 }
 
 __all__ = [
@@ -49,7 +51,9 @@ __all__ = [
     "SimulationError",
     "TraceFormatError",
     "UnknownNameError",
+    "WorkloadModel",
     "__version__",
+    "fit",
     "generators",
     "loaders",
     "offered_load",

@@ -106,6 +106,11 @@ generators.register(
     "schedlab.loaders.liu:LiuBetaGenerator",
     "Liu et al.: intervals a + (b−a)·Beta(alpha, beta) (2, 2), scaled; DeepRM jobs",
 )
+generators.register(
+    "fitted",
+    "schedlab.loaders.fitted:FittedGenerator",
+    "a workload model fitted to a trace by `schedlab fit` (--model fit/model.json)",
+)
 for _name, _cls, _summary in [
     ("random", "RandomPolicy", "uniformly random job among those that fit now"),
     ("fcfs", "FCFS", "first come, first served among jobs that fit now"),

@@ -1,0 +1,381 @@
+"""The workload-fit report: HTML (self-contained) and Markdown, CSV tables and PNG figures.
+
+:func:`write_fit_report` lays out what :func:`schedlab.evaluation.fit.fit` and (optionally)
+:func:`schedlab.evaluation.fit_check.heuristic_check` computed: the duration candidates ranked
+with their distances and quantile errors (QQ and CCDF figures), the arrival models with the
+overdispersion of counts and the daily profile, the demand table, the held-out
+log-likelihoods, and the heuristics on trace vs synthetic jobsets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from schedlab.evaluation.fit import FitResult
+from schedlab.evaluation.fit_check import CheckResult
+from schedlab.io import atomic_path, write_text_atomic
+from schedlab.reports import fit_figures as ff
+from schedlab.reports.figures import policy_palette
+from schedlab.reports.markup import Block, Table, png, to_html, to_markdown
+from schedlab.reports.tables import ci, num
+
+TOP_CANDIDATES = 3
+DEMAND_ROWS = 8
+
+
+def _duration_table(r: FitResult) -> Table:
+    cols = [
+        "family",
+        "n_params",
+        "loglik",
+        "aic",
+        "delta",
+        "bic",
+        "ks",
+        "ad",
+        "q50_ratio",
+        "q90_ratio",
+        "q99_ratio",
+        "q999_ratio",
+        "heldout_ll_per_job",
+    ]
+    header = [
+        "family",
+        "k",
+        "log L",
+        "AIC",
+        f"Δ{r.model.diagnostics['selection'].upper()}",
+        "BIC",
+        "KS D",
+        "AD A²",
+        "p50 ratio",
+        "p90 ratio",
+        "p99 ratio",
+        "p99.9 ratio",
+        "held-out log L / job",
+    ]
+    rows = []
+    for row in r.durations.select(cols).iter_rows(named=True):
+        rows.append([row["family"], str(row["n_params"])] + [num(row[c]) for c in cols[2:]])
+    best_heldout = r.durations["heldout_ll_per_job"].arg_max()
+    bold = {(0, j) for j in range(len(header))}
+    if best_heldout is not None:
+        bold.add((best_heldout, len(header) - 1))
+    return Table(header, rows, bold)
+
+
+def _arrival_table(r: FitResult) -> Table:
+    header = [
+        "model",
+        "k",
+        "jobs / step",
+        "mean batch",
+        "log L",
+        "AIC",
+        "held-out log L / job",
+        "note",
+    ]
+    rows, bold = [], set()
+    for i, row in enumerate(r.arrivals.iter_rows(named=True)):
+        k = row.get("n_params")
+        rows.append(
+            [
+                row["model"],
+                "–" if k is None else str(k),
+                num(row.get("rate_per_step")),
+                num(row.get("mean_batch")),
+                num(row.get("loglik")),
+                num(row.get("aic")),
+                num(row.get("heldout_ll_per_job")),
+                row.get("note") or "",
+            ]
+        )
+        if row["selected"]:
+            bold |= {(i, j) for j in range(len(header) - 1)}
+    return Table(header, rows, bold)
+
+
+def _dispersion_table(r: FitResult) -> Table:
+    header = ["bin (steps)", "bin (s)", "bins", "jobs / bin", "variance / mean", "vs fitted rate"]
+    rows = [
+        [
+            str(x["scale_steps"]),
+            num(x["scale_seconds"]),
+            f"{x['bins']:,}",
+            num(x["mean"]),
+            num(x["dispersion"]),
+            num(x["dispersion_vs_rate"]),
+        ]
+        for x in r.dispersion.iter_rows(named=True)
+    ]
+    return Table(header, rows)
+
+
+def _demand_table(r: FitResult) -> Table:
+    res = list(r.model.resources)
+    top = r.demands.filter(pl.int_range(pl.len()).over("class") < DEMAND_ROWS)
+    header = ["duration class (steps)", "jobs", *res, "probability"]
+    rows = [
+        [f"{x['lo']}–{x['hi']}", f"{x['jobs']:,}", *[f"{x[c]:g}" for c in res], f"{x['prob']:.4f}"]
+        for x in top.iter_rows(named=True)
+    ]
+    return Table(header, rows, left=2)
+
+
+def _check_table(c: CheckResult) -> Table:
+    header = [
+        "policy",
+        "trace: mean slowdown [95% CI]",
+        "trace: avg rank",
+        "synthetic: mean slowdown [95% CI]",
+        "synthetic: avg rank",
+        "synthetic / trace",
+    ]
+    t = c.summary.filter(pl.col("source") == "trace").sort("mean")
+    s = c.summary.filter(pl.col("source") == "synthetic")
+    rows = []
+    for row in t.iter_rows(named=True):
+        o = s.filter(pl.col("policy") == row["policy"]).row(0, named=True)
+        rows.append(
+            [
+                row["policy"],
+                ci(row["mean"], row["ci_low"], row["ci_high"]),
+                num(row["avg_rank"]),
+                ci(o["mean"], o["ci_low"], o["ci_high"]),
+                num(o["avg_rank"]),
+                num(o["mean"] / row["mean"]),
+            ]
+        )
+    return Table(header, rows)
+
+
+def _figures(r: FitResult, c: CheckResult | None) -> dict[str, tuple[bytes, str]]:
+    step = r.model.time_step_seconds
+    top = [(f, r.fits[f].params) for f in r.durations["family"].head(TOP_CANDIDATES)]
+    out = {
+        "duration_qq.png": (
+            png(lambda ax: ff.plot_duration_qq(r.data, top, step_seconds=step, ax=ax), (7, 6)),
+            f"QQ plot of durations (log–log) for the {len(top)} best families by "
+            f"{r.model.diagnostics['selection'].upper()}: model quantiles of the generated "
+            "durations against the empirical ones; on the diagonal is a perfect fit.",
+        ),
+        "duration_ccdf.png": (
+            png(lambda ax: ff.plot_duration_ccdf(r.data, top, step_seconds=step, ax=ax), (8, 5)),
+            "Survival function of durations (log–log): trace (Kaplan–Meier, black) and the "
+            "best families; the tail is what a scheduler feels most.",
+        ),
+        "arrival_profile.png": (
+            png(lambda ax: ff.plot_arrival_profile(r.hourly, r.model, ax=ax), (8, 4.5)),
+            "Arrival rate by hour of the day: every observed (day, hour) as a grey dot, the "
+            "mean over days in black, the fitted rate in orange (with batches: the rate of "
+            "batches, fitted on the steps with arrivals, times the mean batch size).",
+        ),
+        "dispersion.png": (
+            png(lambda ax: ff.plot_dispersion(r.dispersion, ax=ax), (7, 4.5)),
+            "Index of dispersion of arrival counts by bin width: 1 for a Poisson process; "
+            "'vs fitted rate' divides by the counts the fitted rate (with its daily profile) "
+            "expects.",
+        ),
+        "demands.png": (
+            png(lambda ax: ff.plot_demands(r.demands, r.model.resources, ax=ax), (8, 5.5)),
+            "Empirical demand vectors: probability of the most frequent vectors within each "
+            "duration class.",
+        ),
+    }
+    if r.hourly.height == 0:
+        del out["arrival_profile.png"]
+    if r.dispersion.height == 0:
+        del out["dispersion.png"]
+    if c is not None:
+        policies = c.summary.filter(pl.col("source") == "trace").sort("mean")["policy"].to_list()
+        palette = policy_palette(policies)
+
+        def draw(axes: Any) -> None:
+            for ax, source in zip(axes, ("trace", "synthetic"), strict=True):
+                ff.plot_check_ecdf(c.slowdowns, palette=palette, source=source, ax=ax)
+
+        out["check_means.png"] = (
+            png(lambda ax: ff.plot_check_means(c.summary, ax=ax), (8, 4.5)),
+            f"Mean per-jobset slowdown [95% bootstrap CI] of each heuristic at offered load "
+            f"{c.load:.3g}: trace windows vs fitted synthetic jobsets.",
+        )
+        out["check_ecdf.png"] = (
+            ff.png_panels(draw, 2, (11, 4.5)),
+            "Per-job slowdown distributions (pooled over jobsets, descriptive): trace windows "
+            "(left) and fitted synthetic jobsets (right).",
+        )
+    return out
+
+
+def _model_text(r: FitResult) -> str:
+    m = r.model
+    a = m.arrivals
+    batch = f", batches of {a.mean_batch():.3g} jobs on average" if a.batch_sizes else ""
+    n_values = sum(v.shape[0] for v in m.demands.values)
+    return (
+        f"Durations: {m.durations.family} {json.dumps(m.durations.params)} (steps), truncated "
+        f"at {m.durations.max_steps:,} steps. Arrivals: {a.kind}, {a.rate_per_step:.4g} jobs "
+        f"per step{batch}. Demands: {len(m.demands.values)} duration class(es), {n_values:,} "
+        f"distinct demand vectors. Default window of a generated jobset: {m.window:,} steps. "
+        f"Offered load per job per step: {m.load_per_rate():.4g}."
+    )
+
+
+def _blocks(
+    r: FitResult, c: CheckResult | None, images: dict[str, Any], csvs: list[str], title: str
+) -> list[Block]:
+    m, src = r.model, r.model.source
+    fig = lambda name: [("figure", (name, images[name][1]))] if name in images else []  # noqa: E731
+    sel = m.diagnostics["selection"].upper()
+    blocks: list[Block] = [
+        ("h1", title),
+        (
+            "p",
+            f"Source: {src.get('path') or src.get('generator') or 'JobSet'}; "
+            f"{src.get('jobs', 0):,} jobs in {src.get('jobsets', 0):,} jobset(s); resources "
+            f"{dict(zip(m.resources, m.capacity, strict=True))}; one step = "
+            f"{m.time_step_seconds or 'n/a'} s; offered load {num(src.get('offered_load'))}.",
+        ),
+        ("p", _model_text(r)),
+        (
+            "pre",
+            "schedlab generate fitted --model model.json --load 0.9 --jobsets 100 --seed 3 "
+            "-o jobs.parquet",
+        ),
+        *[("note", n) for n in r.notes],
+        ("h2", "Durations"),
+        (
+            "p",
+            f"Every family fitted by maximum likelihood (location 0) on interval-censored "
+            f"durations (a job of d steps lasted (d-1, d] steps), ranked by {sel}. Ratios are "
+            "model / empirical quantiles of the generated durations; the held-out column is "
+            "the log-likelihood per job of the last part of the trace under a fit to the "
+            "first part (best in bold).",
+        ),
+        ("table", _duration_table(r)),
+        ("p", _heldout_text(r)),
+        *fig("duration_qq.png"),
+        *fig("duration_ccdf.png"),
+        ("h2", "Arrivals"),
+        (
+            "p",
+            "Candidates fitted by maximum likelihood; the selected one (bold) has the best "
+            "held-out log-likelihood of the per-step job counts.",
+        ),
+        ("table", _arrival_table(r)),
+        ("table", _dispersion_table(r)),
+        *fig("arrival_profile.png"),
+        *fig("dispersion.png"),
+        ("h2", "Demands"),
+        (
+            "p",
+            f"Most frequent demand vectors per duration class (up to {DEMAND_ROWS} shown); "
+            f"kept share per class: {', '.join(f'{x:.4f}' for x in m.demands.coverage)}.",
+        ),
+        ("table", _demand_table(r)),
+        *fig("demands.png"),
+    ]
+    blocks += _check_blocks(c, fig)
+    blocks += [("h2", "Files"), ("p", "CSV tables beside this report: " + ", ".join(csvs))]
+    return blocks
+
+
+def _heldout_text(r: FitResult) -> str:
+    """Which family and arrival model predict the held-out end of the trace best."""
+    d = r.durations.filter(pl.col("heldout_ll_per_job").is_not_nan())
+    a = r.arrivals.filter(pl.col("heldout_ll_per_job").is_not_null())
+    a = a.filter(pl.col("heldout_ll_per_job").is_not_nan())
+    if not d.height:
+        return "Held-out log-likelihood: not available (no job in the held-out period)."
+    best = d.sort("heldout_ll_per_job", descending=True).row(0, named=True)
+    chosen = r.durations.row(0, named=True)
+    text = (
+        f"Held-out log-likelihood per job (durations, steps): best {best['family']} "
+        f"({best['heldout_ll_per_job']:.4f}); the selected {chosen['family']} "
+        f"{chosen['heldout_ll_per_job']:.4f}."
+    )
+    if a.height:
+        top = a.sort("heldout_ll_per_job", descending=True).row(0, named=True)
+        text += f" Arrivals: best {top['model']} ({top['heldout_ll_per_job']:.4f} per job)."
+    return text
+
+
+def _check_blocks(c: CheckResult | None, fig: Any) -> list[Block]:
+    if c is None:
+        return [("h2", "Heuristics: trace vs synthetic"), ("p", "Not run (--no-check).")]
+    jobs = (
+        c.summary.group_by("source")
+        .agg(
+            pl.col("jobs_per_jobset").first(),
+            pl.col("realised_load").first(),
+            pl.col("n_jobsets").first(),
+        )
+        .sort("source")
+    )
+    desc = "; ".join(
+        f"{x['source']}: {x['n_jobsets']} jobsets, {x['jobs_per_jobset']:.1f} "
+        f"jobs each, offered load {x['realised_load']:.3g}"
+        for x in jobs.iter_rows(named=True)
+    )
+    return [
+        ("h2", "Heuristics: trace vs synthetic"),
+        (
+            "p",
+            f"The same heuristics on random {c.window:,}-step windows of the trace and on "
+            f"jobsets generated from the fitted model at the matched offered load "
+            f"({c.load:.3g}). {desc}. Kendall's τ between the two orders of the policies: "
+            f"{c.kendall_tau:.2f} by mean slowdown, {c.kendall_tau_ranks:.2f} by average rank.",
+        ),
+        *[("note", n) for n in c.notes],
+        ("table", _check_table(c)),
+        *fig("check_means.png"),
+        *fig("check_ecdf.png"),
+    ]
+
+
+def write_fit_report(
+    result: FitResult,
+    out_dir: str | os.PathLike[str],
+    *,
+    check: CheckResult | None = None,
+    title: str = "Workload fit",
+) -> dict[str, Path]:
+    """Write the fit report into ``out_dir`` (every file atomically).
+
+    Files: ``fit_report.html`` (self-contained), ``fit_report.md`` (links the PNGs), CSV tables
+    ``duration_candidates.csv``, ``arrival_models.csv``, ``dispersion.csv``,
+    ``hourly_rates.csv``, ``demands.csv`` (and ``check_summary.csv`` with a check), and the PNG
+    figures. Returns the path of every file, keyed ``"html"``, ``"md"`` and by file stem.
+    """
+    out = Path(out_dir)
+    tables = {
+        "duration_candidates.csv": result.durations,
+        "arrival_models.csv": result.arrivals,
+        "dispersion.csv": result.dispersion,
+        "hourly_rates.csv": result.hourly,
+        "demands.csv": result.demands,
+    }
+    if check is not None:
+        tables["check_summary.csv"] = check.summary
+    images = _figures(result, check)
+    blocks = _blocks(result, check, images, list(tables), title)
+    paths: dict[str, Path] = {}
+    for name, df in tables.items():
+        with atomic_path(out / name) as tmp:
+            df.write_csv(tmp)
+        paths[Path(name).stem] = out / name
+    for name, (data, _) in images.items():
+        with atomic_path(out / name) as tmp:
+            tmp.write_bytes(data)
+        paths[Path(name).stem] = out / name
+    write_text_atomic(out / "fit_report.md", to_markdown(blocks))
+    write_text_atomic(
+        out / "fit_report.html", to_html(blocks, title, {k: v[0] for k, v in images.items()})
+    )
+    paths["md"], paths["html"] = out / "fit_report.md", out / "fit_report.html"
+    return paths
