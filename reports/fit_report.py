@@ -18,10 +18,9 @@ import polars as pl
 
 from schedlab.evaluation.fit import FitResult
 from schedlab.evaluation.fit_check import CheckResult
-from schedlab.io import atomic_path, write_text_atomic
 from schedlab.reports import fit_figures as ff
 from schedlab.reports.figures import policy_palette
-from schedlab.reports.markup import Block, Table, png, to_html, to_markdown
+from schedlab.reports.markup import Block, Table, png, write_bundle
 from schedlab.reports.tables import ci, num
 
 TOP_CANDIDATES = 3
@@ -364,18 +363,6 @@ def write_fit_report(
         tables["check_summary.csv"] = check.summary
     images = _figures(result, check)
     blocks = _blocks(result, check, images, list(tables), title)
-    paths: dict[str, Path] = {}
-    for name, df in tables.items():
-        with atomic_path(out / name) as tmp:
-            df.write_csv(tmp)
-        paths[Path(name).stem] = out / name
-    for name, (data, _) in images.items():
-        with atomic_path(out / name) as tmp:
-            tmp.write_bytes(data)
-        paths[Path(name).stem] = out / name
-    write_text_atomic(out / "fit_report.md", to_markdown(blocks))
-    write_text_atomic(
-        out / "fit_report.html", to_html(blocks, title, {k: v[0] for k, v in images.items()})
+    return write_bundle(
+        out, stem="fit_report", title=title, blocks=blocks, tables=tables, images=images
     )
-    paths["md"], paths["html"] = out / "fit_report.md", out / "fit_report.html"
-    return paths

@@ -11,13 +11,17 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import polars as pl
 import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+from schedlab.io import atomic_path, write_text_atomic
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
@@ -143,3 +147,31 @@ def png(draw: Callable[[Axes], Any], size: tuple[float, float], dpi: int = 110) 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
+
+
+def write_bundle(
+    out: Path,
+    *,
+    stem: str,
+    title: str,
+    blocks: Sequence[Block],
+    tables: Mapping[str, pl.DataFrame],
+    images: Mapping[str, tuple[bytes, Any]],
+) -> dict[str, Path]:
+    """Write a report atomically: CSV tables, PNG figures, ``<stem>.md`` and ``<stem>.html``.
+
+    Returns the paths keyed by file stem, plus ``"md"`` and ``"html"``.
+    """
+    paths: dict[str, Path] = {}
+    for name, df in tables.items():
+        with atomic_path(out / name) as tmp:
+            df.write_csv(tmp)
+        paths[Path(name).stem] = out / name
+    for name, (data, _) in images.items():
+        with atomic_path(out / name) as tmp:
+            tmp.write_bytes(data)
+        paths[Path(name).stem] = out / name
+    paths["md"], paths["html"] = out / f"{stem}.md", out / f"{stem}.html"
+    write_text_atomic(paths["md"], to_markdown(blocks))
+    write_text_atomic(paths["html"], to_html(blocks, title, {k: v[0] for k, v in images.items()}))
+    return paths

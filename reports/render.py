@@ -28,9 +28,8 @@ from schedlab.evaluation.metrics import (
     policy_order,
 )
 from schedlab.evaluation.stats import SUMMARY_STATS, summarize
-from schedlab.io import atomic_path, write_text_atomic
 from schedlab.reports import comparison, figures, learning, sections, stats_figures
-from schedlab.reports.markup import png, to_html, to_markdown
+from schedlab.reports.markup import png, write_bundle
 from schedlab.reports.sections import Computed
 from schedlab.results import Results
 
@@ -233,19 +232,6 @@ def write_report(
         blocks.insert(
             2, ("warning", f"reference policy {reference!r} has no results; {ref} is used instead.")
         )
-    paths: dict[str, Path] = {}
-    for name, df in tables.items():
-        with atomic_path(out / name) as tmp:
-            df.write_csv(tmp)
-        paths[Path(name).stem] = out / name
-    for name, (data, _) in images.items():
-        with atomic_path(out / name) as tmp:
-            tmp.write_bytes(data)
-        paths[Path(name).stem] = out / name
-    write_text_atomic(out / "report.md", to_markdown(blocks))
-    paths["md"] = out / "report.md"
-    write_text_atomic(
-        out / "report.html", to_html(blocks, title, {k: v[0] for k, v in images.items()})
+    return write_bundle(
+        out, stem="report", title=title, blocks=blocks, tables=tables, images=images
     )
-    paths["html"] = out / "report.html"
-    return paths

@@ -53,6 +53,13 @@ def _parse_load(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
     return loads
 
 
+def _param_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The repeatable ``-p/--param KEY=VALUE`` option, passed to a constructor or loader."""
+    return click.option(
+        "--param", "-p", "params", multiple=True, metavar="KEY=VALUE", help=help_text
+    )
+
+
 def _cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--slots", default=10, show_default=True, help="Visible job slots M.")(fn)
     return click.option("--horizon", default=20, show_default=True, help="Horizon T (steps).")(fn)
@@ -82,14 +89,7 @@ def main() -> None:
 )
 @click.option("--jobsets", default=100, show_default=True, help="Jobsets per load.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the whole collection.")
-@click.option(
-    "--param",
-    "-p",
-    "params",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Generator parameter, e.g. -p variant=paper -p arrivals=poisson.",
-)
+@_param_option("Generator parameter, e.g. -p variant=paper -p arrivals=poisson.")
 @click.option(
     "--model",
     "model_path",
@@ -281,14 +281,7 @@ def fit_cmd(
 @click.option("--jobset-window", type=float, help="Split into jobsets of this many seconds.")
 @click.option("--jobset-size", type=int, help="Split into jobsets of this many jobs.")
 @click.option("--strict", is_flag=True, help="Fail on the first malformed row.")
-@click.option(
-    "--param",
-    "-p",
-    "params",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Format option, e.g. -p granularity=job (see the loader's docstring).",
-)
+@_param_option("Format option, e.g. -p granularity=job (see the loader's docstring).")
 @click.option("--no-cache", is_flag=True, help="Parse again even if a cached conversion exists.")
 @click.option(
     "-o",
@@ -597,14 +590,7 @@ TRAIN_OPTIONS = {
 @click.option("--eval-every", default=1, show_default=True, help="Validate every N iterations.")
 @click.option("--checkpoint-every", default=10, show_default=True, help="Save last.pt every N.")
 @click.option("--threads", default=1, show_default=True, help="torch threads.")
-@click.option(
-    "--param",
-    "-p",
-    "params",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Generator parameter, e.g. -p variant=paper.",
-)
+@_param_option("Generator parameter, e.g. -p variant=paper.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUTPUT where it stopped.")
 @click.option(
     "-o",
