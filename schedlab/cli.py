@@ -53,6 +53,14 @@ def _parse_load(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
     return loads
 
 
+def _output_option(
+    help_text: str, *, file_okay: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The required ``-o/--output`` option (a file, or a directory with ``file_okay=False``)."""
+    kind = click.Path(path_type=Path, file_okay=file_okay)
+    return click.option("-o", "--output", type=kind, required=True, help=help_text)
+
+
 def _param_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The repeatable ``-p/--param KEY=VALUE`` option, passed to a constructor or loader."""
     return click.option(
@@ -96,13 +104,7 @@ def main() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="model.json of the `fitted` generator (written by `schedlab fit`; = -p model=PATH).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="JobSet Parquet file to write.",
-)
+@_output_option("JobSet Parquet file to write.")
 @_friendly
 def generate_cmd(
     generator: str,
@@ -195,13 +197,7 @@ def generate_cmd(
 @click.option("--check-load", type=float, help="Offered load of the check (default: matched).")
 @click.option("--seed", default=0, show_default=True, help="Seed of subsamples and the check.")
 @_cluster_options
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Directory for model.json and the fit report.",
-)
+@_output_option("Directory for model.json and the fit report.", file_okay=False)
 @_friendly
 def fit_cmd(
     jobs: Path,
@@ -283,13 +279,7 @@ def fit_cmd(
 @click.option("--strict", is_flag=True, help="Fail on the first malformed row.")
 @_param_option("Format option, e.g. -p granularity=job (see the loader's docstring).")
 @click.option("--no-cache", is_flag=True, help="Parse again even if a cached conversion exists.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="JobSet Parquet file to write.",
-)
+@_output_option("JobSet Parquet file to write.")
 @_friendly
 def load_cmd(
     loader: str,
@@ -381,13 +371,7 @@ def fetch_cmd(dataset: str, files: tuple[str, ...], dest: Path, base_url: str | 
     f"Known: {', '.join(policies.names())}.",
 )
 @_cluster_options
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Results Parquet file to write.",
-)
+@_output_option("Results Parquet file to write.")
 @_friendly
 def simulate_cmd(
     jobs: Path, policy_specs: tuple[str, ...], slots: int, horizon: int, output: Path
@@ -454,13 +438,7 @@ def experiment_group() -> None:
 
 @experiment_group.command("run")
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Experiment directory; runs already done there are skipped.",
-)
+@_output_option("Experiment directory; runs already done there are skipped.", file_okay=False)
 @click.option("--workers", type=int, help="Worker processes (default: the CPU count).")
 @_friendly
 def experiment_run_cmd(spec: Path, output: Path, workers: int | None) -> None:
@@ -592,13 +570,7 @@ TRAIN_OPTIONS = {
 @click.option("--threads", default=1, show_default=True, help="torch threads.")
 @_param_option("Generator parameter, e.g. -p variant=paper.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUTPUT where it stopped.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Run directory (config, curves, checkpoints, report).",
-)
+@_output_option("Run directory (config, curves, checkpoints, report).", file_okay=False)
 @click.pass_context
 @_friendly
 def train_cmd(
