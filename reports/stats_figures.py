@@ -211,16 +211,14 @@ def plot_jobset_values(
     data = _to_pandas(df, ("policy", metric))
     log = bool((df.get_column(metric) > 0).all())
     colors = {p: palette[p] for p in order}
+    common: dict[str, Any] = {
+        "data": data, "x": "policy", "y": metric, "hue": "policy", "order": order,
+        "hue_order": order, "palette": colors,
+    }  # fmt: skip
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "vert: bool", MatplotlibDeprecationWarning)
         sns.boxplot(
-            data=data,
-            x="policy",
-            y=metric,
-            hue="policy",
-            order=order,
-            hue_order=order,
-            palette=colors,
+            **common,
             showfliers=False,
             linewidth=0.8,
             boxprops={"alpha": 0.45},
@@ -229,13 +227,7 @@ def plot_jobset_values(
             ax=ax,
         )
     sns.stripplot(
-        data=data,
-        x="policy",
-        y=metric,
-        hue="policy",
-        order=order,
-        hue_order=order,
-        palette=colors,
+        **common,
         size=2.5,
         alpha=0.7,
         jitter=0.25,

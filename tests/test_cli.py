@@ -12,41 +12,29 @@ from schedlab import io
 from schedlab.cli import main
 from schedlab.jobset import JobSet
 from schedlab.results import Results
-
-
-def _run(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-def _fail(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exit_code != 0
-    assert "Traceback" not in result.output
-    return result.output
+from tests.cli_helpers import run_fail, run_ok
 
 
 def test_help_lists_subcommands() -> None:
-    out = _run("--help")
+    out = run_ok("--help")
     for cmd in ("generate", "simulate", "report", "demo", "list", "experiment"):
         assert cmd in out
 
 
 def test_generate_simulate_report(tmp_path: Path) -> None:
     jobs, results, out = tmp_path / "jobs.parquet", tmp_path / "results.parquet", tmp_path / "out"
-    _run("generate", "deeprm", "--load", "0.7", "--load", "130%", "--jobsets", "8",
+    run_ok("generate", "deeprm", "--load", "0.7", "--load", "130%", "--jobsets", "8",
          "--seed", "1", "-o", str(jobs))  # fmt: skip
     js = JobSet.read_parquet(jobs)
     assert sorted(js.jobs["load"].unique().to_list()) == [0.7, 1.3]
     assert js.meta.provenance["seed"] == 1
-    _run("simulate", str(jobs), "--policy", "sjf", "--policy", "tetris:knob=0.3",
+    run_ok("simulate", str(jobs), "--policy", "sjf", "--policy", "tetris:knob=0.3",
          "-o", str(results))  # fmt: skip
     res = Results.read_parquet(results)
     assert res.policies == ["sjf", "tetris:knob=0.3"]
     assert res.table.height == 2 * len(js)
     assert res.meta["policies"]["tetris:knob=0.3"] == {"knob": 0.3}
-    out_text = _run("report", str(results), "-o", str(out))
+    out_text = run_ok("report", str(results), "-o", str(out))
     assert str(out / "report.html") in out_text
     assert (out / "report.md").is_file()
 
@@ -54,7 +42,7 @@ def test_generate_simulate_report(tmp_path: Path) -> None:
 def test_same_seed_same_file_bytes(tmp_path: Path) -> None:
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     for path in (a, b):
-        _run("generate", "deeprm", "--load", "0.5", "--jobsets", "5", "--seed", "3",
+        run_ok("generate", "deeprm", "--load", "0.5", "--jobsets", "5", "--seed", "3",
              "-o", str(path))  # fmt: skip
     assert a.read_bytes() == b.read_bytes()
 
@@ -64,7 +52,7 @@ def test_demo_writes_report(tmp_path: Path) -> None:
 
     shipped = shipped_checkpoints()  # shipped DeepRM policies join the heuristics
     n = 2 * (6 + len(shipped))
-    out = _run("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
+    out = run_ok("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
     assert "report.html" in out
     assert f"{n} runs: {n} run now" in out
     for name in ("spec.toml", "jobsets/deeprm.parquet", "results.parquet", "runs.csv",
@@ -73,16 +61,16 @@ def test_demo_writes_report(tmp_path: Path) -> None:
     res = Results.read_parquet(tmp_path / "results.parquet")
     assert set(res.policies) == {"random", "fcfs", "sjf", "packer", "tetris", "hrrn", *shipped}
     assert "4 jobsets are too few" in (tmp_path / "report.md").read_text(encoding="utf-8")
-    again = _run("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
+    again = run_ok("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
     assert f"0 run now, {n} already done" in again
 
 
 def test_experiment_run_then_report_a_directory(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
     spec.write_text(EXPERIMENT)
-    out = _run("experiment", "run", str(spec), "-o", str(tmp_path / "x"), "--workers", "1")
+    out = run_ok("experiment", "run", str(spec), "-o", str(tmp_path / "x"), "--workers", "1")
     assert "4 runs: 4 run now, 0 already done, 0 failed" in out
-    text = _run("report", str(tmp_path / "x"), "-o", str(tmp_path / "r"))
+    text = run_ok("report", str(tmp_path / "x"), "-o", str(tmp_path / "r"))
     assert str(tmp_path / "r" / "report.html") in text
     assert "reference policy: sjf" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
 
@@ -96,7 +84,7 @@ def test_experiment_failures_exit_non_zero_listing_them(tmp_path: Path) -> None:
     assert "2 runs failed" in result.output
     assert "deeprm__load50__tetris-knob-x" in result.output
     assert "Traceback" not in result.output
-    assert "unknown key" in _fail("experiment", "run", str(_bad_spec(tmp_path)), "-o", "x")
+    assert "unknown key" in run_fail("experiment", "run", str(_bad_spec(tmp_path)), "-o", "x")
 
 
 EXPERIMENT = """
@@ -120,15 +108,15 @@ def _bad_spec(tmp_path: Path) -> Path:
 
 def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:
     jobs = tmp_path / "jobs.parquet"
-    _run("generate", "deeprm", "--load", "0.5", "--jobsets", "2", "-o", str(jobs))
-    assert "did you mean 'sjf'" in _fail("simulate", str(jobs), "--policy", "sjff",
+    run_ok("generate", "deeprm", "--load", "0.5", "--jobsets", "2", "-o", str(jobs))
+    assert "did you mean 'sjf'" in run_fail("simulate", str(jobs), "--policy", "sjff",
                                          "-o", str(tmp_path / "r.parquet"))  # fmt: skip
-    assert "is not a load" in _fail("generate", "deeprm", "--load", "x", "-o", str(jobs))
-    assert "takes no arguments" in _fail("simulate", str(jobs), "--policy", "sjf:knob=1",
+    assert "is not a load" in run_fail("generate", "deeprm", "--load", "x", "-o", str(jobs))
+    assert "takes no arguments" in run_fail("simulate", str(jobs), "--policy", "sjf:knob=1",
                                          "-o", str(tmp_path / "r.parquet"))  # fmt: skip
     not_parquet = tmp_path / "text.parquet"
     not_parquet.write_text("hello")
-    assert "not a readable Parquet file" in _fail("simulate", str(not_parquet), "-o", "r.pq")
+    assert "not a readable Parquet file" in run_fail("simulate", str(not_parquet), "-o", "r.pq")
 
 
 def test_job_larger_than_cluster_is_rejected_at_load(tmp_path: Path) -> None:
@@ -137,7 +125,7 @@ def test_job_larger_than_cluster_is_rejected_at_load(tmp_path: Path) -> None:
                                .alias("cpu"))  # fmt: skip
     path = tmp_path / "big.parquet"
     io.write_parquet(big, path, js.meta.to_json())
-    out = _fail("simulate", str(path), "--policy", "sjf", "-o", str(tmp_path / "r.parquet"))
+    out = run_fail("simulate", str(path), "--policy", "sjf", "-o", str(tmp_path / "r.parquet"))
     assert "demands cpu=11.0" in out
     assert "could never run" in out
     assert str(path) in out
@@ -145,10 +133,10 @@ def test_job_larger_than_cluster_is_rejected_at_load(tmp_path: Path) -> None:
 
 def _write_small(tmp_path: Path) -> Path:
     path = tmp_path / "small.parquet"
-    _run("generate", "deeprm", "--load", "0.9", "--jobsets", "2", "-o", str(path))
+    run_ok("generate", "deeprm", "--load", "0.9", "--jobsets", "2", "-o", str(path))
     return path
 
 
-@pytest.mark.parametrize("kind", ["policies", "generators"])
-def test_list(kind: str) -> None:
-    assert "deeprm" in _run("list", "generators") if kind == "generators" else "sjf" in _run("list")
+@pytest.mark.parametrize(("kind", "expected"), [("policies", "sjf"), ("generators", "deeprm")])
+def test_list(kind: str, expected: str) -> None:
+    assert expected in run_ok("list", kind)

@@ -6,26 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from schedlab.cli import main
 from schedlab.jobset import JobSet, offered_load
 from schedlab.loaders.cache import load_trace
 from schedlab.loaders.transform import TraceOptions
 from schedlab.traces import bundled
-
-
-def _run(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-def _fail(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exit_code != 0
-    assert "Traceback" not in result.output
-    return result.output
+from tests.cli_helpers import run_fail, run_ok
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +19,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("fit_cli")
     result, _ = load_trace("swf", bundled("kth-sp2"), options=TraceOptions(time_step=60.0))
     result.jobs.write_parquet(folder / "kth.parquet")
-    out = _run(
+    out = run_ok(
         "fit",
         str(folder / "kth.parquet"),
         "-o",
@@ -83,7 +69,7 @@ def test_fit_writes_model_and_report(fitted: Path) -> None:
 
 def test_generate_fitted_with_model_option(fitted: Path) -> None:
     jobs = fitted / "jobs.parquet"
-    out = _run(
+    out = run_ok(
         "generate",
         "fitted",
         "--model",
@@ -107,11 +93,11 @@ def test_generate_fitted_with_model_option(fitted: Path) -> None:
 
 def test_model_option_errors(fitted: Path, tmp_path: Path) -> None:
     model = str(fitted / "fit" / "model.json")
-    out = _fail("generate", "deeprm", "--model", model, "--load", "0.5", "-o", "x.parquet")
+    out = run_fail("generate", "deeprm", "--model", model, "--load", "0.5", "-o", "x.parquet")
     assert "--model is a parameter of the `fitted` generator" in out
     bad = tmp_path / "bad.json"
     bad.write_text('{"kind": "workload_model", "schema_version": 7}')
-    out = _fail(
+    out = run_fail(
         "generate",
         "fitted",
         "--model",

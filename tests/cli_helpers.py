@@ -1,0 +1,22 @@
+"""Invoking the ``schedlab`` CLI in-process from tests."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from schedlab.cli import main
+
+
+def run_ok(*args: str) -> str:
+    """Run ``schedlab ARGS``; assert success and return the output."""
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def run_fail(*args: str) -> str:
+    """Run ``schedlab ARGS``; assert a one-line failure (no traceback) and return the output."""
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    return result.output
