@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from schedlab.loaders.textio import cache_dir
+from schedlab.loaders.traces.cache import cache_dir
 
 FULL_ROWS = 14_295_731
 SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "alibaba2018"
@@ -49,7 +49,8 @@ POLARS = ["-c", "import sys, polars; polars.scan_csv(sys.argv[1], has_header=Fal
 SCHEDLAB = ["-c", "from schedlab.cli import main; main()", "load", "alibaba2018", "{csv}",
             "-o", "{out}/jobs.parquet", "--no-cache"]  # fmt: skip
 """The full load through the CLI (``--no-cache``: parse, never read a cached conversion)."""
-SCHEDLAB_API = ["-c", "import sys; from schedlab.loaders.alibaba2018 import read_alibaba2018; "
+SCHEDLAB_API = ["-c", "import sys; from schedlab.loaders.traces.alibaba2018 import "
+                "read_alibaba2018; "
                 "r = read_alibaba2018(sys.argv[1]); r.jobs.write_parquet(sys.argv[2]); "
                 "print(r.report.summary())", "{csv}", "{out}/jobs.parquet"]  # fmt: skip
 """The same through the Python API (``--api``)."""

@@ -35,9 +35,9 @@ import numpy as np
 import polars as pl
 
 from schedlab.jobset import JobSet, JobSetMeta
-from schedlab.loaders.cache import load_trace
-from schedlab.loaders.textio import cache_dir
-from schedlab.loaders.transform import TraceOptions
+from schedlab.loaders.traces.cache import cache_dir
+from schedlab.loaders.traces.load import load_trace
+from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.traces import bundled
 
 FULL_ROWS = 14_295_731

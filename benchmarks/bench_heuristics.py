@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from schedlab.loaders.deeprm import DeepRMGenerator
+from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.policies.heuristics import HEURISTICS, SJF
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import schedule, simulate

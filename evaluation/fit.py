@@ -1,6 +1,6 @@
 """Fit a workload model (durations, arrivals, demands) to a JobSet: ``schedlab.fit(jobset)``.
 
-The result's :attr:`FitResult.model` is a :class:`~schedlab.loaders.workload_model.WorkloadModel`
+The result's :attr:`FitResult.model` is a :class:`~schedlab.loaders.workload.model.WorkloadModel`
 (``result.save("fit/model.json")``) that the ``fitted`` generator samples at any offered load;
 the other attributes are the tidy tables the fit report draws
 (:func:`schedlab.reports.fit_report.write_fit_report`).
@@ -37,8 +37,8 @@ from schedlab.evaluation.fit_durations import DurationData, FamilyFit, fit_famil
 from schedlab.evaluation.fit_gof import goodness, kaplan_meier
 from schedlab.evaluation.fit_timeline import resolve_censored, timeline
 from schedlab.jobset import JobSet, offered_load
-from schedlab.loaders.families import FAMILIES
-from schedlab.loaders.workload_model import DurationModel, WorkloadModel
+from schedlab.loaders.workload.families import FAMILIES
+from schedlab.loaders.workload.model import DurationModel, WorkloadModel
 
 WINDOW_SECONDS = (600, 3600, 6 * 3600, 86_400, 7 * 86_400)
 """Candidate default windows (s) of generated jobsets: the first holding >= 200 jobs on average."""
@@ -113,7 +113,7 @@ def fit(
         a column name, or a boolean mask in jobs order. The trace loaders drop running tasks by
         default, so without such a column nothing is censored.
     families
-        Duration families to compare (:data:`~schedlab.loaders.families.FAMILIES`).
+        Duration families to compare (:data:`~schedlab.loaders.workload.families.FAMILIES`).
     selection
         ``"aic"`` or ``"bic"``: the criterion choosing the duration family.
     demand_classes

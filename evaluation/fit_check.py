@@ -27,7 +27,7 @@ from schedlab.evaluation.fit_timeline import timeline
 from schedlab.evaluation.metrics import per_jobset
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet, JobSetMeta, offered_load
-from schedlab.loaders.fitted import FittedGenerator, read_model
+from schedlab.loaders.generators.fitted import FittedGenerator, read_model
 from schedlab.registry import make_policy
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate

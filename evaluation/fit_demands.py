@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from schedlab.loaders.workload_model import DemandModel
+from schedlab.loaders.workload.model import DemandModel
 
 MIN_CLASS_JOBS = 200
 """Fewest jobs a duration class may hold."""
@@ -67,7 +67,7 @@ def fit_demands(
     Returns
     -------
     model
-        The :class:`~schedlab.loaders.workload_model.DemandModel`.
+        The :class:`~schedlab.loaders.workload.model.DemandModel`.
     table
         Tidy frame: ``class`` (int), ``lo``/``hi`` (duration bounds, steps), ``jobs`` (in the
         class), the resources, ``count`` and ``prob`` of each kept demand vector (most frequent

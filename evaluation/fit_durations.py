@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from schedlab.loaders import families
+from schedlab.loaders.workload import families
 
 LOG_FLOOR = -1e4
 """Floor of a per-observation log-probability, so that a hopeless candidate stays finite."""

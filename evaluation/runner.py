@@ -189,8 +189,8 @@ def make_jobsets(w: WorkloadSpec, path: Path) -> JobSet:
     elif w.loader == "jobset":
         js = JobSet.read_parquet(w.path)  # type: ignore[arg-type]
     else:
-        from schedlab.loaders.cache import load_trace
-        from schedlab.loaders.transform import TraceOptions
+        from schedlab.loaders.traces.load import load_trace
+        from schedlab.loaders.traces.transform import TraceOptions
 
         options = TraceOptions(**{"seed": w.seed, **w.options})
         js = load_trace(w.loader, w.path, options=options, **w.params)[0].jobs  # type: ignore[arg-type]

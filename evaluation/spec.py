@@ -83,7 +83,7 @@ class WorkloadSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     """Generator parameters, or keyword arguments of the loader."""
     options: Mapping[str, Any] = field(default_factory=dict)
-    """:class:`~schedlab.loaders.transform.TraceOptions` fields of a trace."""
+    """:class:`~schedlab.loaders.traces.transform.TraceOptions` fields of a trace."""
     loads: tuple[float, ...] = ()
     """Offered loads (fractions of capacity) of a generator; empty for a trace."""
     rates: tuple[float, ...] = ()
@@ -318,7 +318,7 @@ def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> Work
     if not path.is_file():
         t.fail("path", f"no such file: {path}")
     if loader != "jobset":
-        from schedlab.loaders.transform import TraceOptions
+        from schedlab.loaders.traces.transform import TraceOptions
 
         try:
             TraceOptions(**t.get("options", dict, {}))

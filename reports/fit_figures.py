@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 
 from schedlab.evaluation.fit_durations import DurationData
 from schedlab.evaluation.fit_gof import kaplan_meier, model_quantile
-from schedlab.loaders.families import build
-from schedlab.loaders.workload_model import WorkloadModel
+from schedlab.loaders.workload.families import build
+from schedlab.loaders.workload.model import WorkloadModel
 from schedlab.reports.figures import _to_pandas
 
 LINESTYLES = ("-", "--", "-.", ":")

@@ -37,7 +37,7 @@ _LAZY = {
     "simulate": "schedlab.simulator.run",
     "write_report": "schedlab.reports.render",
     "fit": "schedlab.evaluation.fit",
-    "WorkloadModel": "schedlab.loaders.workload_model",
+    "WorkloadModel": "schedlab.loaders.workload.model",
 }
 
 __all__ = [

@@ -223,7 +223,7 @@ def fit_cmd(
     from schedlab.evaluation.fit import fit
     from schedlab.evaluation.fit_check import heuristic_check
     from schedlab.jobset import JobSet
-    from schedlab.loaders.families import FAMILIES
+    from schedlab.loaders.workload.families import FAMILIES
     from schedlab.reports.fit_report import write_fit_report
     from schedlab.simulator.config import ClusterConfig
 
@@ -302,8 +302,8 @@ def load_cmd(
     import polars as pl
 
     from schedlab.jobset import offered_load
-    from schedlab.loaders.cache import load_trace
-    from schedlab.loaders.transform import TraceOptions
+    from schedlab.loaders.traces.load import load_trace
+    from schedlab.loaders.traces.transform import TraceOptions
 
     options = TraceOptions(
         time_step=time_step, start=start, end=end, machines=machines,

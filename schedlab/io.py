@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -36,6 +37,15 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def sha256(path: str | os.PathLike[str], *, chunk: int = 1 << 22) -> str:
+    """Hex SHA-256 of the bytes of the file at ``path``, read in blocks of ``chunk`` bytes."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:

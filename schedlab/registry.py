@@ -83,32 +83,32 @@ loaders = Registry("loader")
 
 generators.register(
     "deeprm",
-    "schedlab.loaders.deeprm:DeepRMGenerator",
+    "schedlab.loaders.generators.deeprm_workload:DeepRMGenerator",
     "DeepRM (Mao et al. 2016): Bernoulli/binomial arrivals, bimodal durations, dominant demands",
 )
 generators.register(
     "poisson",
-    "schedlab.loaders.poisson:PoissonGenerator",
+    "schedlab.loaders.generators.poisson:PoissonGenerator",
     "DeepRM_Plus: Poisson(λ) arrivals per step, DeepRM's job model (load = 1.845·λ)",
 )
 generators.register(
     "liu-uniform",
-    "schedlab.loaders.liu:LiuUniformGenerator",
+    "schedlab.loaders.generators.liu:LiuUniformGenerator",
     "Liu et al.: intervals uniform on a..b steps (1..33), scaled to the load; DeepRM jobs",
 )
 generators.register(
     "liu-bernoulli",
-    "schedlab.loaders.liu:LiuBernoulliGenerator",
+    "schedlab.loaders.generators.liu:LiuBernoulliGenerator",
     "Liu et al.: intervals b with probability p else a (33/1, p=0.5), scaled; DeepRM jobs",
 )
 generators.register(
     "liu-beta",
-    "schedlab.loaders.liu:LiuBetaGenerator",
+    "schedlab.loaders.generators.liu:LiuBetaGenerator",
     "Liu et al.: intervals a + (b−a)·Beta(alpha, beta) (2, 2), scaled; DeepRM jobs",
 )
 generators.register(
     "fitted",
-    "schedlab.loaders.fitted:FittedGenerator",
+    "schedlab.loaders.generators.fitted:FittedGenerator",
     "a workload model fitted to a trace by `schedlab fit` (--model fit/model.json)",
 )
 for _name, _cls, _summary in [
@@ -180,4 +180,4 @@ for _name, _target, _summary in [
     ("alibaba2017", "alibaba2017:read_alibaba2017", "Alibaba cluster-trace-v2017 batch_task"),
     ("swf", "swf:read_swf", "Standard Workload Format (Parallel Workloads Archive)"),
 ]:
-    loaders.register(_name, f"schedlab.loaders.{_target}", _summary)
+    loaders.register(_name, f"schedlab.loaders.traces.{_target}", _summary)

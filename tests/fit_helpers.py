@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.loaders import families
-from schedlab.loaders.workload_model import (
+from schedlab.loaders.workload import families
+from schedlab.loaders.workload.model import (
     ArrivalModel,
     DemandModel,
     DurationModel,

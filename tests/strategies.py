@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from schedlab import registry
 from schedlab.jobset import JobSet, JobSetMeta
-from schedlab.loaders.deeprm import DeepRMGenerator
+from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 
 CAPACITY = (10.0, 10.0)
 RESOURCES = ("cpu", "mem")

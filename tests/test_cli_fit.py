@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from schedlab.jobset import JobSet, offered_load
-from schedlab.loaders.cache import load_trace
-from schedlab.loaders.transform import TraceOptions
+from schedlab.loaders.traces.load import load_trace
+from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.traces import bundled
 from tests.cli_helpers import run_fail, run_ok
 

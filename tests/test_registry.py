@@ -28,7 +28,7 @@ def test_kinds() -> None:
 def test_entry_holds_target_and_summary() -> None:
     entry = generators.entry("deeprm")
     assert entry == Entry(name="deeprm", target=entry.target, summary=entry.summary)
-    assert entry.target == "schedlab.loaders.deeprm:DeepRMGenerator"
+    assert entry.target == "schedlab.loaders.generators.deeprm_workload:DeepRMGenerator"
     assert entry.summary.startswith("DeepRM")
     assert policies.entry("sjf").target == "schedlab.policies.heuristics:SJF"
 

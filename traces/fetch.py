@@ -7,7 +7,6 @@ error says so in one line.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import urllib.error
 import urllib.request
@@ -17,6 +16,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from schedlab.errors import SchedlabError
+from schedlab.io import sha256
 from schedlab.traces.catalog import TraceFile, dataset
 
 CHUNK = 1 << 20
@@ -24,14 +24,6 @@ CHUNK = 1 << 20
 
 class FetchError(SchedlabError, OSError):
     """A download failed: no network, server error, or checksum mismatch."""
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(CHUNK):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _download(url: str, part: Path, *, timeout: float, progress: bool) -> None:
@@ -77,7 +69,7 @@ def fetch_file(
     """
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / file.name
-    if target.is_file() and _sha256(target) == file.sha256:
+    if target.is_file() and sha256(target) == file.sha256:
         return target
     part = dest / f"{file.name}.part"
     errors = []
@@ -89,7 +81,7 @@ def fetch_file(
             reason = getattr(exc, "reason", exc)
             errors.append(f"{url}: {reason}")
             continue
-        digest = _sha256(part)
+        digest = sha256(part)
         if digest != file.sha256:
             part.unlink()
             msg = f"{url}: checksum mismatch (got {digest}, published {file.sha256}); deleted"

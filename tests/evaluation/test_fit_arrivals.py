@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from schedlab.evaluation import fit_arrivals as fa
-from schedlab.loaders.workload_model import ArrivalModel
+from schedlab.loaders.workload.model import ArrivalModel
 from tests.fit_helpers import PROFILE
 
 STEP = 60.0

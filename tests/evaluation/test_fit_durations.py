@@ -9,7 +9,7 @@ import pytest
 
 from schedlab.evaluation.fit_durations import DurationData, fit_family, tail_threshold
 from schedlab.evaluation.fit_gof import goodness, kaplan_meier, ks_ad, randomized_pit
-from schedlab.loaders import families
+from schedlab.loaders.workload import families
 from tests.fit_helpers import quantised
 
 TRUTH: dict[str, dict[str, Any]] = {

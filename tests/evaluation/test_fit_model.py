@@ -13,8 +13,8 @@ import schedlab
 from schedlab.errors import SchedlabError, WorkloadModelError
 from schedlab.evaluation.fit import fit
 from schedlab.jobset import JobSet, offered_load
-from schedlab.loaders.fitted import FittedGenerator
-from schedlab.loaders.workload_model import WorkloadModel
+from schedlab.loaders.generators.fitted import FittedGenerator
+from schedlab.loaders.workload.model import WorkloadModel
 from tests.fit_helpers import PROFILE, known_model
 
 DAY = 1440  # steps of 60 s

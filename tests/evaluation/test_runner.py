@@ -12,7 +12,7 @@ from schedlab.evaluation.collect import merge_agent_stats, read_experiment
 from schedlab.evaluation.runner import plan, run_experiment
 from schedlab.evaluation.spec import load_spec
 from schedlab.jobset import JobSet
-from schedlab.loaders.deeprm import DeepRMGenerator
+from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.results import Results
 
 SPEC = """

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from schedlab.evaluation.metrics import per_jobset, per_length
 from schedlab.evaluation.stats import summarize
-from schedlab.loaders.deeprm import DeepRMGenerator
+from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.policies.heuristics import FCFS, SJF, Packer
 from schedlab.reports.figures import (
     plot_length_boxplot,

@@ -1,10 +1,10 @@
 """A fitted workload model: dataclasses, sampling, and the versioned ``model.json`` document.
 
 The model is fitted by :func:`schedlab.evaluation.fit.fit` and sampled by the ``fitted``
-generator (:mod:`schedlab.loaders.fitted`). It lives in ``loaders/`` so that the generator can
-use it (data flows ``loaders -> evaluation``, never back). Units: every time is in **time steps**
-of the fitted JobSet (``time_step_seconds`` says how long a step is, None for a synthetic
-workload defined in steps); demands are in the units of ``resources``/``capacity``.
+generator (:mod:`schedlab.loaders.generators.fitted`). It lives in ``loaders/`` so that the
+generator can use it (data flows ``loaders -> evaluation``, never back). Units: every time is
+in **time steps** of the fitted JobSet (``time_step_seconds`` says how long a step is, None for
+a synthetic workload defined in steps); demands are in the units of ``resources``/``capacity``.
 
 The document (``schema_version`` 1)::
 
@@ -35,8 +35,8 @@ import numpy as np
 
 from schedlab.errors import WorkloadModelError
 from schedlab.io import write_text_atomic
-from schedlab.loaders import families
-from schedlab.loaders.model_json import Doc
+from schedlab.loaders.workload import families
+from schedlab.loaders.workload.model_json import Doc
 
 SCHEMA_VERSION = 1
 KIND = "workload_model"
@@ -47,9 +47,9 @@ class DurationModel:
     """Job durations: a continuous family in steps, quantised as ``max(1, ceil(x))``."""
 
     family: str
-    """One of :data:`schedlab.loaders.families.FAMILIES`."""
+    """One of :data:`schedlab.loaders.workload.families.FAMILIES`."""
     params: Mapping[str, Any]
-    """The family's parameters (see :mod:`schedlab.loaders.families`)."""
+    """The family's parameters (see :mod:`schedlab.loaders.workload.families`)."""
     max_steps: int
     """Longest duration generated, in steps (draws above it are redrawn: truncation)."""
 

@@ -1,7 +1,7 @@
 """The ``fitted`` generator: synthetic jobsets from a workload model fitted to a trace.
 
 ``schedlab fit jobs.parquet -o fit/`` writes ``fit/model.json``
-(:class:`~schedlab.loaders.workload_model.WorkloadModel`); then::
+(:class:`~schedlab.loaders.workload.model.WorkloadModel`); then::
 
     schedlab generate fitted --model fit/model.json --load 0.9 --jobsets 100 --seed 3 \
         -o jobs.parquet
@@ -24,14 +24,13 @@ Load
 ----
 Offered load = rate · E[duration · demand_r] / capacity_r (maximum over resources), with the
 expectation taken over the model's generated durations and their class's demands
-(:meth:`~schedlab.loaders.workload_model.WorkloadModel.load_per_rate`); the generator draws
+(:meth:`~schedlab.loaders.workload.model.WorkloadModel.load_per_rate`); the generator draws
 ``rate = load / load_per_rate`` jobs per step on average.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,16 +38,17 @@ from typing import ClassVar
 
 import numpy as np
 
+from schedlab.io import sha256
 from schedlab.jobset import JobSet
-from schedlab.loaders.synthetic import Sample, SyntheticGenerator
-from schedlab.loaders.workload_model import WorkloadModel
+from schedlab.loaders.generators.base import Sample, SyntheticGenerator
+from schedlab.loaders.workload.model import WorkloadModel
 
 
 @functools.lru_cache(maxsize=8)
 def _read(path: str, size: int, mtime_ns: int) -> tuple[WorkloadModel, str]:
     """The model at ``path`` and its file's SHA-256 (cached by path, size and mtime)."""
     model = WorkloadModel.load(path)
-    return model, hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return model, sha256(path)
 
 
 def read_model(path: str | os.PathLike[str]) -> tuple[WorkloadModel, str]:

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from schedlab.cli import main
 from schedlab.jobset import JobSet, offered_load
-from schedlab.loaders.deeprm import DeepRMGenerator
-from schedlab.loaders.poisson import PoissonGenerator
+from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
+from schedlab.loaders.generators.poisson import PoissonGenerator
 
 
 def _n_jobsets(gen: PoissonGenerator, load: float, jobs: int = 60_000) -> int:

@@ -20,14 +20,9 @@ import polars as pl
 
 from schedlab.errors import TraceFormatError
 from schedlab.io import atomic_path
+from schedlab.loaders.traces.cache import cache_dir
 
 GZIP_MAGIC = b"\x1f\x8b"
-
-
-def cache_dir() -> Path:
-    """Schedlab's cache: ``$SCHEDLAB_CACHE`` or ``~/.cache/schedlab``."""
-    root = os.environ.get("SCHEDLAB_CACHE") or Path.home() / ".cache" / "schedlab"
-    return Path(root)
 
 
 def _is_gzip(path: Path) -> bool:

@@ -1,8 +1,8 @@
-"""Converted traces cached as Parquet, keyed by the source's SHA-256 and the load options.
+"""The entry point of trace loading: :func:`load_trace`, with converted traces cached.
 
-A second load of the same file with the same options reads the cached JobSet instead of parsing
-the trace again. The source hash is memoised by (path, size, mtime), so even the hash of a large
-trace is computed once.
+A converted trace is cached as Parquet (with its drop report as JSON), keyed by the loader, the
+source's SHA-256 and the load options: a second load of the same file with the same options
+reads the cached JobSet instead of parsing the trace again.
 """
 
 from __future__ import annotations
@@ -18,25 +18,10 @@ import polars as pl
 from schedlab import __version__
 from schedlab.io import write_text_atomic
 from schedlab.jobset import SCHEMA_VERSION, JobSet
-from schedlab.loaders.report import SAMPLE_SCHEMA, DropReport, LoadResult
-from schedlab.loaders.textio import cache_dir
-from schedlab.loaders.transform import TraceOptions, sha256
+from schedlab.loaders.traces.cache import cache_dir, source_sha256
+from schedlab.loaders.traces.drop_report import SAMPLE_SCHEMA, DropReport, LoadResult
+from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.registry import loaders
-
-
-def source_sha256(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of ``path``, memoised in the cache by (resolved path, size, mtime_ns)."""
-    p = Path(path).resolve()
-    st = p.stat()
-    memo = cache_dir() / "hashes" / hashlib.sha256(str(p).encode()).hexdigest()
-    stamp = f"{st.st_size}:{st.st_mtime_ns}"
-    if memo.is_file():
-        saved_stamp, _, digest = memo.read_text().partition(" ")
-        if saved_stamp == stamp:
-            return digest
-    digest = sha256(p)
-    write_text_atomic(memo, f"{stamp} {digest}")
-    return digest
 
 
 def _key(loader: str, digest: str, options: TraceOptions, kwargs: dict[str, Any]) -> str:

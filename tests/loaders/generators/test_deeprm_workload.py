@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from schedlab.jobset import JobSet, offered_load
-from schedlab.loaders.deeprm import DeepRMGenerator
+from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 
 SHORT = {1, 2, 3}
 LONG = set(range(10, 16))

@@ -3,8 +3,9 @@
 Workload
 --------
 DeepRM_Plus "tested a similar workload setting" to DeepRM and states its ranges, which are the
-DeepRM reference code's, so this generator *is* :class:`~schedlab.loaders.deeprm.DeepRMGenerator`
-with Poisson arrival counts (a subclass; the job model is shared, not copied):
+DeepRM reference code's, so this generator *is*
+:class:`~schedlab.loaders.generators.deeprm_workload.DeepRMGenerator` with Poisson arrival
+counts (a subclass; the job model is shared, not copied):
 
 * 2 resources (cpu, mem) of capacity r = 10 slots each.
 * The number of jobs arriving at each of ``window`` steps (default 50) is ``Poisson(λ)``,
@@ -35,16 +36,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from schedlab.loaders.deeprm import DeepRMGenerator
+from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PoissonGenerator(DeepRMGenerator):
     """Generate DeepRM_Plus jobsets: Poisson(λ) arrivals per step, DeepRM's job model.
 
-    Every parameter of :class:`~schedlab.loaders.deeprm.DeepRMGenerator` is accepted (``window``,
-    ``n_resources``, duration and demand ranges, ``variant``) except ``arrivals``, which is fixed
-    to ``"poisson"``; the defaults are DeepRM_Plus's workload.
+    Every parameter of :class:`~schedlab.loaders.generators.deeprm_workload.DeepRMGenerator` is
+    accepted (``window``, ``n_resources``, duration and demand ranges, ``variant``) except
+    ``arrivals``, which is fixed to ``"poisson"``; the defaults are DeepRM_Plus's workload.
     """
 
     name: ClassVar[str] = "poisson"

@@ -4,7 +4,7 @@ A DAG task's name is a letter code, its index and the indices of the tasks it de
 ``M5_3_4`` is task 5 of its job and depends on tasks 3 and 4 of the same job. Names like
 ``task_Nzg3ODAwNDgzMTAwNTc2NTQ2Mw==`` and ``MergeTask`` are independent tasks. The real names
 have quirks (alibaba/clusterdata issues #76 and #115), each handled and counted (the names are
-parsed by :func:`schedlab.loaders.alibaba2018_scan.scan`; the edges are cleaned here):
+parsed by :func:`schedlab.loaders.traces.alibaba2018_scan.scan`; the edges are cleaned here):
 
 * ``_Stg<N>`` suffix (``J10_7_9_Stg4``): a stage marker, not a dependency; stripped.
 * Names cut at 50 characters: the parents after the cut are lost, and the last number may be a

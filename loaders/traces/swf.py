@@ -24,7 +24,7 @@ report. Every data line is either kept or dropped with a reason code:
 ``wrong_field_count``, ``not_a_number``, ``invalid_status``, ``partial_execution`` /
 ``status_<k>`` (the status selection), ``unknown_submit_time``, ``negative_submit_time``,
 ``unknown_run_time``, ``negative_duration``, ``unknown_procs``, ``unknown_memory``, then the
-shared steps of :func:`~schedlab.loaders.transform.finish` (``outside_window``,
+shared steps of :func:`~schedlab.loaders.traces.transform.finish` (``outside_window``,
 ``exceeds_capacity``, ``not_sampled``). Fixes (rows kept but changed): ``procs_from_requested``,
 ``mem_from_requested`` / ``mem_from_used``, ``zero_duration_as_one_step``; they are counted over
 the rows that pass parsing (a later window or sample may still drop some of them).
@@ -39,9 +39,9 @@ from typing import Any, Literal
 import polars as pl
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.report import LoadResult
-from schedlab.loaders.textio import read_lines, text_path
-from schedlab.loaders.transform import TraceOptions, finish, first_reason
+from schedlab.loaders.traces.drop_report import LoadResult
+from schedlab.loaders.traces.textio import read_lines, text_path
+from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason
 
 FIELDS = (
     "job_number", "submit_time", "wait_time", "run_time", "allocated_procs", "avg_cpu_time",

@@ -1,10 +1,10 @@
 """Parsing cluster-trace-v2018 ``batch_task`` / ``batch_instance`` lines into typed columns.
 
-Each block of lines (:func:`~schedlab.loaders.alibaba2018_scan.blocks`) goes through the
-compiled :func:`~schedlab.loaders.alibaba2018_scan.scan`, then columnar polars checks give each
-line its reason code (0: good) and message; the good lines are reduced to compact typed columns
-(no text is kept per line) and their parents to a CSR table. See
-:mod:`schedlab.loaders.alibaba2018` for the reason codes.
+Each block of lines (:func:`~schedlab.loaders.traces.alibaba2018_scan.blocks`) goes through the
+compiled :func:`~schedlab.loaders.traces.alibaba2018_scan.scan`, then columnar polars checks give
+each line its reason code (0: good) and message; the good lines are reduced to compact typed
+columns (no text is kept per line) and their parents to a CSR table. See
+:mod:`schedlab.loaders.traces.alibaba2018` for the reason codes.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import numpy as np
 import polars as pl
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders import alibaba2018_scan as sc
-from schedlab.loaders.alibaba2018_scan import FIELDS, STATUSES, blocks, read_block
+from schedlab.loaders.traces import alibaba2018_scan as sc
+from schedlab.loaders.traces.alibaba2018_scan import FIELDS, STATUSES, blocks, read_block
 
 NUMERIC = ("instance_num", "start_time", "end_time", "plan_cpu", "plan_mem")
 REQUIRED = ("task_name", "job_name", "status", "start_time", "end_time", "plan_cpu", "plan_mem")

@@ -10,15 +10,15 @@ import polars as pl
 import pytest
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.swf import read_swf
-from schedlab.loaders.transform import TraceOptions
+from schedlab.loaders.traces.swf import read_swf
+from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.policies.heuristics import SJF
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 SMALL = DATA / "swf_small.swf"
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 KTH = SHARED / "traces" / "KTH-SP2-1996-2.swf"
 needs_kth = pytest.mark.skipif(not KTH.is_file(), reason=f"{KTH} is not available")
 

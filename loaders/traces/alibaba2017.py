@@ -24,7 +24,7 @@ instances). Every data line is kept or dropped with a reason code, in this prior
 selection), ``missing_value`` (an empty field; Waiting tasks have empty plan_cpu/plan_mem),
 ``no_end_time`` (a Running task whose end_time is before its create_time, e.g. 0),
 ``negative_duration``, ``negative_demand``, then the shared steps of
-:func:`~schedlab.loaders.transform.finish` (``outside_window``, ``exceeds_capacity``,
+:func:`~schedlab.loaders.traces.transform.finish` (``outside_window``, ``exceeds_capacity``,
 ``not_sampled``). Blank lines are not data rows (counted in the provenance).
 
 A cluster-trace-v2018 ``batch_task.csv`` (9 columns, task names like ``M1``, job names like
@@ -40,9 +40,9 @@ from typing import Any
 import polars as pl
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.report import LoadResult
-from schedlab.loaders.textio import read_lines, text_path
-from schedlab.loaders.transform import TraceOptions, finish, first_reason, parse_statuses
+from schedlab.loaders.traces.drop_report import LoadResult
+from schedlab.loaders.traces.textio import read_lines, text_path
+from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason, parse_statuses
 
 FIELDS = (
     "create_time", "end_time", "job_id", "task_id", "instance_num", "status", "plan_cpu",

@@ -17,19 +17,19 @@ from hypothesis import strategies as st
 
 from schedlab.errors import TraceFormatError
 from schedlab.jobset import JobSet
-from schedlab.loaders import alibaba2018_parse as parse
-from schedlab.loaders import alibaba2018_scan as scan
-from schedlab.loaders.alibaba2018 import MACHINE_CPU, read_alibaba2018
-from schedlab.loaders.transform import TraceOptions
+from schedlab.loaders.traces import alibaba2018_parse as parse
+from schedlab.loaders.traces import alibaba2018_scan as scan
+from schedlab.loaders.traces.alibaba2018 import MACHINE_CPU, read_alibaba2018
+from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.registry import loaders
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 DAG = DATA / "alibaba2018_dag.csv"
 QUIRKS = DATA / "alibaba2018_quirks.csv"
 BAD = DATA / "alibaba2018_bad.csv"
 INSTANCES = DATA / "alibaba2018_instances.csv"
 V2017_SMALL = DATA / "alibaba2018_given_v2017.csv"  # 6 real v2017 rows
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 REAL = SHARED / "alibaba2018" / "hliangzhao_selected_DAGs.csv"
 REAL_V2017 = SHARED / "traces" / "alibaba-v2017-batch_task.csv"
 needs_real = pytest.mark.skipif(not REAL.is_file(), reason=f"{REAL} is not available")

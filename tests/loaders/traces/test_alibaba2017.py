@@ -11,12 +11,12 @@ import polars as pl
 import pytest
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.alibaba2017 import MACHINE_MEM, read_alibaba2017
-from schedlab.loaders.transform import TraceOptions
+from schedlab.loaders.traces.alibaba2017 import MACHINE_MEM, read_alibaba2017
+from schedlab.loaders.traces.transform import TraceOptions
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 SMALL = DATA / "alibaba2017_small.csv"
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 REAL = SHARED / "traces" / "alibaba-v2017-batch_task.csv"
 needs_real = pytest.mark.skipif(not REAL.is_file(), reason=f"{REAL} is not available")
 

@@ -26,7 +26,8 @@ memory units (the v2018 machines: ``machine_meta.csv`` lists 96 cores, memory no
 Granularity (``granularity=``):
 
 * ``"task"`` (default): one job per task row; ``parents`` lists the ``job_id`` of the tasks it
-  depends on in the same jobset (see :mod:`schedlab.loaders.alibaba_dag` for the name quirks).
+  depends on in the same jobset (see :mod:`schedlab.loaders.traces.alibaba_dag` for the name
+  quirks).
   Edges to tasks that did not make it into the jobset (dropped, not sampled, outside the window,
   in another jobset) are removed and counted as ``parent_outside_jobset_removed``.
 * ``"instance"``: ``instance_num`` copies of each task row (at most ``max_instances``; the
@@ -44,7 +45,7 @@ Every data line is kept or dropped with a reason code, in this priority: ``wrong
 ``missing_value`` (an empty required field; Waiting rows have empty plan_cpu), ``no_end_time``
 (end_time 0 before start_time: Running tasks), ``negative_duration``, ``never_started``
 (start_time = end_time = 0: Waiting tasks), ``negative_demand``, ``invalid_instance_num``, then
-the shared steps of :func:`~schedlab.loaders.transform.finish`. Fixes (rows kept but changed)
+the shared steps of :func:`~schedlab.loaders.traces.transform.finish`. Fixes (rows kept but changed)
 are counted over the rows that passed parsing and the status selection (with ``"job"``,
 ``zero_duration_as_one_step`` counts jobs). Blank lines and the header are not data rows
 (counted in the provenance).
@@ -69,12 +70,12 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from schedlab.loaders import alibaba_dag as dag_mod
-from schedlab.loaders.alibaba2018_parse import parse_tasks, read_instances
-from schedlab.loaders.alibaba2018_scan import FIELDS, STATUSES, attach_raw, sniff
-from schedlab.loaders.report import LoadResult
-from schedlab.loaders.textio import text_path
-from schedlab.loaders.transform import Finalize, TraceOptions, finish, parse_statuses
+from schedlab.loaders.traces import alibaba_dag as dag_mod
+from schedlab.loaders.traces.alibaba2018_parse import parse_tasks, read_instances
+from schedlab.loaders.traces.alibaba2018_scan import FIELDS, STATUSES, attach_raw, sniff
+from schedlab.loaders.traces.drop_report import LoadResult
+from schedlab.loaders.traces.textio import text_path
+from schedlab.loaders.traces.transform import Finalize, TraceOptions, finish, parse_statuses
 
 MACHINE_CPU = 96.0
 """Cores of a v2018 machine (``machine_meta.csv``: 96)."""

@@ -15,7 +15,7 @@ The rows are processed as a good part and a dropped part: each step moves the ro
 (with messages built for them only), so millions of good rows carry no reason columns.
 
 :func:`finish` then applies the user's :class:`TraceOptions` in a fixed, documented order and
-accounts for every row in a :class:`~schedlab.loaders.report.DropReport`:
+accounts for every row in a :class:`~schedlab.loaders.traces.drop_report.DropReport`:
 
 1. drop rows with a parse ``reason``; 2. time window; 3. quantize time
 (``arrival = floor((t − t0)/step)``, ``duration = max(1, ceil(d/step))``; zero-length rows are
@@ -26,7 +26,6 @@ larger than it (``exceeds_capacity``); 5. random sample of ``sample`` rows; 6. s
 from __future__ import annotations
 
 import difflib
-import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -36,8 +35,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from schedlab.io import sha256
 from schedlab.jobset import JobSet, JobSetMeta
-from schedlab.loaders.report import SAMPLE_SCHEMA, DropReport, LoadResult, raise_first
+from schedlab.loaders.traces.drop_report import SAMPLE_SCHEMA, DropReport, LoadResult, raise_first
 
 SAMPLES_PER_REASON = 5
 
@@ -78,15 +78,6 @@ class TraceOptions:
         if self.machines < 1:
             msg = f"machines must be >= 1, got {self.machines}"
             raise ValueError(msg)
-
-
-def sha256(path: str | Path, chunk: int = 1 << 22) -> str:
-    """Hex SHA-256 of a file, streamed."""
-    h = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 Check = tuple[pl.Expr, "str | pl.Expr", "str | pl.Expr"]

@@ -11,7 +11,7 @@ import pytest
 
 from schedlab.errors import WorkloadModelError
 from schedlab.jobset import offered_load
-from schedlab.loaders.fitted import FittedGenerator
+from schedlab.loaders.generators.fitted import FittedGenerator
 from schedlab.registry import generators
 from tests.fit_helpers import known_model
 

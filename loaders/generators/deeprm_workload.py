@@ -32,7 +32,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from schedlab.loaders.synthetic import Sample, SyntheticGenerator
+from schedlab.loaders.generators.base import Sample, SyntheticGenerator
 
 
 def _mean(lo_hi: tuple[int, int]) -> float:

@@ -15,7 +15,7 @@ from scipy import stats
 
 from schedlab.cli import main
 from schedlab.jobset import JobSet, offered_load
-from schedlab.loaders.liu import (
+from schedlab.loaders.generators.liu import (
     LiuBernoulliGenerator,
     LiuBetaGenerator,
     LiuGenerator,

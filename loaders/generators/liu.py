@@ -46,9 +46,9 @@ Jobs
 ----
 Liu's jobs (categories, executor requests on heterogeneous elastic clusters, deadlines) do not fit
 one resource pool, so every job is drawn from DeepRM's job model, with all of
-:class:`~schedlab.loaders.deeprm.DeepRMGenerator`'s parameters: 2 resources of 10 slots, 80% of
-durations uniform {1, 2, 3} steps and 20% uniform {10..15}, one dominant resource demanding
-{5..10} slots and {1, 2} of the other.
+:class:`~schedlab.loaders.generators.deeprm_workload.DeepRMGenerator`'s parameters: 2 resources
+of 10 slots, 80% of durations uniform {1, 2, 3} steps and 20% uniform {10..15}, one dominant
+resource demanding {5..10} slots and {1, 2} of the other.
 
 Load formula
 ------------
@@ -66,8 +66,8 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from schedlab.loaders.deeprm import DeepRMGenerator
-from schedlab.loaders.synthetic import Sample
+from schedlab.loaders.generators.base import Sample
+from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

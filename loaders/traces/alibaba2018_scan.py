@@ -9,8 +9,8 @@ trailing ``\\r`` is ignored) and extracts what the loader needs without building
 column:
 
 * the number of fields (0 for a blank line) and which numeric fields use a decimal point;
-* the task name's DAG grammar (:mod:`schedlab.loaders.alibaba_dag`): the task index, the parent
-  indices (numbers only: ``Stg<N>`` and empty tokens are skipped), and flags for ``_Stg``
+* the task name's DAG grammar (:mod:`schedlab.loaders.traces.alibaba_dag`): the task index, the
+  parent indices (numbers only: ``Stg<N>`` and empty tokens are skipped), and flags for ``_Stg``
   suffixes, names truncated at 50 characters (whose last number, if the name does not end with
   ``_``, is dropped as possibly cut) and unrecognised names (not ``task_...``/``MergeTask``);
 * the job key: ``j_<n>`` -> n (other names are flagged and hashed by the caller);
@@ -32,7 +32,7 @@ import numpy as np
 import polars as pl
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.report import LoadResult
+from schedlab.loaders.traces.drop_report import LoadResult
 
 FIELDS = (
     "task_name", "instance_num", "job_name", "task_type", "status", "start_time", "end_time",
