@@ -19,6 +19,10 @@ from schedlab import io
 from schedlab.errors import InfeasibleJobError, JobSetError
 
 SCHEMA_VERSION = 1
+MAX_SPAN = 2**62
+"""Most steps one jobset may span: its last arrival plus the sum of its durations. The simulators
+count time in int64 up to a time limit of last arrival + Σ duration + horizon; this bound keeps
+that sum (and every start + duration) a factor of two below the int64 maximum."""
 ID_COLUMNS: dict[str, pl.DataType] = {
     "jobset": pl.Int32(),
     "job_id": pl.Int64(),
@@ -234,6 +238,7 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
         if row is not None:
             msg = f"column {col!r} value {row[col]!r} at {_where(row)} {rule}"
             raise JobSetError(msg)
+    _check_span(jobs)
     dup = (
         None
         if _ids_unique(jobs)
@@ -251,6 +256,28 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
             )
             raise InfeasibleJobError(msg)
     return jobs
+
+
+def _check_span(jobs: pl.DataFrame) -> None:
+    """Raise if a jobset's last arrival + Σ duration exceeds :data:`MAX_SPAN` (float64 sums:
+    exact enough at this bound, and they cannot overflow)."""
+    span = pl.col("arrival").max().cast(pl.Float64) + pl.col("duration").cast(pl.Float64).sum()
+    if jobs.height == 0 or jobs.select(span).item() <= MAX_SPAN:  # every jobset is within
+        return
+    per = jobs.group_by("jobset").agg(
+        pl.col("arrival").max().alias("last"),
+        pl.col("duration").cast(pl.Float64).sum().alias("total"),
+        pl.len().alias("n"),
+    )
+    bad = per.filter(pl.col("last").cast(pl.Float64) + pl.col("total") > MAX_SPAN).sort("jobset")
+    if bad.height:
+        k, last, total, n = bad.row(0)
+        msg = (
+            f"jobset {k}: last arrival {last} + total duration {total:.4g} of its {n} jobs = "
+            f"{last + total:.4g} steps exceeds {MAX_SPAN:.4g} (2^62), the most the simulators "
+            "can count; use a coarser time step or smaller jobsets"
+        )
+        raise JobSetError(msg)
 
 
 def offered_load(jobset: JobSet, *, per_jobset: bool = False) -> pl.DataFrame:

@@ -1,7 +1,8 @@
 """Alibaba cluster-trace-v2017 ``batch_task.csv`` -> JobSet (design.md §4).
 
-The table is a headerless CSV (plain, gzip or inside a ``.tar.gz``) with 8 columns
-(alibaba/clusterdata, ``cluster-trace-v2017/schema.csv``):
+The table is a headerless CSV (plain, compressed or inside a tar archive) with 8 columns
+(alibaba/clusterdata, ``cluster-trace-v2017/schema.csv``); a header line that public copies
+add (a first line whose numeric columns all hold words) is recognised and skipped, with a note:
 
 ==  ==============  ==========================================================================
  1  create_time     task create time, s since the trace start (0 or < 0: before the trace)
@@ -20,12 +21,13 @@ per instance; ``source_id`` is ``"<job_id>/<task_id>"``. Expanding tasks into on
 instance is not offered (the drop report counts lines, and the real table holds 12 million
 instances). Every data line is kept or dropped with a reason code, in this priority:
 
-``wrong_field_count``, ``not_a_number``, ``invalid_status``, ``status_<Status>`` (the status
-selection), ``missing_value`` (an empty field; Waiting tasks have empty plan_cpu/plan_mem),
-``no_end_time`` (a Running task whose end_time is before its create_time, e.g. 0),
-``negative_duration``, ``negative_demand``, then the shared steps of
-:func:`~schedlab.loaders.traces.transform.finish` (``outside_window``, ``exceeds_capacity``,
-``not_sampled``). Blank lines are not data rows (counted in the provenance).
+``invalid_utf8`` (bytes that are not UTF-8), ``wrong_field_count``, ``not_a_number``,
+``invalid_status``, ``status_<Status>`` (the status selection), ``missing_value`` (an empty
+field; Waiting tasks have empty plan_cpu/plan_mem), ``no_end_time`` (a Running task whose
+end_time is before its create_time, e.g. 0), ``negative_duration``, ``negative_demand``, then
+the shared steps of :func:`~schedlab.loaders.traces.transform.finish` (``out_of_range``,
+``outside_window``, ``exceeds_capacity``, ``not_sampled``). Blank lines are not data rows
+(counted in the provenance).
 
 A cluster-trace-v2018 ``batch_task.csv`` (9 columns, task names like ``M1``, job names like
 ``j_3``, the status in column 5) is recognised and rejected: use the ``alibaba2018`` loader.
@@ -40,8 +42,9 @@ from typing import Any
 import polars as pl
 
 from schedlab.errors import TraceFormatError
+from schedlab.loaders.traces.archive import text_path
 from schedlab.loaders.traces.drop_report import LoadResult
-from schedlab.loaders.traces.textio import read_lines, text_path
+from schedlab.loaders.traces.textio import layout, read_lines
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason, parse_statuses
 
 FIELDS = (
@@ -71,6 +74,18 @@ def _fields(data: pl.DataFrame) -> pl.DataFrame:
     return data.with_columns(
         pl.col(f"t_{name}").cast(pl.Float64, strict=False).alias(name) for name in NUMERIC
     ).drop("_tok")
+
+
+def _header_line(data: pl.DataFrame) -> str | None:
+    """A note if the first non-blank line is a header (its numeric columns all hold words,
+    e.g. ``create_time,end_time,job_id,...``), else None."""
+    if data.height == 0:
+        return None
+    first = data.row(0, named=True)
+    words = [first[f"t_{f}"] for f in NUMERIC]
+    if all(w and w[0].isalpha() and first[f] is None for w, f in zip(words, NUMERIC, strict=True)):
+        return f"line {first['line']} is a header line, skipped: {first['raw'][:120]!r}"
+    return None
 
 
 def _reject_v2018(data: pl.DataFrame, source: str) -> None:
@@ -123,6 +138,7 @@ def _checks(statuses: Sequence[str]) -> list[tuple[pl.Expr, Any, Any]]:
     early = pl.format("end_time={} is before create_time={}", "t_end_time", "t_create_time")
     running = pl.concat_str(pl.lit("status=Running (no end yet): "), early)
     return [
+        (pl.col("encoding").is_not_null(), "invalid_utf8", pl.col("encoding")),
         (
             pl.col("n_fields") != len(FIELDS),
             "wrong_field_count",
@@ -187,19 +203,24 @@ def read_alibaba2017(
     Raises
     ------
     TraceFormatError
-        Missing, empty or mislabelled-compression file; a v2018 ``batch_task.csv``; no line with
-        8 fields; with ``options.strict``, the first malformed line (file and line number).
+        Missing, empty, binary or other-kind file, corrupt or mislabelled compression; a v2018
+        ``batch_task.csv``; no line with 8 fields; no row kept; with ``options.strict``, the
+        first malformed line (file and line number).
     """
     options = options or TraceOptions()
     src = str(source)
     wanted = parse_statuses(statuses, STATUSES, "v2017 task status")
-    lines = read_lines(text_path(source, member=member))
+    path = text_path(source, member=member, max_bytes=options.max_decompressed)
+    lines = read_lines(path)
     blank = pl.col("raw").str.strip_chars() == ""
-    data = lines.filter(~blank)
+    data = _fields(lines.filter(~blank))
+    header = _header_line(data)
+    if header is not None:
+        data = data.slice(1)
     if data.height == 0:
-        msg = f"{src}: no data lines (only {lines.height} blank lines)"
+        only = f"{lines.height - (header is not None)} blank lines"
+        msg = f"{src}: no data lines (only {only}{' and a header line' if header else ''})"
         raise TraceFormatError(msg)
-    data = _fields(data)
     _reject_v2018(data, src)
     rows = first_reason(data, _checks(wanted)).with_columns(
         pl.col("create_time").alias("arrival_s"),
@@ -213,7 +234,8 @@ def read_alibaba2017(
         "alibaba2017": {
             "statuses": list(wanted),
             "granularity": "task",
-            "blank_lines": lines.height - data.height,
+            "blank_lines": lines.height - data.height - (header is not None),
+            "header_line": header,
             "machine": {"cpu_cores": machine_cpu, "mem_normalized": machine_mem},
             "notes": [
                 "arrival = create_time (no start time in the table); duration = end_time - "
@@ -231,4 +253,5 @@ def read_alibaba2017(
         options=options,
         extra_provenance=provenance,
         selections=[f"status_{s}" for s in STATUSES],
+        notes=[*layout(path).notes(), *([header] if header else [])],
     )

@@ -1,7 +1,7 @@
 """Alibaba cluster-trace-v2018 ``batch_task.csv`` -> JobSet (design.md §4).
 
-The table is a headerless CSV (plain, gzip or the official ``batch_task.tar.gz``; a header line
-such as the one of the bundled sample is recognised and skipped) with 9 columns
+The table is a headerless CSV (plain, compressed or the official ``batch_task.tar.gz``; a header
+line such as the one of the bundled sample is recognised and skipped, with a note) with 9 columns
 (alibaba/clusterdata, ``cluster-trace-v2018/schema.txt``):
 
 ==  ============  ===========================================================================
@@ -73,8 +73,9 @@ import polars as pl
 from schedlab.loaders.traces import alibaba_dag as dag_mod
 from schedlab.loaders.traces.alibaba2018_parse import parse_tasks, read_instances
 from schedlab.loaders.traces.alibaba2018_scan import FIELDS, STATUSES, attach_raw, sniff
+from schedlab.loaders.traces.archive import text_path
 from schedlab.loaders.traces.drop_report import LoadResult
-from schedlab.loaders.traces.textio import text_path
+from schedlab.loaders.traces.textio import layout
 from schedlab.loaders.traces.transform import Finalize, TraceOptions, finish, parse_statuses
 
 MACHINE_CPU = 96.0
@@ -140,18 +141,18 @@ def read_alibaba2018(
     Raises
     ------
     TraceFormatError
-        Missing, empty, binary or mislabelled-compression file; unsafe archive members; a
-        v2017 ``batch_task.csv`` or a ``batch_instance.csv``; with ``options.strict``, the
-        first malformed line (file and line number).
+        Missing, empty, binary or other-kind file, corrupt or mislabelled compression; unsafe
+        archive members; a v2017 ``batch_task.csv`` or a ``batch_instance.csv``; no row kept;
+        with ``options.strict``, the first malformed line (file and line number).
     """
     options = options or TraceOptions()
     wanted = parse_statuses(statuses, STATUSES, "v2018 task status")
     _check_choices(granularity, job_duration, demand, instances, max_instances)
     src = str(source)
-    path = text_path(source, member=member)
+    path = text_path(source, member=member, max_bytes=options.max_decompressed)
     header = sniff(path, src)
     parsed = parse_tasks(
-        path, src, header=header, statuses=wanted, hashes=instances is not None,
+        path, header=header, statuses=wanted, hashes=instances is not None,
         source_ids=source_ids and granularity != "job",
     )  # fmt: skip
     fixes = parsed.fixes()
@@ -167,7 +168,7 @@ def read_alibaba2018(
     parsed = replace(parsed, good=pl.DataFrame())
     if instances is not None:
         box["good"], more, prov["instances"] = _with_instances(
-            box["good"], instances, demand, member
+            box["good"], instances, demand, member, options.max_decompressed
         )
         fixes.update(more)
     good = box["good"]
@@ -200,6 +201,7 @@ def read_alibaba2018(
         selections=[f"status_{s}" for s in STATUSES],
         dropped=parsed.dropped,
         finalize=_parents_hook(box, n_good) if granularity == "task" else None,
+        notes=[*layout(path).notes(), *(["line 1 is a header line, skipped"] if header else [])],
     )
     return attach_raw(result, path)
 
@@ -328,11 +330,16 @@ def _collapse(good: pl.DataFrame, critical_path: np.ndarray, how: str) -> pl.Dat
 
 
 def _with_instances(
-    good: pl.DataFrame, path: str | os.PathLike[str], demand: str, member: str | None
+    good: pl.DataFrame,
+    path: str | os.PathLike[str],
+    demand: str,
+    member: str | None,
+    max_bytes: int | None,
 ) -> tuple[pl.DataFrame, dict[str, int], dict[str, Any]]:
     """Join per-task instance statistics (mean duration and measured usage) onto the tasks."""
     inst_member = "batch_instance.csv" if member == "batch_task.csv" else None
-    stats, prov = read_instances(text_path(path, member=inst_member), str(path))
+    text = text_path(path, member=inst_member, max_bytes=max_bytes)
+    stats, prov = read_instances(text, str(path))
     good = good.join(stats, on=["job", "thash"], how="left", maintain_order="left")
     fixes: dict[str, int] = {}
     with_data = int(good.get_column("inst_duration_s").is_not_null().sum())

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from schedlab.errors import TraceFormatError
 from schedlab.loaders.traces import alibaba2018_scan as sc
-from schedlab.loaders.traces.alibaba2018_scan import FIELDS, STATUSES, blocks, read_block
+from schedlab.loaders.traces.alibaba2018_scan import FIELDS, STATUSES, read_block
+from schedlab.loaders.traces.textio import blocks, split_lines
 
 NUMERIC = ("instance_num", "start_time", "end_time", "plan_cpu", "plan_mem")
 REQUIRED = ("task_name", "job_name", "status", "start_time", "end_time", "plan_cpu", "plan_mem")
@@ -139,33 +139,23 @@ def _message(statuses: Sequence[str]) -> pl.Expr:
     )  # fmt: skip
 
 
-CSV_OPTIONS: dict[str, Any] = {
-    "has_header": False, "quote_char": None, "encoding": "utf8-lossy",
-    "truncate_ragged_lines": True, "raise_if_empty": False,
-}  # fmt: skip
 STATUS_TABLE = sc.status_table(STATUSES)
 
 
-def _read_text(
-    data: bytes | memoryview, columns: Sequence[int], first: int, source: str
-) -> pl.DataFrame:
-    """Some fields of every line of the block as text (polars; for the rare slow paths)."""
-    data = bytes(data)
-    frame = pl.read_csv(
-        data, schema=dict.fromkeys(FIELDS, pl.Utf8), columns=list(columns), **CSV_OPTIONS
+def _read_text(data: bytes | memoryview, columns: Sequence[int]) -> pl.DataFrame:
+    """Some comma-separated fields of every line of the block as text, named by
+    :data:`FIELDS` (null when empty or missing; polars, for the rare slow paths)."""
+    fields = split_lines(data).str.split(",")
+    parts = {FIELDS[c]: fields.list.get(c, null_on_oob=True) for c in columns}
+    return pl.DataFrame(parts).with_columns(
+        pl.when(pl.col(c) != "").then(pl.col(c)).alias(c) for c in parts
     )
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if frame.height != n_lines:
-        msg = f"{source}: cannot split lines {first}..{first + n_lines - 1} into rows"
-        raise TraceFormatError(msg)
-    return frame
 
 
 def _parse_block(
     data: bytes | memoryview,
     first: int,
     n_lines: int,
-    source: str,
     selected: Sequence[int],
     hashes: bool,
     source_ids: bool,
@@ -181,14 +171,14 @@ def _parse_block(
     ).with_columns(pl.col(NUMERIC).fill_nan(None))  # fmt: skip
     text = bool((flags & sc.SLOW).any())
     if text:  # exponents, nan, spaces...: polars parses the numbers of this block
-        strings = _read_text(data, [FIELDS.index(f) for f in NUMERIC], first, source)
+        strings = _read_text(data, [FIELDS.index(f) for f in NUMERIC])
         frame = frame.with_columns(
             *(strings.get_column(f).alias(f"t_{f}") for f in NUMERIC),
             *(strings.get_column(f).cast(pl.Float64, strict=False) for f in NUMERIC),
         )
     other = bool((flags & sc.JOB_OTHER).any())
     if other or hashes or source_ids:
-        names = _read_text(data, [0, 2], first, source)
+        names = _read_text(data, [0, 2])
         key = names.select(_job_key(pl.col("job_name"))).to_series()
         frame = frame.with_columns(
             pl.when((pl.col("flags") & sc.JOB_OTHER) != 0).then(key).otherwise("job").alias("job")
@@ -282,7 +272,6 @@ def _block(
     data: memoryview,
     n_lines: int,
     *,
-    source: str,
     header: bool,
     statuses: Sequence[str],
     hashes: bool,
@@ -294,7 +283,7 @@ def _block(
         if not data:
             return None
     selected = [STATUSES.index(s) for s in statuses]
-    frame, n_par, flat = _parse_block(data, first, n_lines, source, selected, hashes, source_ids)
+    frame, n_par, flat = _parse_block(data, first, n_lines, selected, hashes, source_ids)
     del data
     code = frame.get_column("code").to_numpy()
     keep = code == GOOD
@@ -311,7 +300,6 @@ def _block(
 
 def parse_tasks(
     path: Path,
-    source: str,
     *,
     header: bool,
     statuses: Sequence[str],
@@ -324,9 +312,8 @@ def parse_tasks(
     three in flight, and collected in file order.
     """
     parse = functools.partial(
-        _block, source=source, header=header, statuses=statuses, hashes=hashes,
-        source_ids=source_ids,
-    )  # fmt: skip
+        _block, header=header, statuses=statuses, hashes=hashes, source_ids=source_ids
+    )
     done: list[_Block] = []
     with ThreadPoolExecutor(max_workers=2) as pool:
         pending: deque[Future[_Block | None]] = deque()
@@ -382,7 +369,7 @@ def read_instances(path: Path, source: str) -> tuple[pl.DataFrame, dict[str, Any
     num = ("start_time", "end_time", "cpu_avg", "mem_avg")
     parts, skipped, read = [], {}, 0
     for first, data, _ in blocks(path):
-        lines = read_block(data, first, source)
+        lines = read_block(data)
         if first == 1 and lines.height and (lines["raw"][0] or "").startswith("instance_name,"):
             lines = lines.slice(1)
         frame = (

@@ -1,8 +1,9 @@
-"""Bytes of ``batch_task.csv``: blocks of whole lines, sniffing, and one compiled pass per block.
+"""Bytes of ``batch_task.csv``: sniffing, and one compiled pass per block of whole lines.
 
-:func:`blocks` reads the file in blocks of whole lines with exact line numbers; :func:`sniff`
-checks the first lines (other compressions, binary data, v2017 and ``batch_instance`` tables,
-the header line); :func:`attach_raw` reads the text of sampled dropped lines back by number.
+Blocks come from :func:`schedlab.loaders.traces.textio.blocks` (exact line numbers, BOMs and
+CR-only line ends handled); :func:`sniff` checks the first lines (v2017 and ``batch_instance``
+tables, the header line); :func:`attach_raw` reads the text of sampled dropped lines back by
+number.
 
 :func:`scan` finds each line's comma-separated fields (no quoting: the trace has none; a
 trailing ``\\r`` is ignored) and extracts what the loader needs without building any string
@@ -23,7 +24,6 @@ column:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,7 +32,8 @@ import numpy as np
 import polars as pl
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.traces.drop_report import LoadResult
+from schedlab.loaders.traces.drop_report import LoadResult, clip_text
+from schedlab.loaders.traces.textio import BOM, blocks, head_bytes, layout, split_lines
 
 FIELDS = (
     "task_name", "instance_num", "job_name", "task_type", "status", "start_time", "end_time",
@@ -41,9 +42,6 @@ FIELDS = (
 """The 9 columns of v2018 ``batch_task.csv``, in file order."""
 STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled", "Interrupted")
 """Task statuses of the v2018 trace."""
-BLOCK_BYTES = 1 << 26
-COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip",
-              b"\x28\xb5\x2f\xfd": "zstd", b"7z\xbc\xaf\x27\x1c": "7z"}  # fmt: skip
 NAME_LIMIT = 50
 """Length at which the trace truncated task names."""
 # line flags
@@ -62,15 +60,6 @@ def status_table(statuses: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     for i, s in enumerate(statuses):
         table[i, : len(s)] = np.frombuffer(s.encode(), dtype=np.uint8)
     return table, np.array([len(s) for s in statuses], dtype=np.int64)
-
-
-@numba.njit(cache=True, nogil=True)
-def count_lines(buf):
-    """Newlines in ``buf`` (uint8)."""
-    n = 0
-    for i in range(buf.size):
-        n += buf[i] == 10
-    return n
 
 
 @numba.njit(cache=True, nogil=True)
@@ -258,53 +247,9 @@ def _number(buf, a, b, line, row, numbers, flags):
     numbers[row, line] = -value if negative else value
 
 
-def blocks(
-    path: Path, size: int = BLOCK_BYTES, ring: int = 4
-) -> Iterator[tuple[int, memoryview, int]]:
-    """Yield ``(number of its first line, bytes, number of lines)`` for blocks of whole lines.
-
-    Blocks are read in place into a ring of ``ring`` reused buffers (no copies but the partial
-    line carried over): a consumer must be done with a block before ``ring - 1`` more are read.
-    """
-    pool: list[bytearray] = []
-    line, rest, k = 1, b"", 0
-    size = max(1, min(size, path.stat().st_size))  # small files get small buffers
-    with path.open("rb", buffering=0) as fh:
-        while True:
-            if len(pool) < ring:
-                pool.append(bytearray(len(rest) + size))
-            elif len(pool[k % ring]) < len(rest) + size:
-                pool[k % ring] = bytearray(len(rest) + size)
-            buf = pool[k % ring]
-            buf[: len(rest)] = rest
-            got = fh.readinto(memoryview(buf)[len(rest) : len(rest) + size])
-            end = len(rest) + got
-            if got == 0:
-                break
-            cut = buf.rfind(b"\n", 0, end) + 1
-            if cut == 0:  # a line longer than a block: read on
-                rest = bytes(buf[:end])
-                continue
-            view = np.frombuffer(buf, dtype=np.uint8, count=cut)
-            n = count_lines(view)
-            yield line, memoryview(buf)[:cut], n
-            line, rest, k = line + n, bytes(buf[cut:end]), k + 1
-    if rest:
-        yield line, memoryview(rest), rest.count(b"\n") + 1
-
-
-def read_block(data: bytes | memoryview, first: int, source: str) -> pl.DataFrame:
-    """One row per line: ``raw`` (null for a blank line); the count is checked."""
-    data = bytes(data)
-    frame = pl.read_csv(
-        data, has_header=False, separator="\x1f", quote_char=None, schema={"raw": pl.Utf8},
-        encoding="utf8-lossy", truncate_ragged_lines=True, raise_if_empty=False,
-    )  # fmt: skip
-    expected = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if frame.height != expected:
-        msg = f"{source}: cannot split lines {first}..{first + expected - 1} into rows"
-        raise TraceFormatError(msg)
-    return frame
+def read_block(data: bytes | memoryview) -> pl.DataFrame:
+    """One row per line of a block: ``raw`` (str; bytes that are not UTF-8 become U+FFFD)."""
+    return split_lines(data).to_frame()
 
 
 def sniff(path: Path, source: str) -> bool:
@@ -313,19 +258,15 @@ def sniff(path: Path, source: str) -> bool:
     Raises
     ------
     TraceFormatError
-        Other compression formats, binary data, no data line, a v2017 ``batch_task.csv``, a
-        ``batch_instance.csv``, or no line with 9 fields.
+        No data line, a v2017 ``batch_task.csv``, a ``batch_instance.csv``, or no line with 9
+        fields.
     """
-    with path.open("rb") as fh:
-        head = fh.read(1 << 16)
-    for magic, kind in COMPRESSED.items():
-        if head.startswith(magic):
-            msg = f"{source}: {kind}-compressed data; give a .csv, .csv.gz or .tar.gz file"
-            raise TraceFormatError(msg)
-    if b"\x00" in head:
-        msg = f"{source}: binary data (NUL bytes), not a CSV text file"
-        raise TraceFormatError(msg)
-    lines = head.decode("utf-8", errors="replace").splitlines()[: 50 if len(head) < 1 << 16 else -1]
+    head = head_bytes(path)
+    partial = len(head) < path.stat().st_size
+    lay = layout(path)
+    head = head.removeprefix(BOM) if lay.bom else head
+    head = head.replace(b"\r", b"\n") if lay.cr_only else head
+    lines = head.decode("utf-8", errors="replace").splitlines()[: -1 if partial else 50]
     header = bool(lines) and lines[0].strip().startswith("task_name,")
     data = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() and not (header and i == 0)]
     if not data:
@@ -389,7 +330,7 @@ def attach_raw(result: LoadResult, path: Path) -> LoadResult:
     for first, data, n in blocks(path):
         hit = [ln for ln in need if first <= ln < first + n]
         if hit:
-            raw = read_block(data, first, str(path)).get_column("raw")
+            raw = read_block(data).get_column("raw")
             found.update({ln: raw[ln - first] or "" for ln in hit})
         if first + n > last:
             break
@@ -399,7 +340,7 @@ def attach_raw(result: LoadResult, path: Path) -> LoadResult:
     )
     samples = (
         samples.join(fill, on="line", how="left", maintain_order="left")
-        .with_columns(pl.coalesce("raw", "_raw").alias("raw"))
+        .with_columns(clip_text(pl.coalesce("raw", "_raw")).alias("raw"))
         .drop("_raw")
     )
     return LoadResult(result.jobs, replace(result.report, samples=samples))

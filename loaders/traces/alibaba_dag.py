@@ -126,7 +126,7 @@ def _grouped_order(job: np.ndarray) -> np.ndarray | None:
     heads = job[np.concatenate([[0], change])]
     if np.unique(heads).size == heads.size:
         return None
-    return pl.Series(job).arg_sort(maintain_order=True).to_numpy().astype(np.int64)
+    return np.argsort(job, kind="stable").astype(np.int64)
 
 
 def _segment_starts(job: np.ndarray, order: np.ndarray | None) -> np.ndarray:

@@ -1,8 +1,10 @@
-"""What a loader did to the rows it read: drops by reason, fixes by kind (style.md §1).
+"""What a loader did to the rows it read: drops by reason, fixes by kind, notes (style.md §1).
 
 A loader never drops a row silently: every row read is either kept or counted under a reason,
-with a sample of dropped rows (1-based line number, raw text, reason, message). Normalisations
-that keep a row but change it (e.g. ``1.0`` read as integer 1) are counted as *fixes*.
+with a sample of dropped rows (1-based line number, raw text, reason, message; long texts are
+clipped). Normalisations that keep a row but change it (e.g. ``1.0`` read as integer 1) are
+counted as *fixes*; facts about the file as a whole (a header line skipped, a header value that
+disagrees with the file) are *notes*.
 """
 
 from __future__ import annotations
@@ -14,9 +16,18 @@ from typing import Any
 import polars as pl
 
 from schedlab.errors import TraceFormatError
-from schedlab.jobset import JobSet
+from schedlab.jobset import JobSet, offered_load
 
 SAMPLE_SCHEMA = {"line": pl.Int64, "reason": pl.Utf8, "message": pl.Utf8, "raw": pl.Utf8}
+SAMPLE_CHARS = 300
+"""Characters of a sample's text and message kept in a report (the rest is counted)."""
+
+
+def clip_text(text: pl.Expr, limit: int = SAMPLE_CHARS) -> pl.Expr:
+    """``text`` cut to ``limit`` characters, saying how many were cut."""
+    extra = text.str.len_chars().cast(pl.Int64) - limit
+    cut = pl.format("{}… ({} more characters)", text.str.slice(0, limit), extra)
+    return pl.when(extra > 0).then(cut).otherwise(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +45,9 @@ class DropReport:
     fixed: Mapping[str, int] = field(default_factory=dict)
     """Normalisation -> rows changed by it (kept)."""
     samples: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=SAMPLE_SCHEMA))
-    """A few dropped rows per reason: line (1-based), reason, message, raw text."""
+    """A few dropped rows per reason: line (1-based), reason, message, raw text (clipped)."""
+    notes: tuple[str, ...] = ()
+    """Facts about the file as a whole, in words (header lines, header mismatches, ...)."""
 
     def __post_init__(self) -> None:
         if self.rows_read != self.rows_kept + sum(self.dropped.values()):
@@ -45,20 +58,61 @@ class DropReport:
             raise AssertionError(msg)
 
     def to_json(self) -> dict[str, Any]:
-        """Counts only (for JobSet provenance)."""
+        """Counts and notes (for JobSet provenance)."""
         return {
             "rows_read": self.rows_read,
             "rows_kept": self.rows_kept,
             "dropped": dict(self.dropped),
             "fixed": dict(self.fixed),
+            "notes": list(self.notes),
         }
 
+    def sample_lines(self, reason: str) -> list[int]:
+        """Line numbers of the sampled rows dropped for ``reason``, in file order."""
+        lines = self.samples.filter(pl.col("reason") == reason).get_column("line")
+        return sorted(lines.to_list())
+
     def summary(self) -> str:
-        """Human-readable lines for the CLI."""
+        """Human-readable lines for the CLI: drops per reason with sample line numbers and the
+        first sample's message, fixes, notes."""
         lines = [f"{self.source}: read {self.rows_read:,} rows, kept {self.rows_kept:,}"]
-        lines += [f"  dropped {n:,}: {reason}" for reason, n in sorted(self.dropped.items())]
+        for reason, n in sorted(self.dropped.items()):
+            lines.append(f"  dropped {n:,}: {reason}{self._where(reason, n)}")
+            if example := self._example(reason):
+                lines.append(f"      e.g. {example}")
         lines += [f"  fixed   {n:,}: {kind}" for kind, n in sorted(self.fixed.items())]
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
+
+    def _example(self, reason: str) -> str:
+        """``line N: message`` of the first sampled row dropped for ``reason`` (or "")."""
+        first = self.samples.filter(pl.col("reason") == reason).sort("line").head(1)
+        if not first.height:
+            return ""
+        line, message = first.select("line", "message").row(0)
+        return f"line {line}: {message}"
+
+    def _where(self, reason: str, n: int) -> str:
+        seen = self.sample_lines(reason)
+        if not seen:
+            return ""
+        more = ", ..." if n > len(seen) else ""
+        word = "line" if len(seen) == 1 else "lines"
+        return f" ({word} {', '.join(map(str, seen))}{more})"
+
+    def nothing_kept(self) -> str:
+        """One line saying that no row was kept, and why (for the error of an empty load)."""
+        parts = []
+        for reason, n in sorted(self.dropped.items(), key=lambda kv: -kv[1]):
+            example = self._example(reason)
+            parts.append(f"{n:,} {reason}" + (f" (e.g. {example})" if example else ""))
+        quotes = pl.col("raw").str.contains('"') | pl.col("message").str.contains('"')
+        quoted = bool(self.samples.select(quotes.any()).item())
+        hint = "; the fields are quoted: give the trace's own unquoted CSV" if quoted else ""
+        return (
+            f"{self.source}: no job kept: all {self.rows_read:,} rows read were dropped: "
+            f"{'; '.join(parts)}{hint}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +121,22 @@ class LoadResult:
 
     jobs: JobSet
     report: DropReport
+
+    def summary(self) -> str:
+        """What ``schedlab load`` prints: the drop report's summary, then jobs, jobsets, span
+        (steps and seconds per step) and the offered load on the chosen cluster's capacity."""
+        js = self.jobs
+        spans = js.jobs.group_by("jobset").agg(
+            pl.col("arrival").max() - pl.col("arrival").min() + 1
+        )
+        span = int(spans.get_column("arrival").sum()) if len(js) else 0
+        load = offered_load(js)["load"].item() if len(js) else 0.0
+        step = js.meta.time_step_seconds
+        capacity = dict(zip(js.resources, js.meta.capacity, strict=True))
+        return (
+            f"{self.report.summary()}\n{len(js):,} jobs in {len(js.jobset_ids)} jobsets, span "
+            f"{span:,} steps of {step:g} s, offered load {load:.3f} on capacity {capacity}"
+        )
 
 
 def raise_first(samples: pl.DataFrame, source: str) -> None:

@@ -19,15 +19,18 @@ Header comments ``; Key: value`` are parsed (continuation lines join their key's
 recorded in the provenance; ``MaxProcs`` (else ``MaxNodes``, which the standard makes the default
 of ``MaxProcs``) is one machine's processor count, and ``MaxMemory`` (KB per processor) its memory.
 Comment and blank lines are not data rows: they are counted in the provenance, never in the drop
-report. Every data line is either kept or dropped with a reason code:
+report. A key given twice (e.g. two ``MaxProcs`` lines) keeps its first value, with a note; so
+does a ``MaxRecords`` that disagrees with the file. Every data line is either kept or dropped
+with a reason code:
 
-``wrong_field_count``, ``not_a_number``, ``invalid_status``, ``partial_execution`` /
-``status_<k>`` (the status selection), ``unknown_submit_time``, ``negative_submit_time``,
-``unknown_run_time``, ``negative_duration``, ``unknown_procs``, ``unknown_memory``, then the
-shared steps of :func:`~schedlab.loaders.traces.transform.finish` (``outside_window``,
+``invalid_utf8`` (bytes that are not UTF-8, e.g. Latin-1), ``wrong_field_count``,
+``not_a_number``, ``invalid_status``, ``partial_execution`` / ``status_<k>`` (the status
+selection), ``unknown_submit_time``, ``negative_submit_time``, ``unknown_run_time``,
+``negative_duration``, ``unknown_procs``, ``unknown_memory``, then the shared steps of
+:func:`~schedlab.loaders.traces.transform.finish` (``out_of_range``, ``outside_window``,
 ``exceeds_capacity``, ``not_sampled``). Fixes (rows kept but changed): ``procs_from_requested``,
-``mem_from_requested`` / ``mem_from_used``, ``zero_duration_as_one_step``; they are counted over
-the rows that pass parsing (a later window or sample may still drop some of them).
+``mem_from_requested`` / ``mem_from_used``, ``zero_duration_as_one_step``; they are counted
+over the rows that pass parsing (a later window or sample may still drop some of them).
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ from typing import Any, Literal
 import polars as pl
 
 from schedlab.errors import TraceFormatError
+from schedlab.loaders.traces.archive import text_path
 from schedlab.loaders.traces.drop_report import LoadResult
-from schedlab.loaders.traces.textio import read_lines, text_path
+from schedlab.loaders.traces.textio import layout, read_lines
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason
 
 FIELDS = (
@@ -64,8 +68,9 @@ _KEY = r"^;\s*(?P<key>[A-Za-z][A-Za-z0-9]*)\s*:(?:\s+(?P<value>.*?))?\s*$"
 Memory = Literal["auto", "used", "requested", "none"]
 
 
-def _header(comments: pl.DataFrame, source: str) -> dict[str, Any]:
-    """``; Key: value`` lines -> dict; continuation lines join the previous key's value."""
+def _header(comments: pl.DataFrame, source: str) -> tuple[dict[str, Any], list[str]]:
+    """``; Key: value`` lines -> dict; continuation lines join the previous key's value. A key
+    given twice keeps its first value; the notes say so."""
     parts = comments.with_columns(
         pl.col("raw").str.extract_groups(_KEY).alias("kv"),
         pl.col("raw").str.strip_chars().str.strip_prefix(";").str.strip_chars().alias("text"),
@@ -80,14 +85,24 @@ def _header(comments: pl.DataFrame, source: str) -> dict[str, Any]:
         .with_columns(pl.col("v").list.join(" "))
     )
     header: dict[str, Any] = {}
+    seen: dict[str, list[tuple[int, str]]] = {}
     for line, key, value in entries.select("line", "key", "v").iter_rows():
         if key in REPEATED_HEADER:
             header.setdefault(key, []).append(value)
-        elif key in NUMERIC_HEADER:
+            continue
+        seen.setdefault(key, []).append((line, value))
+        if key in NUMERIC_HEADER:
             header.setdefault(key, _number(value, key, line, source))
         else:
             header.setdefault(key, value)
-    return header
+    notes = [
+        f"header {key} is given {len(uses)} times (lines "
+        f"{', '.join(str(line) for line, _ in uses)}: {', '.join(repr(v) for _, v in uses)}); "
+        f"the first, {uses[0][1]!r}, is used"
+        for key, uses in seen.items()
+        if len(uses) > 1
+    ]
+    return header, notes
 
 
 def _number(value: str, key: str, line: int, source: str) -> int | float:
@@ -161,6 +176,7 @@ def _checks(statuses: Sequence[int] | None, memory: str | None) -> list[tuple[pl
     nan, nan_msg = _not_a_number()
     submit, run = pl.col("submit_time"), pl.col("run_time")
     checks = [
+        (pl.col("encoding").is_not_null(), "invalid_utf8", pl.col("encoding")),
         (
             pl.col("n_fields") != len(FIELDS),
             "wrong_field_count",
@@ -273,20 +289,22 @@ def read_swf(
     Raises
     ------
     TraceFormatError
-        Missing, empty or mislabelled-compression file, no data lines, no line with 18 fields,
-        non-numeric header values, unknown machine size; with ``options.strict``, the first
-        malformed line (file and line number).
+        Missing, empty, binary or other-kind file (e.g. Parquet), corrupt or mislabelled
+        compression, no data lines, no line with 18 fields, non-numeric header values, unknown
+        machine size, no row kept; with ``options.strict``, the first malformed line (file and
+        line number).
     """
     options = options or TraceOptions()
     src = str(source)
     wanted = _statuses(statuses)
-    lines = read_lines(text_path(source))
+    path = text_path(source, max_bytes=options.max_decompressed)
+    lines = read_lines(path)
     text = pl.col("raw").str.strip_chars()
     comments = lines.filter(text.str.starts_with(";"))
     blank = lines.filter(text == "").height
     data = _fields(lines.filter((text != "") & ~text.str.starts_with(";")))
     _check_shape(data, comments.height, src)
-    header = _header(comments, src)
+    header, header_notes = _header(comments, src)
     procs_per_machine, size_from = _machine(header, max_procs, src)
     if max_memory is None and isinstance(header.get("MaxMemory"), int | float):
         max_memory = float(header["MaxMemory"]) if header["MaxMemory"] > 0 else None
@@ -312,7 +330,9 @@ def read_swf(
         resources.append("mem")
         size.append(float(max_memory) * procs_per_machine)  # type: ignore[arg-type]
         units.append("KB")
-    notes = _notes(header, data.height, size_from, mem_note)
+    notes = [*_notes(header, data.height, size_from, mem_note), *header_notes]
+    if lossy := comments.get_column("encoding").is_not_null().sum():
+        notes.append(f"{lossy} comment lines hold bytes that are not UTF-8 (read as U+FFFD)")
     provenance = {
         "swf": {
             "header": header,
@@ -339,6 +359,7 @@ def read_swf(
         fixed={k: v for k, v in fixed.items() if v},
         extra_provenance=provenance,
         selections=SELECTIONS,
+        notes=[*layout(path).notes(), *notes],
     )
 
 

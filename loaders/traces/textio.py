@@ -1,121 +1,153 @@
-"""Opening trace files as users have them: plain, gzip or the official ``.tar.gz``.
+"""Reading trace text: whole lines in blocks, with exact line numbers whatever the file's quirks.
 
-Compression is detected from the file's magic bytes, not trusted from its name; a name that
-promises gzip on a file that is not gzip (or the reverse) is reported, never guessed past.
-Archives are never extracted to the paths their members name: the chosen member is streamed into
-schedlab's cache under a name of our own, so no member can escape the cache (``../`` names,
-absolute paths and links are rejected and reported).
+Every loader reads its (decompressed) text through :func:`blocks`, so all of them treat the
+same quirks the same way:
+
+* a UTF-8 byte-order mark at the start is skipped (line 1 stays line 1);
+* lines may end with LF, CR LF or, when the file has no LF at all, CR alone (classic Mac
+  files, read as if they ended with LF); a CR before LF is never part of a line;
+* a line may be longer than a block (the block grows to hold it);
+* bytes that are not UTF-8 (e.g. one Latin-1 ``é``) are found by line: :func:`read_lines`
+  reports which lines hold them and where, so a loader drops those lines with a reason
+  instead of rejecting the whole file.
 """
 
 from __future__ import annotations
 
-import gzip
-import os
-import shutil
-import tarfile
-import zlib
-from pathlib import Path, PurePosixPath
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import polars as pl
 
-from schedlab.errors import TraceFormatError
-from schedlab.io import atomic_path
-from schedlab.loaders.traces.cache import cache_dir
+BLOCK_BYTES = 1 << 26
+"""Bytes read per block (64 MB); a block holds whole lines only."""
+BOM = b"\xef\xbb\xbf"
+HEAD_BYTES = 1 << 16
+"""Bytes of the start of a file looked at to recognise its layout."""
 
-GZIP_MAGIC = b"\x1f\x8b"
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How a text file's lines are laid out (from its first bytes)."""
+
+    bom: bool
+    """The file starts with a UTF-8 byte-order mark (skipped)."""
+    cr_only: bool
+    """Lines end with CR alone (no LF in the first 64 KB): CR is read as LF."""
+
+    def notes(self) -> list[str]:
+        """What a drop report should say about the layout."""
+        notes = ["a UTF-8 byte-order mark at the start was skipped"] if self.bom else []
+        if self.cr_only:
+            notes.append("lines end with CR alone (classic Mac): read as line ends")
+        return notes
 
 
-def _is_gzip(path: Path) -> bool:
+def layout(path: Path) -> Layout:
+    """The :class:`Layout` of the text file at ``path``."""
+    head = head_bytes(path)
+    return Layout(bom=head.startswith(BOM), cr_only=b"\r" in head and b"\n" not in head)
+
+
+def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The first ``size`` bytes of ``path``."""
     with path.open("rb") as fh:
-        return fh.read(2) == GZIP_MAGIC
+        return fh.read(size)
 
 
-def _check_member(member: tarfile.TarInfo, archive: Path) -> None:
-    name = PurePosixPath(member.name)
-    if name.is_absolute() or ".." in name.parts:
-        msg = f"{archive}: member {member.name!r} would escape the extraction directory"
-        raise TraceFormatError(msg)
+def blocks(
+    path: Path, size: int = BLOCK_BYTES, ring: int = 4
+) -> Iterator[tuple[int, memoryview, int]]:
+    """Yield ``(number of its first line, bytes, number of lines)`` for blocks of whole lines.
 
-
-def text_path(path: str | os.PathLike[str], *, member: str | None = None) -> Path:
-    """A plain-text path for ``path``: itself, or its decompressed copy in the cache.
-
-    Parameters
-    ----------
-    member
-        For a tar archive: the member's file name to use (e.g. ``"batch_task.csv"``); by default
-        the archive must hold exactly one regular file.
-
-    Raises
-    ------
-    TraceFormatError
-        Missing or empty file, corrupt or mislabelled compression, unsafe archive members.
+    Lines end with LF in every block (see the module docstring for BOMs and CR-only files).
+    Blocks are read in place into a ring of ``ring`` reused buffers (no copies but the partial
+    line carried over): a consumer must be done with a block before ``ring - 1`` more are read.
     """
-    src = Path(path)
-    if not src.is_file():
-        msg = f"{src}: no such file"
-        raise TraceFormatError(msg)
-    if src.stat().st_size == 0:
-        msg = f"{src}: the file is empty"
-        raise TraceFormatError(msg)
-    gz = _is_gzip(src)
-    if not gz:
-        if src.suffix in (".gz", ".tgz"):
-            msg = f"{src}: the name says gzip but the content is not gzip-compressed"
-            raise TraceFormatError(msg)
-        return src
-    stat = src.stat()
-    key = f"{src.name}-{stat.st_size}-{stat.st_mtime_ns}-{member or ''}"
-    out = cache_dir() / "extracted" / f"{key}.txt"
-    if out.is_file():
-        return out
+    lay = layout(path)
+    pool: list[bytearray] = []
+    line, rest, k = 1, b"", 0
+    size = max(1, min(size, path.stat().st_size))  # small files get small buffers
+    want = size
+    with path.open("rb", buffering=0) as fh:
+        if lay.bom:
+            fh.seek(len(BOM))
+        while True:
+            need = len(rest) + want
+            if len(pool) < ring:
+                pool.append(bytearray(need))
+            elif len(pool[k % ring]) < need:
+                pool[k % ring] = bytearray(need)
+            buf = pool[k % ring]
+            buf[: len(rest)] = rest
+            got = fh.readinto(memoryview(buf)[len(rest) : need])
+            if got == 0:
+                break
+            end = len(rest) + got
+            if lay.cr_only:
+                new = np.frombuffer(buf, dtype=np.uint8, count=got, offset=len(rest))
+                new[new == 13] = 10
+            cut = buf.rfind(b"\n", 0, end) + 1
+            if cut == 0:  # a line longer than what was read: read on, twice as much
+                rest, want = bytes(buf[:end]), max(want, end)
+                continue
+            n = buf.count(b"\n", 0, cut)
+            yield line, memoryview(buf)[:cut], n
+            line, rest, k, want = line + n, bytes(buf[cut:end]), k + 1, size
+    if rest:
+        yield line, memoryview(rest), rest.count(b"\n") + 1
+
+
+def split_lines(data: bytes | memoryview) -> pl.Series:
+    """The lines of a block (from :func:`blocks`) as a str Series ``raw``, without line ends;
+    bytes that are not UTF-8 become U+FFFD."""
+    text = bytes(data).decode("utf-8", errors="replace")
+    lines = pl.Series("raw", [text]).str.split("\n").explode()
+    if text.endswith("\n"):
+        lines = lines.head(-1)
+    return lines.str.strip_suffix("\r")
+
+
+def invalid_utf8(data: bytes | memoryview) -> dict[int, str]:
+    """Lines of a block holding bytes that are not UTF-8: 0-based line -> what and where."""
+    raw = bytes(data)
     try:
-        if ".tar" in src.suffixes or src.suffix == ".tgz" or tarfile.is_tarfile(src):
-            _extract_member(src, member, out)
-        else:
-            with gzip.open(src, "rb") as fin, atomic_path(out) as tmp, tmp.open("wb") as fout:
-                shutil.copyfileobj(fin, fout, 1 << 22)
-    except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
-        msg = f"{src}: corrupt or truncated compressed file ({exc})"
-        raise TraceFormatError(msg) from exc
-    return out
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return {}
+    arr = np.frombuffer(raw, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    bad = {}
+    for i in np.unique(np.searchsorted(ends, np.flatnonzero(arr >= 0x80))).tolist():
+        a = int(ends[i - 1]) + 1 if i else 0
+        b = int(ends[i]) if i < ends.size else len(raw)
+        try:
+            raw[a:b].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            byte = raw[a + exc.start]
+            bad[i] = f"byte 0x{byte:02x} at byte {exc.start + 1} of the line is not UTF-8"
+    return bad
 
 
-def _extract_member(archive: Path, member: str | None, out: Path) -> None:
-    with tarfile.open(archive, "r:*") as tar:
-        members = tar.getmembers()
-        for m in members:
-            _check_member(m, archive)
-        named = [m for m in members if member is None or PurePosixPath(m.name).name == member]
-        if any(m.issym() or m.islnk() for m in named):
-            msg = f"{archive}: member {member!r} is a link, not a regular file"
-            raise TraceFormatError(msg)
-        chosen = [m for m in named if m.isfile()]
-        if len(chosen) != 1:
-            names = [m.name for m in members if m.isfile()]
-            want = f"member {member!r}" if member else "exactly one file"
-            msg = f"{archive}: expected {want} in the archive, found {names}"
-            raise TraceFormatError(msg)
-        fin = tar.extractfile(chosen[0])
-        assert fin is not None  # a regular file always has a stream
-        with atomic_path(out) as tmp, tmp.open("wb") as fout:
-            shutil.copyfileobj(fin, fout, 1 << 22)
-
-
-def read_lines(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """Every line of a text file as ``line`` (int64, 1-based) and ``raw`` (str; blank -> "").
+def read_lines(path: Path) -> pl.DataFrame:
+    """Every line of a text file: ``line`` (int64, 1-based), ``raw`` (str) and ``encoding``
+    (str, null unless the line holds bytes that are not UTF-8: what and where).
 
     Blank lines are kept so line numbers stay exact.
     """
-    p = Path(path)
-    try:
-        df = pl.read_csv(
-            p, has_header=False, separator="\x1f", quote_char=None, schema={"raw": pl.Utf8},
-            raise_if_empty=False,
-        )  # fmt: skip
-    except pl.exceptions.ComputeError as exc:
-        msg = f"{p}: not a readable UTF-8 text file ({str(exc).splitlines()[0]})"
-        raise TraceFormatError(msg) from exc
-    return df.with_row_index("line", offset=1).with_columns(
-        pl.col("line").cast(pl.Int64), pl.col("raw").fill_null("")
-    )
+    frames = []
+    for first, data, n in blocks(path):
+        frame = pl.DataFrame(
+            {"line": np.arange(first, first + n, dtype=np.int64), "raw": split_lines(data)}
+        ).with_columns(pl.lit(None, pl.Utf8).alias("encoding"))
+        if bad := invalid_utf8(data):
+            why = frame.get_column("encoding").scatter(list(bad), list(bad.values()))
+            frame = frame.with_columns(why)
+        frames.append(frame)
+    if not frames:
+        return pl.DataFrame(schema={"line": pl.Int64, "raw": pl.Utf8, "encoding": pl.Utf8})
+    return pl.concat(frames)

@@ -17,15 +17,22 @@ The rows are processed as a good part and a dropped part: each step moves the ro
 :func:`finish` then applies the user's :class:`TraceOptions` in a fixed, documented order and
 accounts for every row in a :class:`~schedlab.loaders.traces.drop_report.DropReport`:
 
-1. drop rows with a parse ``reason``; 2. time window; 3. quantize time
-(``arrival = floor((t − t0)/step)``, ``duration = max(1, ceil(d/step))``; zero-length rows are
-kept as 1-step jobs and counted as a fix); 4. scale resources to the target cluster and drop jobs
-larger than it (``exceeds_capacity``); 5. random sample of ``sample`` rows; 6. split into jobsets.
+1. drop rows with a parse ``reason``; 2. drop rows whose time in steps is not finite or past
+:data:`~schedlab.jobset.MAX_SPAN` (``out_of_range``: e.g. 1e300 or 2^63 seconds; before the
+trace's first arrival ``t0`` is taken, and again relative to it); 3. time window; 4. quantize
+time (``arrival = floor((t − t0)/step)``, ``duration = max(1, ceil(d/step))``; zero-length rows
+are kept as 1-step jobs and counted as a fix); 5. scale resources to the target cluster and drop
+jobs larger than it (``exceeds_capacity``) or not finite (``out_of_range``); 6. random sample
+of ``sample`` rows; 7. split into jobsets.
+
+A load that keeps no row is an error that says what was dropped and why; so is a jobset whose
+span (last arrival + Σ duration) passes :data:`~schedlab.jobset.MAX_SPAN`.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -35,9 +42,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from schedlab.io import sha256
-from schedlab.jobset import JobSet, JobSetMeta
-from schedlab.loaders.traces.drop_report import SAMPLE_SCHEMA, DropReport, LoadResult, raise_first
+from schedlab.errors import JobSetError, TraceFormatError
+from schedlab.jobset import MAX_SPAN, JobSet, JobSetMeta
+from schedlab.loaders.traces.cache import source_sha256
+from schedlab.loaders.traces.drop_report import (
+    SAMPLE_SCHEMA,
+    DropReport,
+    LoadResult,
+    clip_text,
+    raise_first,
+)
 
 SAMPLES_PER_REASON = 5
 
@@ -67,16 +81,44 @@ class TraceOptions:
     """Split into jobsets of this many consecutive jobs (arrivals relative to the first)."""
     strict: bool = False
     """Raise on the first malformed row (naming file and line) instead of counting it."""
+    max_decompressed: int | None = None
+    """Largest size in bytes a compressed file may expand to (0: no limit); default
+    ``$SCHEDLAB_MAX_DECOMPRESSED``, else 100 times the file's size or 256 MiB, whichever is
+    more (:mod:`schedlab.loaders.traces.archive`)."""
 
     def __post_init__(self) -> None:
-        if not self.time_step > 0:
-            msg = f"time_step must be > 0 seconds, got {self.time_step}"
+        positive = {
+            "time_step (--time-step, seconds)": self.time_step,
+            "slots_per_machine (--slots-per-machine)": self.slots_per_machine,
+            "jobset_window (--jobset-window, seconds)": self.jobset_window,
+        }
+        for name, value in positive.items():
+            if value is not None and not (math.isfinite(value) and value > 0):
+                msg = f"{name} must be a finite number > 0, got {value!r}"
+                raise ValueError(msg)
+        if not (math.isfinite(self.machines) and self.machines >= 1):
+            msg = f"machines (--machines) must be >= 1, got {self.machines!r}"
             raise ValueError(msg)
+        at_least_one = {
+            "sample (--sample)": self.sample,
+            "jobset_size (--jobset-size)": self.jobset_size,
+        }
+        for name, value in at_least_one.items():
+            if value is not None and not (isinstance(value, int) and value >= 1):
+                msg = f"{name} must be an integer >= 1, got {value!r}"
+                raise ValueError(msg)
+        for name, value in {"start (--start)": self.start, "end (--end)": self.end}.items():
+            if value is not None and not math.isfinite(value):
+                msg = f"{name} must be a finite number of seconds, got {value!r}"
+                raise ValueError(msg)
         if self.jobset_window is not None and self.jobset_size is not None:
-            msg = "give jobset_window or jobset_size, not both"
+            msg = "give jobset_window (--jobset-window) or jobset_size (--jobset-size), not both"
             raise ValueError(msg)
-        if self.machines < 1:
-            msg = f"machines must be >= 1, got {self.machines}"
+        if not (isinstance(self.seed, int) and self.seed >= 0):
+            msg = f"seed (--seed) must be an integer >= 0, got {self.seed!r}"
+            raise ValueError(msg)
+        if self.max_decompressed is not None and self.max_decompressed < 0:
+            msg = f"max_decompressed must be >= 0 bytes (0: no limit), got {self.max_decompressed}"
             raise ValueError(msg)
 
 
@@ -120,7 +162,8 @@ def parse_statuses(
 
 
 def _samples(bad: pl.DataFrame) -> pl.DataFrame:
-    """The first :data:`SAMPLES_PER_REASON` dropped rows per reason, in line order."""
+    """The first :data:`SAMPLES_PER_REASON` dropped rows per reason, in line order, with
+    their text and message clipped."""
     if not bad.height:
         return pl.DataFrame(schema=SAMPLE_SCHEMA)
     return (
@@ -128,6 +171,7 @@ def _samples(bad: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.int_range(pl.len()).over("reason") < SAMPLES_PER_REASON)
         .select(SAMPLE_SCHEMA.keys())
         .cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+        .with_columns(clip_text(pl.col("raw")), clip_text(pl.col("message")))
     )
 
 
@@ -174,6 +218,7 @@ def finish(
     selections: Collection[str] = (),
     dropped: pl.DataFrame | None = None,
     finalize: Finalize | None = None,
+    notes: Sequence[str] = (),
 ) -> LoadResult:
     """Turn parsed ``rows`` into a JobSet and a drop report that accounts for every row.
 
@@ -197,12 +242,22 @@ def finish(
         Called with the kept jobs once ``jobset`` and ``job_id`` are assigned (with every
         column of ``rows`` but ``arrival_s`` and ``duration_s``); returns the jobs and fix
         counts to add to the report, e.g. to turn references between rows into ``parents``.
+    notes
+        Facts about the file as a whole for the report (a header line skipped, ...).
+
+    Raises
+    ------
+    TraceFormatError
+        With ``options.strict``, the first malformed row (file and line); no row kept (the
+        message says what was dropped and why).
+    JobSetError
+        A jobset spanning more than :data:`~schedlab.jobset.MAX_SPAN` steps.
     """
     source = str(source)
     opts = options
     fixes = dict(fixed or {})
     with ThreadPoolExecutor(max_workers=1) as pool:  # hash the file while the rows are processed
-        digest = pool.submit(sha256, source) if Path(source).is_file() else None
+        digest = pool.submit(source_sha256, source) if Path(source).is_file() else None
         good, bad = _partition(rows, dropped)
         del rows
         if opts.strict:
@@ -210,6 +265,7 @@ def finish(
             raise_first(_samples(bad.filter(~pl.col("reason").is_in(chosen))), source)
         rows_read = _weight(good) + int(bad.get_column("weight").sum())
         parts = [bad]
+        good = _drop(good, parts, *_out_of_range(opts.time_step))
         t0 = good.get_column("arrival_s").min()
         rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
         if opts.start is not None:
@@ -218,6 +274,7 @@ def finish(
         if opts.end is not None:
             good = _drop(good, parts, rel >= opts.end, "outside_window",
                          f"arrives at or after {opts.end} s")  # fmt: skip
+        good = _drop(good, parts, *_late(opts, t0))
         scale = [
             (opts.slots_per_machine / m) if opts.slots_per_machine is not None else 1.0
             for m in machine_size
@@ -226,6 +283,8 @@ def finish(
         if any(s != 1.0 for s in scale):
             good = good.with_columns(pl.col(r) * s for r, s in zip(resources, scale, strict=True))
         for r, cap in zip(resources, capacity, strict=True):
+            fmt = pl.format(f"{r}={{}} is not a finite demand", pl.col(r))
+            good = _drop(good, parts, ~pl.col(r).is_finite(), "out_of_range", fmt)
             good = _drop(
                 good,
                 parts,
@@ -240,6 +299,8 @@ def finish(
             good = _drop(good, parts, ~pl.lit(pl.Series(chosen)), "not_sampled",
                          "not in the random sample")  # fmt: skip
         bad = pl.concat(parts, how="vertical")
+        if opts.strict:
+            raise_first(_samples(bad.filter(pl.col("reason") == "out_of_range")), source)
         zero = int((good.get_column("duration_s") <= 0).sum())
         if zero:
             fixes["zero_duration_as_one_step"] = fixes.get("zero_duration_as_one_step", 0) + zero
@@ -260,7 +321,10 @@ def finish(
             dropped={k: v for k, v in zip(counts["reason"], counts["weight"], strict=True) if v},
             fixed=fixes,
             samples=_samples(bad),
+            notes=tuple(notes),
         )
+        if rows_kept == 0:
+            raise TraceFormatError(report.nothing_kept())
         ids = jobs.get_column("jobset").unique().to_list()
         optional = [c for c in OPTIONAL if c in jobs.columns]
         table = jobs.select("jobset", "job_id", "arrival", "duration", *resources, *optional)
@@ -283,13 +347,45 @@ def finish(
                 "rows": report.to_json(),
             },
         )
-    return LoadResult(JobSet.create(table, meta), report)
+    try:
+        return LoadResult(JobSet.create(table, meta), report)
+    except JobSetError as exc:
+        msg = f"{source}: {exc}"
+        raise type(exc)(msg) from exc
 
 
 Finalize = Callable[[pl.DataFrame], tuple[pl.DataFrame, Mapping[str, int]]]
 """``finish``'s hook on the kept jobs: returns the jobs and fix counts to add."""
 OPTIONAL = ("source_id", "user", "category", "parents")
 """Optional JobSet columns a loader's rows may carry through :func:`finish`."""
+
+
+def _out_of_range(step: float) -> tuple[pl.Expr, str, pl.Expr]:
+    """(bad, reason, message) of rows whose times are not finite or past :data:`MAX_SPAN`
+    steps of ``step`` seconds (absolute: before the trace's first arrival is known)."""
+    arrival, duration = pl.col("arrival_s"), pl.col("duration_s")
+    late = ~arrival.is_finite() | (arrival.abs() / step > MAX_SPAN)
+    long = ~duration.is_finite() | (duration / step > MAX_SPAN)
+    limit = f"not a finite time below 2^62 steps of {step:g} s"
+    message = (
+        pl.when(late)
+        .then(pl.format(f"arrival {{}} s is {limit}", arrival))
+        .otherwise(pl.format(f"duration {{}} s is {limit}", duration))
+    )
+    return late | long, "out_of_range", message
+
+
+def _late(opts: TraceOptions, t0: float | None) -> tuple[pl.Expr, str, pl.Expr]:
+    """(bad, reason, message) of rows arriving more than :data:`MAX_SPAN` steps after the
+    trace's first arrival ``t0`` (and the window's start)."""
+    after = pl.col("arrival_s") - (t0 or 0.0) - (opts.start or 0.0)
+    message = pl.format(
+        f"arrival {{}} s is {{}} s after the start ({t0} s + {opts.start or 0.0} s): more than "
+        f"2^62 steps of {opts.time_step:g} s",
+        pl.col("arrival_s"),
+        after,
+    )
+    return after / opts.time_step > MAX_SPAN, "out_of_range", message
 
 
 def _partition(rows: pl.DataFrame, dropped: pl.DataFrame | None) -> tuple[pl.DataFrame, ...]:

@@ -205,8 +205,11 @@ def test_truncated_gzip_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_binary_file_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "log.swf"
-    path.write_bytes(b"BZh91AY&SY\xff\xfe\x00\x81" * 8)
-    with pytest.raises(TraceFormatError, match=r"log\.swf: not a readable UTF-8 text file"):
+    path.write_bytes(b"BZh91AY&SY\xff\xfe\x00\x81" * 8)  # bzip2 magic, corrupt stream
+    with pytest.raises(TraceFormatError, match=r"log\.swf: corrupt or truncated compressed"):
+        read_swf(path)
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" * 8)
+    with pytest.raises(TraceFormatError, match=r"log\.swf: binary data \(a NUL byte at byte 8\)"):
         read_swf(path)
 
 
