@@ -8,8 +8,9 @@ import numpy as np
 import polars as pl
 import pytest
 
+from schedlab import io
 from schedlab.errors import InfeasibleJobError, JobSetError, SchedlabError
-from schedlab.jobset import JobSet, JobSetMeta, offered_load, validate
+from schedlab.jobset import MAX_SPAN, JobSet, JobSetMeta, offered_load, validate
 
 META = JobSetMeta(resources=("cpu", "mem"), capacity=(10.0, 4.0), units=("core", "GiB"))
 
@@ -257,3 +258,33 @@ def test_offered_load_per_jobset_sorted_by_jobset() -> None:
     out = offered_load(js, per_jobset=True)
     assert out.get_column("jobset").to_list() == [2, 5]
     np.testing.assert_allclose(out.get_column("load"), [2.0, 0.4])
+
+
+def _long(n: int, duration: int, jobset: int = 0) -> pl.DataFrame:
+    return _jobs(
+        jobset=[jobset] * n, job_id=list(range(n)), arrival=[0] * n, duration=[duration] * n,
+        cpu=[1.0] * n, mem=[1.0] * n,
+    )  # fmt: skip
+
+
+def test_spans_the_simulators_cannot_count_are_rejected(tmp_path) -> None:
+    """Twelve jobs of 1e18 steps sum past int64: the simulators would wrap to negative times."""
+    with pytest.raises(JobSetError, match=r"jobset 3: last arrival 0 \+ total duration 1\.2e\+19"):
+        JobSet.create(_long(12, 10**18, jobset=3), META)
+    path = tmp_path / "jobs.parquet"
+    io.write_parquet(
+        _long(12, 10**18),
+        path,
+        JobSetMeta(resources=META.resources, capacity=META.capacity).to_json(),
+    )  # fmt: skip (written unvalidated)
+    with pytest.raises(JobSetError, match=r"jobs\.parquet: jobset 0: .*exceeds"):
+        JobSet.read_parquet(path)
+
+
+def test_spans_up_to_the_limit_are_accepted() -> None:
+    assert len(JobSet.create(_long(2, MAX_SPAN // 2), META)) == 2
+    over = _long(2, MAX_SPAN // 2).with_columns(pl.Series("arrival", [0, 2**40]))
+    with pytest.raises(JobSetError, match="exceeds"):
+        JobSet.create(over, META)
+    many = pl.concat([_long(2, MAX_SPAN // 2, jobset=k) for k in range(3)])
+    assert len(JobSet.create(many, META).jobset_ids) == 3  # the bound is per jobset

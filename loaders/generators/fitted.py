@@ -45,8 +45,9 @@ from schedlab.loaders.workload.model import WorkloadModel
 
 
 @functools.lru_cache(maxsize=8)
-def _read(path: str, size: int, mtime_ns: int) -> tuple[WorkloadModel, str]:
-    """The model at ``path`` and its file's SHA-256 (cached by path, size and mtime)."""
+def _read(path: str, stamp: tuple[int, ...]) -> tuple[WorkloadModel, str]:
+    """The model at ``path`` and its file's SHA-256 (cached by path and the file's identity:
+    inode, size, mtime and ctime, which changes with every write)."""
     model = WorkloadModel.load(path)
     return model, sha256(path)
 
@@ -55,9 +56,9 @@ def read_model(path: str | os.PathLike[str]) -> tuple[WorkloadModel, str]:
     """Load and validate ``model.json`` (memoised); also return its SHA-256."""
     p = Path(path)
     if not p.is_file():
-        return _read(str(p), -1, -1)  # raises the model loader's "no such file" error
+        return _read(str(p), ())  # raises the model loader's "no such file" error
     st = p.stat()
-    return _read(str(p.resolve()), st.st_size, st.st_mtime_ns)
+    return _read(str(p.resolve()), (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

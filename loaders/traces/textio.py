@@ -75,12 +75,12 @@ def blocks(
         if lay.bom:
             fh.seek(len(BOM))
         while True:
-            need = len(rest) + want
-            if len(pool) < ring:
+            need, slot = len(rest) + want, k % ring
+            if slot == len(pool):
                 pool.append(bytearray(need))
-            elif len(pool[k % ring]) < need:
-                pool[k % ring] = bytearray(need)
-            buf = pool[k % ring]
+            elif len(pool[slot]) < need:
+                pool[slot] = bytearray(need)
+            buf = pool[slot]
             buf[: len(rest)] = rest
             got = fh.readinto(memoryview(buf)[len(rest) : need])
             if got == 0:

@@ -261,8 +261,8 @@ def finish(
         good, bad = _partition(rows, dropped)
         del rows
         if opts.strict:
-            chosen = pl.Series(list(selections), dtype=pl.Utf8)
-            raise_first(_samples(bad.filter(~pl.col("reason").is_in(chosen))), source)
+            chosen = ~pl.col("reason").is_in(list(selections))
+            raise_first(_samples(bad.filter(chosen)), source)
         rows_read = _weight(good) + int(bad.get_column("weight").sum())
         parts = [bad]
         good = _drop(good, parts, *_out_of_range(opts.time_step))

@@ -17,7 +17,9 @@ PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
-    """Serves PAYLOAD at any path, honouring ``Range: bytes=N-``; records bytes served."""
+    """Serves PAYLOAD at any path, honouring ``Range: bytes=N-``; records the bytes it serves
+    *before* sending them, so the record is complete once the client has the body (recording
+    after the write raced with the test's assertion under load)."""
 
     served: list[int] = []  # noqa: RUF012 (shared by the test)
 
@@ -30,10 +32,10 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
         else:
             self.send_response(200)
         body = PAYLOAD[start:]
+        self.served.append(len(body))
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.served.append(len(body))
 
     def log_message(self, *args: object) -> None:
         """Silence the server."""

@@ -16,9 +16,6 @@ from schedlab.loaders.traces.transform import TraceOptions
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SMALL = DATA / "alibaba2017_small.csv"
-SHARED = Path(__file__).resolve().parents[3].parent / "shared"
-REAL = SHARED / "traces" / "alibaba-v2017-batch_task.csv"
-needs_real = pytest.mark.skipif(not REAL.is_file(), reason=f"{REAL} is not available")
 
 GOOD = "100,160,1,1,3,Terminated,50,0.01\n"
 
@@ -249,9 +246,8 @@ def test_other_csv_is_not_v2017(tmp_path: Path) -> None:
 # -- the real table ------------------------------------------------------------------------------
 
 
-@needs_real
-def test_real_table_loads_end_to_end() -> None:
-    result = read_alibaba2017(REAL)
+def test_real_table_loads_end_to_end(v2017_csv: Path) -> None:
+    result = read_alibaba2017(v2017_csv)
     report = result.report
     assert report.rows_read == 80_553
     assert report.rows_kept == 67_003
@@ -267,16 +263,15 @@ def test_real_table_loads_end_to_end() -> None:
     assert result.jobs.meta.provenance["trace_start_s"] == -1078.0
 
 
-@needs_real
-def test_real_table_every_status() -> None:
+def test_real_table_every_status(v2017_csv: Path) -> None:
     statuses = ("Terminated", "Failed", "Running", "Waiting")
-    report = read_alibaba2017(REAL, statuses=statuses, options=TraceOptions(strict=False)).report
+    options = TraceOptions(strict=False)
+    report = read_alibaba2017(v2017_csv, statuses=statuses, options=options).report
     assert report.rows_kept == 71_454
     assert report.dropped == {"missing_value": 9_017, "no_end_time": 82}
     assert report.rows_read == report.rows_kept + sum(report.dropped.values())
 
 
-@needs_real
-def test_real_table_strict_names_the_first_missing_value() -> None:
+def test_real_table_strict_names_the_first_missing_value(v2017_csv: Path) -> None:
     with pytest.raises(TraceFormatError, match=r"line 54977 of .*batch_task\.csv: plan_cpu is"):
-        read_alibaba2017(REAL, options=TraceOptions(strict=True))
+        read_alibaba2017(v2017_csv, options=TraceOptions(strict=True))

@@ -21,6 +21,7 @@ from schedlab.loaders.traces import alibaba2018_parse as parse
 from schedlab.loaders.traces import alibaba2018_scan as scan
 from schedlab.loaders.traces import textio
 from schedlab.loaders.traces.alibaba2018 import MACHINE_CPU, read_alibaba2018
+from schedlab.loaders.traces.drop_report import LoadResult
 from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.registry import loaders
 
@@ -30,10 +31,6 @@ QUIRKS = DATA / "alibaba2018_quirks.csv"
 BAD = DATA / "alibaba2018_bad.csv"
 INSTANCES = DATA / "alibaba2018_instances.csv"
 V2017_SMALL = DATA / "alibaba2018_given_v2017.csv"  # 6 real v2017 rows
-SHARED = Path(__file__).resolve().parents[3].parent / "shared"
-REAL = SHARED / "alibaba2018" / "hliangzhao_selected_DAGs.csv"
-REAL_V2017 = SHARED / "traces" / "alibaba-v2017-batch_task.csv"
-needs_real = pytest.mark.skipif(not REAL.is_file(), reason=f"{REAL} is not available")
 HEADER = "task_name,instance_num,job_name,task_type,status,start_time,end_time,plan_cpu,plan_mem\n"
 GOOD = "M1,1,j_1,1,Terminated,10,20,100,0.5\n"
 
@@ -329,10 +326,9 @@ def test_v2017_file_is_rejected() -> None:
         read_alibaba2018(V2017_SMALL)
 
 
-@pytest.mark.skipif(not REAL_V2017.is_file(), reason=f"{REAL_V2017} is not available")
-def test_real_v2017_table_is_rejected() -> None:
+def test_real_v2017_table_is_rejected(v2017_csv: Path) -> None:
     with pytest.raises(TraceFormatError, match=r"cluster-trace-v2017.* Use the `alibaba2017`"):
-        read_alibaba2018(REAL_V2017)
+        read_alibaba2018(v2017_csv)
 
 
 # -- formats: header, CRLF, gzip, tar.gz, the text fallback ----------------------------------------
@@ -514,13 +510,10 @@ def test_instances_give_usage_and_instance_durations() -> None:
 
 
 @pytest.fixture(scope="module")
-def real():
-    if not REAL.is_file():
-        pytest.skip(f"{REAL} is not available")
-    return read_alibaba2018(REAL, source_ids=True)
+def real(v2018_dags: Path) -> LoadResult:
+    return read_alibaba2018(v2018_dags, source_ids=True)
 
 
-@needs_real
 def test_real_sample_accounts_for_every_row(real) -> None:
     rep = real.report
     assert (rep.rows_read, rep.rows_kept) == (55_874, 54_994)
@@ -537,7 +530,6 @@ def test_real_sample_accounts_for_every_row(real) -> None:
     assert rep.samples.sort("line").row(0, named=True)["line"] == 645
 
 
-@needs_real
 def test_real_sample_dag_is_clean(real) -> None:
     jobs = real.jobs.jobs
     graph = nx.DiGraph()
@@ -551,12 +543,11 @@ def test_real_sample_dag_is_clean(real) -> None:
     assert all(job[p] == job[c] for p, c in graph.edges)
 
 
-@needs_real
-def test_real_sample_names_match_a_regex_reference() -> None:
+def test_real_sample_names_match_a_regex_reference(v2018_dags: Path) -> None:
     """The compiled scanner's task indices and parents, against polars regexes."""
-    parsed = parse.parse_tasks(REAL, header=True, statuses=("Terminated",))
+    parsed = parse.parse_tasks(v2018_dags, header=True, statuses=("Terminated",))
     ref = (
-        pl.read_csv(REAL, infer_schema=False)
+        pl.read_csv(v2018_dags, infer_schema=False)
         .filter(pl.col("status") == "Terminated")
         .select(
             pl.col("task_name").str.extract(r"^[A-Za-z]+(\d+)", 1).cast(pl.Int32).alias("idx"),
@@ -581,7 +572,6 @@ def test_real_sample_names_match_a_regex_reference() -> None:
     assert parsed.parents.tolist() == ref.get_column("parents").explode().to_list()
 
 
-@needs_real
 def test_real_sample_bundled_gzip_is_the_same(real, tmp_path, monkeypatch) -> None:
     from schedlab.traces import bundled
 
@@ -589,17 +579,16 @@ def test_real_sample_bundled_gzip_is_the_same(real, tmp_path, monkeypatch) -> No
     _same(real, read_alibaba2018(bundled("alibaba2018"), source_ids=True))
 
 
-@needs_real
-def test_real_sample_windowed_and_sampled_jobsets_simulate() -> None:
+def test_real_sample_windowed_and_sampled_jobsets_simulate(v2018_dags: Path) -> None:
     from schedlab.policies.heuristics import SJF
     from schedlab.simulator.run import simulate
 
     opts = TraceOptions(time_step=10, slots_per_machine=10, sample=2000, seed=3, jobset_size=200)
-    sampled = read_alibaba2018(REAL, options=opts)
+    sampled = read_alibaba2018(v2018_dags, options=opts)
     assert len(sampled.jobs) == 2000
     assert len(sampled.jobs.jobset_ids) == 10
     windowed = read_alibaba2018(
-        REAL,
+        v2018_dags,
         options=TraceOptions(start=3600, end=7200, time_step=10, slots_per_machine=10,
                              jobset_window=600),
     )  # fmt: skip
@@ -610,10 +599,9 @@ def test_real_sample_windowed_and_sampled_jobsets_simulate() -> None:
         assert (table["start"] >= table["arrival"]).all()
 
 
-@needs_real
-def test_real_sample_every_status_per_job() -> None:
+def test_real_sample_every_status_per_job(v2018_dags: Path) -> None:
     every = "Terminated|Failed|Running|Waiting"
-    r = read_alibaba2018(REAL, statuses=every, granularity="job")
+    r = read_alibaba2018(v2018_dags, statuses=every, granularity="job")
     assert (r.report.rows_read, r.report.rows_kept) == (55_874, 55_469)
     assert r.report.dropped == {"missing_value": 354, "no_end_time": 51}
     assert len(r.jobs) == 2_119

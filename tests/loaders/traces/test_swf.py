@@ -18,9 +18,6 @@ from schedlab.simulator.run import simulate
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SMALL = DATA / "swf_small.swf"
-SHARED = Path(__file__).resolve().parents[3].parent / "shared"
-KTH = SHARED / "traces" / "KTH-SP2-1996-2.swf"
-needs_kth = pytest.mark.skipif(not KTH.is_file(), reason=f"{KTH} is not available")
 
 HEADER = "; Version: 2.2\n; MaxProcs: 8\n"
 GOOD = "1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n"
@@ -303,9 +300,8 @@ def test_memory_without_capacity(tmp_path: Path) -> None:
 # -- the real KTH SP2 log ------------------------------------------------------------------------
 
 
-@needs_kth
-def test_kth_loads_end_to_end() -> None:
-    result = read_swf(KTH)
+def test_kth_loads_end_to_end(kth_swf: Path) -> None:
+    result = read_swf(kth_swf)
     report = result.report
     assert report.rows_read == 28_476
     assert report.rows_kept == 28_475
@@ -322,16 +318,14 @@ def test_kth_loads_end_to_end() -> None:
     assert js.meta.provenance["trace_start_s"] == 599_850.0
 
 
-@needs_kth
-def test_kth_strict_stops_at_the_unknown_processors() -> None:
+def test_kth_strict_stops_at_the_unknown_processors(kth_swf: Path) -> None:
     with pytest.raises(TraceFormatError, match=r"line 27323 of .*KTH-SP2-1996-2\.swf"):
-        read_swf(KTH, options=TraceOptions(strict=True))
+        read_swf(kth_swf, options=TraceOptions(strict=True))
 
 
-@needs_kth
-def test_kth_simulates_end_to_end() -> None:
+def test_kth_simulates_end_to_end(kth_swf: Path) -> None:
     options = TraceOptions(time_step=60, jobset_window=7 * 86_400)
-    js = read_swf(KTH, options=options).jobs
+    js = read_swf(kth_swf, options=options).jobs
     assert len(js.jobset_ids) == 48  # 47.6 weeks of submissions, none empty
     assert js.meta.empty_jobsets == ()
     results = simulate(js, [SJF()], ClusterConfig())
