@@ -33,7 +33,14 @@ import polars as pl
 
 from schedlab.errors import TraceFormatError
 from schedlab.loaders.traces.drop_report import LoadResult, clip_text
-from schedlab.loaders.traces.textio import BOM, blocks, head_bytes, layout, split_lines
+from schedlab.loaders.traces.textio import (
+    BOM,
+    blocks,
+    head_bytes,
+    layout,
+    pick_lines,
+    split_lines,
+)
 
 FIELDS = (
     "task_name", "instance_num", "job_name", "task_type", "status", "start_time", "end_time",
@@ -328,10 +335,8 @@ def attach_raw(result: LoadResult, path: Path) -> LoadResult:
     last = max(need)
     found: dict[int, str] = {}
     for first, data, n in blocks(path):
-        hit = [ln for ln in need if first <= ln < first + n]
-        if hit:
-            raw = read_block(data).get_column("raw")
-            found.update({ln: raw[ln - first] or "" for ln in hit})
+        hit = [ln - first for ln in need if first <= ln < first + n]
+        found.update({first + i: text for i, text in pick_lines(data, hit).items()})
         if first + n > last:
             break
     fill = pl.DataFrame(

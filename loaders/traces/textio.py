@@ -110,6 +110,18 @@ def split_lines(data: bytes | memoryview) -> pl.Series:
     return lines.str.strip_suffix("\r")
 
 
+def pick_lines(data: bytes | memoryview, wanted: list[int]) -> dict[int, str]:
+    """The text of some lines of a block (0-based line numbers), without copying the block."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    out = {}
+    for i in wanted:
+        a = int(ends[i - 1]) + 1 if i else 0
+        b = int(ends[i]) if i < ends.size else arr.size
+        out[i] = bytes(data[a:b]).removesuffix(b"\r").decode("utf-8", errors="replace")
+    return out
+
+
 def invalid_utf8(data: bytes | memoryview) -> dict[int, str]:
     """Lines of a block holding bytes that are not UTF-8: 0-based line -> what and where."""
     raw = bytes(data)

@@ -265,7 +265,8 @@ def finish(
             raise_first(_samples(bad.filter(chosen)), source)
         rows_read = _weight(good) + int(bad.get_column("weight").sum())
         parts = [bad]
-        good = _drop(good, parts, *_out_of_range(opts.time_step))
+        if not _times_fit(good, opts.time_step):
+            good = _drop(good, parts, *_out_of_range(opts.time_step))
         t0 = good.get_column("arrival_s").min()
         rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
         if opts.start is not None:
@@ -274,7 +275,8 @@ def finish(
         if opts.end is not None:
             good = _drop(good, parts, rel >= opts.end, "outside_window",
                          f"arrives at or after {opts.end} s")  # fmt: skip
-        good = _drop(good, parts, *_late(opts, t0))
+        if not _times_fit(good, opts.time_step, (t0 or 0.0) + (opts.start or 0.0)):
+            good = _drop(good, parts, *_late(opts, t0))
         scale = [
             (opts.slots_per_machine / m) if opts.slots_per_machine is not None else 1.0
             for m in machine_size
@@ -283,8 +285,9 @@ def finish(
         if any(s != 1.0 for s in scale):
             good = good.with_columns(pl.col(r) * s for r, s in zip(resources, scale, strict=True))
         for r, cap in zip(resources, capacity, strict=True):
-            fmt = pl.format(f"{r}={{}} is not a finite demand", pl.col(r))
-            good = _drop(good, parts, ~pl.col(r).is_finite(), "out_of_range", fmt)
+            if not good.select(pl.col(r).is_finite().all()).item():
+                fmt = pl.format(f"{r}={{}} is not a finite demand", pl.col(r))
+                good = _drop(good, parts, ~pl.col(r).is_finite(), "out_of_range", fmt)
             good = _drop(
                 good,
                 parts,
@@ -358,6 +361,21 @@ Finalize = Callable[[pl.DataFrame], tuple[pl.DataFrame, Mapping[str, int]]]
 """``finish``'s hook on the kept jobs: returns the jobs and fix counts to add."""
 OPTIONAL = ("source_id", "user", "category", "parents")
 """Optional JobSet columns a loader's rows may carry through :func:`finish`."""
+
+
+def _times_fit(good: pl.DataFrame, step: float, origin: float | None = None) -> bool:
+    """Whether no row can be out of range, from column extremes only (no per-row masks): all
+    times finite and within :data:`MAX_SPAN` steps of 0, or arrivals within it of ``origin``."""
+    if good.height == 0:
+        return True
+    arrival, duration = pl.col("arrival_s"), pl.col("duration_s")
+    if origin is not None:
+        return bool((good.select(arrival.max()).item() - origin) / step <= MAX_SPAN)
+    finite = (arrival.is_finite() & duration.is_finite()).all()
+    lo, hi, longest, finite = good.select(
+        arrival.min().alias("lo"), arrival.max().alias("hi"), duration.max(), finite.alias("ok")
+    ).row(0)
+    return bool(finite and max(abs(lo), abs(hi)) / step <= MAX_SPAN and longest / step <= MAX_SPAN)
 
 
 def _out_of_range(step: float) -> tuple[pl.Expr, str, pl.Expr]:
