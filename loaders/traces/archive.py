@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import lzma
 import os
 import tarfile
@@ -132,7 +133,8 @@ def text_path(
             raise TraceFormatError(msg)
         check_text(head, str(src))
         return src
-    out = cache_dir() / "extracted" / f"{source_sha256(src)}-{member or ''}.txt"
+    key = hashlib.sha256(f"{source_sha256(src)}\0{member or ''}".encode()).hexdigest()
+    out = cache_dir() / "extracted" / f"{key}.txt"  # a name of our own, whatever ``member`` is
     if not out.is_file():
         sweep_partial(out.parent)
         limit = limit_bytes(max_bytes, size)

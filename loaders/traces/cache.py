@@ -34,7 +34,7 @@ def source_sha256(path: str | os.PathLike[str]) -> str:
     stamp = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
     if memo.is_file():
         saved_stamp, _, digest = memo.read_text().partition(" ")
-        if saved_stamp == stamp:
+        if saved_stamp == stamp and len(digest) == 64:
             return digest
     digest = sha256(p)
     write_text_atomic(memo, f"{stamp} {digest}")

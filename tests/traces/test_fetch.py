@@ -45,7 +45,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     RangeHandler.served = []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()

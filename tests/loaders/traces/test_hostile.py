@@ -271,6 +271,20 @@ def test_symlink_member_is_named(fmt: str, tmp_path: Path) -> None:
         READERS[fmt](path)
 
 
+def test_member_option_cannot_escape_the_cache(tmp_path: Path) -> None:
+    data = text("alibaba2017").encode()
+    member = tarfile.TarInfo("evil")
+    member.size = len(data)
+    path = write(tmp_path, _tar([member], data, mode="w:gz"), "t.tar.gz")
+    assert read_alibaba2017(path, member="evil").report.rows_kept == 3
+    for name in ("../../evil", "/tmp/evil"):
+        with pytest.raises(TraceFormatError, match="expected member"):
+            read_alibaba2017(path, member=name)
+    files = [p for p in cache_dir().rglob("*") if p.is_file()]
+    assert files
+    assert all(p.parent.parent == cache_dir() for p in files)
+
+
 # -- decompression limits and the cache -----------------------------------------------------------
 
 
