@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import polars as pl
@@ -38,7 +38,7 @@ from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.registry import generators, loaders
 
 
-def _fail(what: str, message: str) -> None:
+def _fail(what: str, message: str) -> NoReturn:
     raise AssertionError(f"{what}: {message}")
 
 
