@@ -1,18 +1,18 @@
 """Work-conserving list-scheduling heuristics (seed 000 §4.1, seed 004 Table II, design.md §8).
 
-A heuristic is a **job order** — a compiled score, higher first — and a **placement rule** that
-picks the machine (:mod:`schedlab.simulator.cluster.placement`: ``firstfit`` by default,
-``bestfit``, ``worstfit``, ``align``; irrelevant with one machine). It sees only the visible
-jobs, considers only those that fit *now* for their whole duration, starts the one with the
-strictly highest score (ties: lowest slot, or the earlier arrival for the whole queue) and repeats
-until nothing fits (:func:`schedlab.simulator.cluster.dispatch.choose`). Name a combination as
-``sjf+bestfit`` (= ``sjf:placement=bestfit``).
+A heuristic is a **job order** — a compiled score of scalar features, higher first — and a
+**placement rule** that picks the machine (:mod:`schedlab.simulator.cluster.placement`:
+``firstfit`` by default, ``bestfit``, ``worstfit``, ``align``; irrelevant with one machine). It
+sees only the visible jobs, considers only those that fit *now* for their whole duration, starts
+the one with the strictly highest score (ties: lowest slot, or the earlier arrival for the whole
+queue) and repeats until nothing fits (:func:`schedlab.simulator.cluster.dispatch.choose`). Name a
+combination as ``sjf+bestfit`` (= ``sjf:placement=bestfit``).
 
 A new heuristic is one class: a score decorated with :func:`score_function` (signature
 :data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`) and a name, plus one registry line::
 
     @score_function
-    def _longest(free, capacity, demand, duration, arrival, index, now, knob):
+    def _longest(duration, arrival, index, now, knob, alignment, capacity2):
         return float(duration)
 
     class LJF(Heuristic):
@@ -38,31 +38,29 @@ from schedlab.simulator.views.queue import QueueView
 
 
 def score_function(fn: Any) -> Any:
-    """Compile ``fn(free, capacity, demand, duration, arrival, index, now, knob) -> float`` as a
-    job-order score (a cached ``numba.cfunc`` of :data:`SCORE_SIGNATURE`)."""
+    """Compile ``fn(duration, arrival, index, now, knob, alignment, capacity2) -> float``
+    as a job-order score (a cached ``numba.cfunc`` of :data:`SCORE_SIGNATURE`, which documents
+    the features)."""
     return numba.cfunc(SCORE_SIGNATURE, cache=True)(fn)
 
 
 @score_function
-def _shortest(free, capacity, demand, duration, arrival, index, now, knob):
+def _shortest(duration, arrival, index, now, knob, alignment, capacity2):
     return 1.0 / duration
 
 
 @score_function
-def _alignment(free, capacity, demand, duration, arrival, index, now, knob):
-    return float(np.dot(free, demand))
+def _alignment(duration, arrival, index, now, knob, alignment, capacity2):
+    return alignment
 
 
 @score_function
-def _tetris(free, capacity, demand, duration, arrival, index, now, knob):
-    return (
-        knob * float(np.dot(free, demand)) / float(np.dot(capacity, capacity))
-        + (1.0 - knob) / duration
-    )
+def _tetris(duration, arrival, index, now, knob, alignment, capacity2):
+    return knob * alignment / capacity2 + (1.0 - knob) / duration
 
 
 @score_function
-def _response_ratio(free, capacity, demand, duration, arrival, index, now, knob):
+def _response_ratio(duration, arrival, index, now, knob, alignment, capacity2):
     return 1.0 + (now - arrival) / duration
 
 
@@ -103,8 +101,8 @@ class Heuristic(ParamsMixin):
         self._label = value
 
     @property
-    def place(self) -> Any:
-        """The compiled placement rule."""
+    def rule(self) -> int:
+        """Code of the placement rule (:data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
         if self.placement not in PLACEMENTS:
             msg = f"unknown placement {self.placement!r}; known: {', '.join(PLACEMENTS)}"
             raise UnknownNameError(msg)
@@ -123,7 +121,7 @@ class Heuristic(ParamsMixin):
         out = np.empty(obs.envs.size, dtype=np.int64)
         choose_batch(
             obs.envs, obs.free, obs.view, obs.capacity, obs.demand, obs.duration, obs.arrival,
-            obs.base, obs.now, self.score, self.place, float(self.knob), self.uniform,
+            obs.base, obs.now, self.score, self.rule, float(self.knob), self.uniform,
             self.uniforms(obs.envs.size), out,
         )  # fmt: skip
         return out

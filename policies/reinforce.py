@@ -280,7 +280,7 @@ def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
     for name in BASELINE_POLICIES:
         policy = policies.make(name)
         engine.reset()
-        engine.run_heuristic(policy.score, policy.place, policy.knob)
+        engine.run_heuristic(policy.score, policy.rule, policy.knob)
         out[name] = float(np.nanmean(engine.job_means()[0]))
     return out
 

@@ -33,7 +33,7 @@ from schedlab.simulator.cluster.batched import (
 from schedlab.simulator.cluster.dispatch import arrival_order, choose
 from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
-from schedlab.simulator.cluster.placement import PLACEMENTS
+from schedlab.simulator.cluster.placement import FIRST_FIT
 from schedlab.simulator.config import ClusterConfig
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
@@ -42,7 +42,7 @@ EngineChoice = Literal["auto", "fast", "step", "batched"]
 @runtime_checkable
 class ListSchedulingRule(Protocol):
     """A policy that is a work-conserving list scheduler with compiled parts (the heuristics):
-    the fast paths take its ``score`` and ``place`` as arguments."""
+    the fast paths take its ``score`` and placement ``rule`` as arguments."""
 
     score: Any
     """Job-order score (:data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`)."""
@@ -53,8 +53,8 @@ class ListSchedulingRule(Protocol):
     """Pick uniformly among fitting jobs (draws from :meth:`uniforms`)."""
 
     @property
-    def place(self) -> Any:
-        """Placement rule (:data:`~schedlab.simulator.cluster.placement.PLACEMENT_SIGNATURE`)."""
+    def rule(self) -> int:
+        """Placement rule (a code of :data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
         ...
 
     def uniforms(self, n: int) -> np.ndarray:
@@ -102,7 +102,7 @@ def run_policy(
         if engine == "batched":
             model = BatchedEngine.from_jobset(jobset, config)
             model.run_heuristic(
-                policy.score, policy.place, policy.knob, uniform=policy.uniform, uniforms=uniforms
+                policy.score, policy.rule, policy.knob, uniform=policy.uniform, uniforms=uniforms
             )
             p = model.placements()
             return Schedule(p.start, p.target)
@@ -124,13 +124,11 @@ def _run_fast(jobset: JobSet, policy: Any, config: ClusterConfig, uniforms: np.n
     jobs = jobset.jobs
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
-    place = policy.place
     start, machine, status = run_jobsets(
         jobs.get_column("arrival").to_numpy(), jobs.get_column("duration").to_numpy(),
         writable(jobset.demands()), bounds, jobset.machine_capacity,
         config.n_machines(), WHOLE_QUEUE if config.slots is None else config.slots, policy.score,
-        place, float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
-        place is PLACEMENTS["firstfit"],
+        policy.rule, float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
     )  # fmt: skip
     if np.any(status == STALLED):
         bad = ids[bounds[:-1][status == STALLED]].tolist()
@@ -230,7 +228,7 @@ def _run_agent(sim: Engine, policy: Any) -> None:
         scratch = np.empty(snap.free.shape[2:])
         k, i = choose(
             snap.view[0], snap.free[0], scratch, snap.capacity, snap.demand, snap.duration,
-            snap.arrival, 0, sim.now, arrival_order, PLACEMENTS["firstfit"], 0.0, False, 0.0,
+            snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT, 0.0, False, 0.0,
         )  # fmt: skip
         if k >= 0:
             sim.start_now(k, i)

@@ -45,13 +45,12 @@ from schedlab.simulator.cluster.kernels import (
     step_envs,
     valid_mask,
 )
-from schedlab.simulator.cluster.placement import first_fit
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.model import Placements, Snapshot, View
 
 Objective = Literal["slowdown", "completion"]
-FALLBACK = (arrival_order, first_fit)
-"""How an env is finished at its time limit: FCFS on the first fitting machine."""
+FALLBACK = arrival_order
+"""The order that finishes an env at its time limit (on first-fit machines): FCFS."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -249,17 +248,18 @@ class BatchedEngine:
     def run_heuristic(
         self,
         score: Any,
-        place: Any,
+        rule: int = 0,
         knob: float = 0.0,
         *,
         uniform: bool = False,
         uniforms: np.ndarray | None = None,
     ) -> None:
         """Schedule every env from its current state with a work-conserving heuristic: job
-        order ``score`` and placement rule ``place`` (compiled, :mod:`.dispatch`)."""
+        order ``score`` (compiled, :mod:`.dispatch`) and placement ``rule`` (a code of
+        :data:`.placement.PLACEMENTS`)."""
         u = np.zeros(self.state.arrival.size) if uniforms is None else uniforms
         run_heuristic_envs(
-            self.state, score, place, float(knob), uniform, np.asarray(u, dtype=np.float64)
+            self.state, score, int(rule), float(knob), uniform, np.asarray(u, dtype=np.float64)
         )
 
     # -- results ---------------------------------------------------------------------------

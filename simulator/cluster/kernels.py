@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster.dispatch import choose
-from schedlab.simulator.cluster.placement import earliest_fit, fits_for
+from schedlab.simulator.cluster.placement import FIRST_FIT, earliest_fit, fits_for
 
 State = namedtuple(
     "State",
@@ -133,19 +133,20 @@ def _tail(s: State, b: int) -> float:
 
 @numba.njit(cache=True)
 def _finish_work_conserving(
-    s: State, b: int, score, place, knob: float, uniform: bool, uniforms: np.ndarray
+    s: State, b: int, score, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
 ) -> tuple[float, int]:
     """Start-now list scheduling of env ``b`` until every job is placed; (reward, jobs started)."""
     reward = 0.0
     started = 0
     n = s.hi[b] - s.lo[b]
     scratch = np.empty(s.free.shape[2:])
+    dynamic = np.empty(0)
     while s.n_started[b] < n:
         while True:
             u = uniforms[s.lo[b] + started] if uniform else 0.0
             q, i = choose(
                 s.slot[b], s.free[b], scratch, s.capacity, s.demand, s.duration, s.arrival, s.lo[b],
-                s.now[b], score, place, knob, uniform, u,
+                s.now[b], score, dynamic, rule, knob, uniform, u,
             )  # fmt: skip
             if q < 0:
                 break
@@ -170,7 +171,7 @@ def _any_valid(s: State, b: int) -> bool:
 
 @numba.njit(cache=True)
 def reset_envs(
-    s: State, envs: np.ndarray, skip_forced: bool, fallback: tuple, rewards: np.ndarray
+    s: State, envs: np.ndarray, skip_forced: bool, fallback, rewards: np.ndarray
 ) -> None:
     """Empty cluster at step 0 for each env in ``envs``, arrivals at 0 admitted, then
     :func:`settle` (its reward, 0 unless jobs wait for nothing, in ``rewards``)."""
@@ -202,9 +203,9 @@ def reset_envs(
 
 
 @numba.njit(cache=True)
-def settle(s: State, b: int, skip_forced: bool, fallback: tuple) -> float:
+def settle(s: State, b: int, skip_forced: bool, fallback) -> float:
     """After an action: skip forced steps, close a finished episode, enforce the time limit
-    (``fallback``: the ``(score, place)`` that finishes an env at its limit: FCFS, first fit)."""
+    (``fallback``: the order that finishes an env at its limit on first-fit machines: FCFS)."""
     reward = 0.0
     n = s.hi[b] - s.lo[b]
     while skip_forced and s.n_started[b] < n and s.now[b] < s.limit[b] and not _any_valid(s, b):
@@ -213,9 +214,7 @@ def settle(s: State, b: int, skip_forced: bool, fallback: tuple) -> float:
         reward += _tail(s, b)
         s.done[b] = True
     elif s.now[b] >= s.limit[b]:
-        extra, started = _finish_work_conserving(
-            s, b, fallback[0], fallback[1], 0.0, False, np.zeros(0)
-        )
+        extra, started = _finish_work_conserving(s, b, fallback, FIRST_FIT, 0.0, False, np.zeros(0))
         s.forced[b] += started
         reward += extra
         s.done[b] = True
@@ -224,7 +223,7 @@ def settle(s: State, b: int, skip_forced: bool, fallback: tuple) -> float:
 
 @numba.njit(cache=True)
 def step_envs(
-    s: State, envs: np.ndarray, actions: np.ndarray, skip_forced: bool, fallback: tuple,
+    s: State, envs: np.ndarray, actions: np.ndarray, skip_forced: bool, fallback,
     rewards: np.ndarray,
 ) -> None:  # fmt: skip
     """Apply ``actions[x]`` to env ``envs[x]`` (done envs are left alone, reward 0)."""
@@ -269,12 +268,12 @@ def valid_mask(s: State, envs: np.ndarray, out: np.ndarray) -> None:
 
 @numba.njit(cache=True)
 def run_heuristic_envs(
-    s: State, score, place, knob: float, uniform: bool, uniforms: np.ndarray
+    s: State, score, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
 ) -> None:
     """Schedule every env with one work-conserving heuristic (start-now mode)."""
     for b in range(s.now.shape[0]):
         if not s.done[b]:
-            _finish_work_conserving(s, b, score, place, knob, uniform, uniforms)
+            _finish_work_conserving(s, b, score, rule, knob, uniform, uniforms)
             s.done[b] = True
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from schedlab.simulator.cluster.dispatch import choose
-from schedlab.simulator.cluster.placement import EPS
+from schedlab.simulator.cluster.dispatch import choose, static_keys
+from schedlab.simulator.cluster.placement import EPS, FIRST_FIT, place
 
 STALLED = -1
 WHOLE_QUEUE = 0
@@ -114,7 +114,7 @@ def _first_machine(mtree: np.ndarray, demand: np.ndarray, m: int) -> int:
 @numba.njit(cache=True)
 def _next_in_order(
     jtree: np.ndarray, mtree: np.ndarray, order: np.ndarray, demand: np.ndarray,
-    free: np.ndarray, capacity: np.ndarray, place, first_fit: bool,
+    free: np.ndarray, capacity: np.ndarray, rule: int,
 ) -> tuple[int, int]:  # fmt: skip
     """First waiting job in score order that fits now on some machine: ``(rank, machine)`` or
     ``(-1, -1)``. ``jtree`` leaves hold waiting jobs' demands by rank (inf when absent),
@@ -137,9 +137,10 @@ def _next_in_order(
         j = order[i - P]
         if m == 1:
             return i - P, 0
-        machine = (
-            _first_machine(mtree, demand[j], m) if first_fit else place(free, capacity, demand[j])
-        )
+        if rule == FIRST_FIT:
+            machine = _first_machine(mtree, demand[j], m)
+        else:
+            machine = place(rule, free, capacity, demand[j])
         if machine >= 0:
             return i - P, machine
     return -1, -1
@@ -155,12 +156,11 @@ def _one_jobset(
     machines: int,
     slots: int,
     score,
-    place,
+    rule: int,
     knob: float,
     uniform: bool,
     uniforms: np.ndarray,
     static: bool,
-    first_fit: bool,
     start: np.ndarray,
     machine_of: np.ndarray,
 ) -> int:
@@ -182,15 +182,15 @@ def _one_jobset(
     backlog = np.empty(n, dtype=np.int64)
     b_head = 0
     b_tail = 0
-    # static order (tree mode): rank of each job by descending score, ties by arrival
+    # a static order's scores, once; in tree mode the rank of each job (ties by arrival)
+    keys = np.empty(0)
+    if static and not uniform:
+        keys = static_keys(score, duration, arrival, np.zeros(n, dtype=np.int64), knob)
     order = np.empty(0, dtype=np.int64)
     rank = np.empty(0, dtype=np.int64)
     P = 1
     if tree:
-        keys = np.empty(n)
-        for j in range(n):
-            keys[j] = -score(capacity, capacity, demand[j], duration[j], arrival[j], j, 0, knob)
-        order = np.argsort(keys, kind="mergesort")
+        order = np.argsort(-keys, kind="mergesort")
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
         while max(n, machines) > P:
@@ -233,9 +233,7 @@ def _one_jobset(
             nxt += 1
         while True:
             if tree:
-                r, machine = _next_in_order(
-                    jtree, mtree, order, demand, free, capacity, place, first_fit
-                )
+                r, machine = _next_in_order(jtree, mtree, order, demand, free, capacity, rule)
                 if r < 0:
                     break
                 j = order[r]
@@ -248,7 +246,7 @@ def _one_jobset(
                 hi = nxt if whole else slots
                 k, machine = choose(
                     view[lo:hi], profile, scratch, capacity, demand, duration, arrival, 0, t,
-                    score, place, knob, uniform, u,
+                    score, keys, rule, knob, uniform, u,
                 )  # fmt: skip
                 if k < 0:
                     break
@@ -292,12 +290,11 @@ def run_jobsets(
     machines: int,
     slots: int,
     score,
-    place,
+    rule: int,
     knob: float,
     uniform: bool,
     uniforms: np.ndarray,
     static: bool,
-    first_fit: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Schedule every jobset with one heuristic.
 
@@ -314,14 +311,13 @@ def run_jobsets(
         m, identical machines.
     slots : int
         Visible job slots M, or ``WHOLE_QUEUE`` (0).
-    score, place, knob, uniform
+    score, rule, knob, uniform
         The heuristic: job order, placement rule, parameter, Random mode (:mod:`.dispatch`).
     uniforms : float64 array, shape ``(n,)``
         Uniform draws in [0, 1) consumed, per jobset in order, by the Random mode.
     static : bool
-        The score depends only on the job (the whole queue may use the ordered tree).
-    first_fit : bool
-        ``place`` is first fit (the tree finds the machine in O(log m)).
+        The score depends only on the job (the whole queue may use the ordered tree, and a
+        first-fit machine tree).
 
     Returns
     -------
@@ -339,7 +335,7 @@ def run_jobsets(
         hi = bounds[i + 1]
         status[i] = _one_jobset(
             arrival[lo:hi], duration[lo:hi], demand[lo:hi], capacity, machines, slots, score,
-            place, knob, uniform, uniforms[lo:hi], static, first_fit, start[lo:hi],
+            rule, knob, uniform, uniforms[lo:hi], static, start[lo:hi],
             machine[lo:hi],
         )  # fmt: skip
     return start, machine, status

@@ -8,10 +8,8 @@ capacity of ``i`` in every resource (within ``EPS``), at every step of its durat
 * **Agents** name the machine themselves (action ``1 + i·M + q``); the job starts at the
   earliest offset ``0 .. max(0, T − duration)`` where it fits on that machine
   (:func:`earliest_fit`).
-* **Heuristics** start jobs now; a **placement rule** picks the machine among those where the
-  job fits now. Rules are compiled functions with :data:`PLACEMENT_SIGNATURE`
-  ``(free (m, d), capacity (d,), demand (d,)) -> machine or -1``, passed to the kernels as
-  first-class functions; :data:`PLACEMENTS` maps their names:
+* **Heuristics** start jobs now; a **placement rule** (:func:`place`) picks the machine among
+  those where the job fits now; :data:`PLACEMENTS` maps the rules' names to their codes:
 
   ``firstfit``  the lowest-numbered machine where the job fits;
   ``bestfit``   the tightest fit: least normalised free capacity left after placing the job,
@@ -26,13 +24,13 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import types
 
 EPS = 1e-9
 """Tolerance of every capacity comparison (demands are floats)."""
 
-PLACEMENT_SIGNATURE = types.int64(types.float64[:, ::1], types.float64[::1], types.float64[::1])
-"""Signature of a placement rule: ``(free (m, d), capacity (d,), demand (d,)) -> int64``."""
+FIRST_FIT, BEST_FIT, WORST_FIT, ALIGN = range(4)
+PLACEMENTS = {"firstfit": FIRST_FIT, "bestfit": BEST_FIT, "worstfit": WORST_FIT, "align": ALIGN}
+"""Placement rule name -> code (:func:`place`)."""
 
 
 @numba.njit(cache=True, inline="always")
@@ -69,60 +67,31 @@ def earliest_fit(
     return -1
 
 
-@numba.cfunc(PLACEMENT_SIGNATURE, cache=True)
-def first_fit(free: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> int:
-    """The lowest-numbered machine where ``demand`` fits now, or -1."""
-    for i in range(free.shape[0]):
-        if fits(free[i], demand):
-            return i
-    return -1
-
-
 @numba.njit(cache=True, inline="always")
-def _leftover(free: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> float:
-    total = 0.0
+def _rule_score(rule: int, free: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> float:
+    """How much ``rule`` prefers a machine with ``free`` capacity (higher first)."""
+    if rule == ALIGN:
+        score = 0.0
+        for r in range(free.shape[0]):
+            score += free[r] * demand[r] / (capacity[r] * capacity[r])
+        return score
+    left = 0.0
     for r in range(free.shape[0]):
-        total += (free[r] - demand[r]) / capacity[r]
-    return total
+        left += (free[r] - demand[r]) / capacity[r]
+    return -left if rule == BEST_FIT else left
 
 
-@numba.cfunc(PLACEMENT_SIGNATURE, cache=True)
-def best_fit(free: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> int:
-    """The fitting machine with the least normalised free capacity left, or -1."""
-    best, best_left = -1, np.inf
-    for i in range(free.shape[0]):
-        if fits(free[i], demand):
-            left = _leftover(free[i], capacity, demand)
-            if left < best_left - EPS:
-                best, best_left = i, left
-    return best
-
-
-@numba.cfunc(PLACEMENT_SIGNATURE, cache=True)
-def worst_fit(free: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> int:
-    """The fitting machine with the most normalised free capacity left, or -1."""
-    best, best_left = -1, -np.inf
-    for i in range(free.shape[0]):
-        if fits(free[i], demand):
-            left = _leftover(free[i], capacity, demand)
-            if left > best_left + EPS:
-                best, best_left = i, left
-    return best
-
-
-@numba.cfunc(PLACEMENT_SIGNATURE, cache=True)
-def align(free: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> int:
-    """The fitting machine with the largest alignment ``Σ free·demand / c²`` (Tetris), or -1."""
+@numba.njit(cache=True)
+def place(rule: int, free: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> int:
+    """The machine ``rule`` picks for ``demand`` among those where it fits (``free``: shape
+    ``(m, d)``, capacity available to the job), or -1; ties go to the lowest index."""
     best, best_score = -1, -np.inf
     for i in range(free.shape[0]):
-        if fits(free[i], demand):
-            score = 0.0
-            for r in range(free.shape[1]):
-                score += free[i, r] * demand[r] / (capacity[r] * capacity[r])
-            if score > best_score + EPS:
-                best, best_score = i, score
+        if not fits(free[i], demand):
+            continue
+        if rule == FIRST_FIT:
+            return i
+        score = _rule_score(rule, free[i], capacity, demand)
+        if score > best_score + EPS:
+            best, best_score = i, score
     return best
-
-
-PLACEMENTS = {"firstfit": first_fit, "bestfit": best_fit, "worstfit": worst_fit, "align": align}
-"""Placement rule name -> compiled rule (:data:`PLACEMENT_SIGNATURE`)."""

@@ -54,7 +54,7 @@ def test_heuristics_identical_on_all_three_engines(deeprm: JobSet, name: str) ->
     step = schedule(deeprm, policy, CONFIG, engine="step")
     engine = BatchedEngine.from_jobset(deeprm, CONFIG)
     engine.run_heuristic(
-        policy.score, policy.place, policy.knob, uniform=policy.uniform,
+        policy.score, policy.rule, policy.knob, uniform=policy.uniform,
         uniforms=_uniforms(deeprm, policy),
     )  # fmt: skip
     np.testing.assert_array_equal(engine.all_starts(), fast)
@@ -69,7 +69,7 @@ def test_heuristics_identical_on_float_jobsets(jobset: JobSet, slots: int, name:
     policy = registry.policies.make(name, **({"seed": 1} if name == "random" else {}))
     engine = BatchedEngine.from_jobset(jobset, config)
     engine.run_heuristic(
-        policy.score, policy.place, policy.knob, uniform=policy.uniform,
+        policy.score, policy.rule, policy.knob, uniform=policy.uniform,
         uniforms=_uniforms(jobset, policy),
     )  # fmt: skip
     np.testing.assert_array_equal(engine.all_starts(), schedule(jobset, policy, config))
