@@ -165,9 +165,14 @@ class DeepRMPolicy(ParamsMixin):
         return self._model()[1]
 
     @property
+    def geometry(self) -> ObsGeometry:
+        """The image geometry the network was trained on (it acts only on that cluster shape)."""
+        return geometry_from_spec(self.spec)
+
+    @property
     def view(self) -> DeepRMImage:
         """The image the network was trained on (its layout and backlog shown)."""
-        g = geometry_from_spec(self.spec)
+        g = self.geometry
         return DeepRMImage(layout=g.layout, backlog_view=g.backlog_view)
 
     def reset(self, *, seed: int | None = None) -> None:
