@@ -3,7 +3,8 @@
 :func:`check_schedule` verifies a schedule from its outputs alone, whatever produced it (an
 engine, a policy, another tool's per-job table): every job of every jobset started exactly once,
 never before it arrived, ran exactly its duration on a machine of the cluster, and no machine was
-ever over capacity. Tests run it over every registered policy (:func:`schedlab.policies.check_policy`).
+ever over capacity. Tests run it over every registered policy
+(:func:`schedlab.policies.check_policy`).
 """
 
 from __future__ import annotations
