@@ -27,7 +27,8 @@ from schedlab.policies.reinforce import (
     make_jobsets,
     policy_gradient_step,
 )
-from schedlab.simulator.batched import BatchedEngine
+from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.views.deeprm_image import DeepRMImage
 
 PAPER_S = 80.0
 TARGET_S = 10.0
@@ -46,14 +47,15 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     train_js, _, _ = make_jobsets(config)
     engine = BatchedEngine.from_jobset(train_js, config.cluster(), repeats=config.rollouts)
-    net = make_network("mlp", engine.geometry, hidden=config.hidden)
-    logits_fn = Logits(net, engine.geometry)
+    geometry = DeepRMImage().geometry(engine.snapshot())
+    net = make_network("mlp", geometry, hidden=config.hidden)
+    logits_fn = Logits(net, geometry)
     opt = torch.optim.RMSprop(net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps)
     rng = np.random.default_rng(0)
     print(
         f"workload: {len(train_js.jobset_ids)} jobsets x {config.rollouts} rollouts = "
         f"{engine.n_envs} episodes per iteration, load {config.load}, M = {config.slots}, "
-        f"T = {config.horizon}, input {engine.geometry.shape}; torch threads {args.threads}"
+        f"T = {config.horizon}, input {geometry.shape}; torch threads {args.threads}"
     )
     rows = []
     for k in range(args.iterations + 1):  # iteration 0 loads the compiled kernels: not timed

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -24,8 +23,7 @@ import torch
 from schedlab.errors import SchedlabError
 from schedlab.policies.base import ParamsMixin
 from schedlab.policies.networks import Logits, make_network
-from schedlab.simulator.engine import Engine
-from schedlab.simulator.observation import ObsGeometry, SparseObs, encode
+from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
 FORMAT, VERSION = "schedlab.deeprm", 1
 
@@ -75,13 +73,7 @@ def read_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[
 
 def geometry_from_spec(spec: dict[str, Any]) -> ObsGeometry:
     """The observation geometry a checkpoint was trained on."""
-    g = spec["geometry"]
-    return ObsGeometry(
-        cap_units=tuple(int(c) for c in g["cap_units"]),
-        slots=int(g["slots"]),
-        horizon=int(g["horizon"]),
-        backlog_view=int(g["backlog_view"]),
-    )
+    return ObsGeometry.from_json(spec["geometry"])
 
 
 def load_network(path: str | os.PathLike[str]) -> tuple[torch.nn.Module, dict[str, Any]]:
@@ -126,7 +118,7 @@ def resolve_checkpoint(checkpoint: str | os.PathLike[str]) -> Path:
 
 
 class DeepRMPolicy(ParamsMixin):
-    """A trained policy network acting on the DeepRM image.
+    """A trained policy network acting on the DeepRM image (or Chen et al.'s reshaped one).
 
     Parameters
     ----------
@@ -137,12 +129,13 @@ class DeepRMPolicy(ParamsMixin):
         REINFORCE optimises and what the reference code evaluates (an argmax policy can starve
         jobs whose allocation is never the single most probable action).
     seed : int
-        Seed of the sampling: ``default_rng([seed, jobset])`` on the step engine; on the batched
-        engine one stream ``default_rng(seed)`` draws one uniform per active jobset and decision
-        step, in jobset order (same JobSet and seed, same schedule).
+        Seed of the sampling: ``default_rng([seed, jobset])`` when one jobset is run at a time;
+        on a batch of jobsets one stream ``default_rng(seed)`` draws one uniform per active
+        jobset and decision step, in jobset order (same JobSet and seed, same schedule).
     """
 
     name = "deeprm"
+    models: ClassVar[frozenset[str]] = frozenset({"cluster"})
 
     def __init__(self, *, checkpoint: str, greedy: bool = False, seed: int = 0) -> None:
         self.checkpoint = checkpoint
@@ -172,63 +165,43 @@ class DeepRMPolicy(ParamsMixin):
         return self._model()[1]
 
     @property
-    def backlog_view(self) -> int:
-        """Backlog jobs the network was trained to see (a view parameter, not the cluster's)."""
-        return geometry_from_spec(self.spec).backlog_view
+    def geometry(self) -> ObsGeometry:
+        """The image geometry the network was trained on (it acts only on that cluster shape)."""
+        return geometry_from_spec(self.spec)
+
+    @property
+    def view(self) -> DeepRMImage:
+        """The image the network was trained on (its layout and backlog shown)."""
+        g = self.geometry
+        return DeepRMImage(layout=g.layout, backlog_view=g.backlog_view)
 
     def reset(self, *, seed: int | None = None) -> None:
         """Restart the sampling stream (from ``[self.seed, seed]`` when given)."""
         self._rng = np.random.default_rng(self.seed if seed is None else [self.seed, seed])
 
-    def act_batch(self, obs: SparseObs) -> np.ndarray:
-        """Actions (int64, shape ``(N,)``; 0 = void, ``i`` = slot ``i − 1``) for a batch."""
+    def act_batch(self, obs: SparseObs, *, mask: np.ndarray) -> np.ndarray:
+        """Actions (int64, shape ``(N,)``; 0 = void, ``1 + i·M + q`` = slot ``q`` on machine
+        ``i``) for a batch of images whose valid actions are ``mask``."""
         logits_fn, spec = self._model()
         if obs.geometry != logits_fn.geometry:
             msg = (
                 f"policy {self.checkpoint} was trained on observations {logits_fn.geometry} but "
-                f"this cluster gives {obs.geometry}; use the same --slots, --horizon and capacity"
+                f"this cluster gives {obs.geometry}; use the same --slots, --horizon, machines "
+                "and capacity"
             )
             raise CheckpointError(msg)
         with torch.no_grad():
             logits = logits_fn(obs, self._table).double().numpy()
         if spec.get("mask_invalid", True):
-            logits = np.where(obs.mask, logits, -np.inf)
+            logits = np.where(mask, logits, -np.inf)
         if self.greedy:
             return logits.argmax(axis=1)
-        p = np.exp(logits - logits.max(axis=1, keepdims=True))
-        c = np.cumsum(p, axis=1)
-        u = self._rng.random(len(obs))[:, None] * c[:, -1:]
-        return np.minimum((c < u).sum(axis=1), p.shape[1] - 1)
-
-    def act(self, state: Engine, *, mask: np.ndarray) -> int:
-        """Slot to allocate (-1: void) in one step engine; same choice as :meth:`act_batch`."""
-        return int(self.act_batch(observe_engine(state, self.backlog_view))[0]) - 1
+        return sample_actions(logits, self._rng)
 
 
-def observe_engine(sim: Engine, backlog_view: int | None = None) -> SparseObs:
-    """The sparse DeepRM observation (and action mask) of a step :class:`Engine`."""
-    config = sim.config if backlog_view is None else replace(sim.config, backlog_view=backlog_view)
-    g = ObsGeometry.for_cluster(sim.capacity, config)
-    M, T = sim.config.slots, sim.config.horizon
-    free = sim.resources.free[None, :, :]
-    if free.shape[1] < T:
-        free = np.concatenate([free, np.tile(sim.capacity, (1, T - free.shape[1], 1))], axis=1)
-    arrived = sim._next_arrival
-    last = int(sim.jobs.arrival[arrived - 1]) if arrived else 0
-    terms = np.empty((1, g.n_terms), dtype=np.int32)
-    weights = np.empty((1, g.n_terms), dtype=np.float32)
-    encode(
-        np.zeros(1, dtype=np.int64), np.ascontiguousarray(free), sim.capacity,
-        np.array(g.cap_units, dtype=np.int64), sim.slots[None, :].copy(), sim.jobs.duration,
-        np.ascontiguousarray(sim.jobs.demand), np.array([len(sim.backlog)]),
-        np.array([sim.now - last]), g.bases, min(g.backlog_view, T * g.backlog_width),
-        terms, weights,
-    )  # fmt: skip
-    mask = np.zeros((1, M + 1), dtype=bool)
-    mask[0, 0] = True
-    for q in range(M):
-        j = int(sim.slots[q])
-        if j >= 0:
-            fit = sim.resources.earliest_fit(sim.jobs.demand[j], int(sim.jobs.duration[j]), T)
-            mask[0, q + 1] = fit is not None
-    return SparseObs(terms, weights, mask, g)
+def sample_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row from ``softmax(logits)`` (-inf = excluded), by inverse CDF; int64."""
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    c = np.cumsum(p, axis=1)
+    u = rng.random(logits.shape[0])[:, None] * c[:, -1:]
+    return np.minimum((c < u).sum(axis=1), logits.shape[1] - 1)

@@ -1,62 +1,136 @@
-"""Work-conserving list-scheduling heuristics (seed 000 §4.1, design.md §8).
+"""Work-conserving list-scheduling heuristics (seed 000 §4.1, seed 004 Table II, design.md §8).
 
-Every heuristic sees only the ``M`` visible slots, considers only the jobs that fit *now* for their
-whole duration, starts the job with the **strictly highest score (ties: lowest slot index)**, and
-repeats until nothing fits. Scores live in :mod:`schedlab.simulator.scoring` so the compiled fast
-path and the step engine share one definition.
+A heuristic is a **job order** — a compiled score of scalar features, higher first — and a
+**placement rule** that picks the machine (:mod:`schedlab.simulator.cluster.placement`:
+``firstfit`` by default, ``bestfit``, ``worstfit``, ``align``; irrelevant with one machine). It
+sees only the visible jobs, considers only those that fit *now* for their whole duration, starts
+the one with the strictly highest score (ties: lowest slot, or the earlier arrival for the whole
+queue) and repeats until nothing fits (:func:`schedlab.simulator.cluster.dispatch.choose`). Name a
+combination as ``sjf+bestfit`` (= ``sjf:placement=bestfit``).
+
+A new heuristic is one class: a score decorated with :func:`score_function` (signature
+:data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`) and a name, plus one registry line::
+
+    @score_function
+    def _longest(duration, arrival, index, now, knob, alignment, capacity2):
+        return float(duration)
+
+    class LJF(Heuristic):
+        key, score, static = "ljf", _longest, True
+
+The compiled paths take the score as an argument, so nothing in ``simulator/`` changes and no
+kernel is recompiled.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
+import numba
 import numpy as np
 
+from schedlab.errors import UnknownNameError
 from schedlab.policies.base import ParamsMixin
-from schedlab.simulator import scoring
-from schedlab.simulator.engine import Engine
+from schedlab.simulator.cluster.dispatch import SCORE_SIGNATURE, arrival_order, choose_batch
+from schedlab.simulator.cluster.placement import PLACEMENTS
+from schedlab.simulator.model import Snapshot
+from schedlab.simulator.views.queue import QueueView
+
+
+def score_function(fn: Any) -> Any:
+    """Compile ``fn(duration, arrival, index, now, knob, alignment, capacity2) -> float``
+    as a job-order score (a cached ``numba.cfunc`` of :data:`SCORE_SIGNATURE`, which documents
+    the features)."""
+    return numba.cfunc(SCORE_SIGNATURE, cache=True)(fn)
+
+
+@score_function
+def _shortest(duration, arrival, index, now, knob, alignment, capacity2):
+    return 1.0 / duration
+
+
+@score_function
+def _alignment(duration, arrival, index, now, knob, alignment, capacity2):
+    return alignment
+
+
+@score_function
+def _tetris(duration, arrival, index, now, knob, alignment, capacity2):
+    return knob * alignment / capacity2 + (1.0 - knob) / duration
+
+
+@score_function
+def _response_ratio(duration, arrival, index, now, knob, alignment, capacity2):
+    return 1.0 + (now - arrival) / duration
 
 
 class Heuristic(ParamsMixin):
-    """Base class: a named score; subclasses set ``name`` and ``code``."""
+    """Base class: subclasses set ``key`` (the registry name) and ``score`` (and ``static`` when
+    the score depends only on the job, which lets the whole-queue replay keep the queue in score
+    order).
 
-    name: ClassVar[str]
-    code: ClassVar[int]
+    Parameters
+    ----------
+    placement : str
+        Placement rule on several machines (``firstfit``, ``bestfit``, ``worstfit``, ``align``).
+    """
+
+    key: ClassVar[str]
+    score: ClassVar[Any]
+    """Compiled job-order score (:func:`score_function`)."""
+    static: ClassVar[bool] = False
+    uniform: ClassVar[bool] = False
+    """Pick uniformly among the jobs that fit (Random) instead of by score."""
+    models: ClassVar[frozenset[str]] = frozenset({"cluster"})
+    view: ClassVar[QueueView] = QueueView()
     knob: float = 0.0
+
+    def __init__(self, *, placement: str = "firstfit") -> None:
+        self.placement = placement
+
+    @property
+    def name(self) -> str:
+        """``key``, with ``+placement`` unless first fit, or a label given by assignment."""
+        label = getattr(self, "_label", None)
+        if label is not None:
+            return label
+        return self.key if self.placement == "firstfit" else f"{self.key}+{self.placement}"
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._label = value
+
+    @property
+    def rule(self) -> int:
+        """Code of the placement rule (:data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
+        if self.placement not in PLACEMENTS:
+            msg = f"unknown placement {self.placement!r}; known: {', '.join(PLACEMENTS)}"
+            raise UnknownNameError(msg)
+        return PLACEMENTS[self.placement]
 
     def reset(self, *, seed: int | None = None) -> None:
         """Deterministic heuristics keep no state."""
 
     def uniforms(self, n: int) -> np.ndarray:
-        """Uniform draws for the compiled path (only Random uses them)."""
+        """Uniform draws for the compiled paths (only Random uses them)."""
         return np.zeros(n)
 
-    def act(self, state: Engine, *, mask: np.ndarray) -> int:
-        """Slot with the strictly highest score among ``mask``; -1 if none fits."""
-        best, best_score = -1, -np.inf
-        free = state.resources.free[0]
-        for s in np.flatnonzero(mask):
-            j = int(state.slots[s])
-            sc = scoring.score(
-                self.code,
-                self.knob,
-                free,
-                state.capacity,
-                state.jobs.demand[j],
-                int(state.jobs.duration[j]),
-                int(state.jobs.arrival[j]),
-                j,
-                state.now,
-            )
-            if scoring.better(sc, best_score):
-                best, best_score = int(s), sc
-        return best
+    def act_batch(self, obs: Snapshot, *, mask: np.ndarray | None = None) -> np.ndarray:
+        """Start now the best job that fits now (action ``1 + i·M + q``), else void (0), for
+        each env of the queue view ``obs``; ``mask`` is not needed (the choice always fits)."""
+        out = np.empty(obs.envs.size, dtype=np.int64)
+        choose_batch(
+            obs.envs, obs.free, obs.view, obs.capacity, obs.demand, obs.duration, obs.arrival,
+            obs.base, obs.now, self.score, self.rule, float(self.knob), self.uniform,
+            self.uniforms(obs.envs.size), out,
+        )  # fmt: skip
+        return out
 
 
 class SJF(Heuristic):
     """Shortest job first: score ``1 / duration``."""
 
-    name, code = "sjf", scoring.SJF
+    key, score, static = "sjf", _shortest, True
 
 
 class FCFS(Heuristic):
@@ -66,19 +140,19 @@ class FCFS(Heuristic):
     here), rather than blocking behind it.
     """
 
-    name, code = "fcfs", scoring.FCFS
+    key, score, static = "fcfs", arrival_order, True
 
 
 class Packer(Heuristic):
-    """Packer (Tetris' packing term): score = free resources now · demand (dot product)."""
+    """Packer (Tetris' packing term): score = free capacity of the machine · demand."""
 
-    name, code = "packer", scoring.PACKER
+    key, score = "packer", _alignment
 
 
 class HRRN(Heuristic):
     """Highest response ratio next: score ``(wait + duration) / duration``."""
 
-    name, code = "hrrn", scoring.HRRN
+    key, score = "hrrn", _response_ratio
 
 
 class TetrisStar(Heuristic):
@@ -90,24 +164,26 @@ class TetrisStar(Heuristic):
     SJF's order; the default 0.5 weighs them equally.
     """
 
-    name, code = "tetris", scoring.TETRIS
+    key, score = "tetris", _tetris
 
-    def __init__(self, *, knob: float = 0.5) -> None:
+    def __init__(self, *, knob: float = 0.5, placement: str = "firstfit") -> None:
         self.knob = knob
+        self.placement = placement
 
 
 class RandomPolicy(Heuristic):
     """A uniformly random job among those that fit now.
 
-    One uniform draw ``u`` per start picks the ``floor(u · k)``-th of the ``k`` fitting slots in
+    One uniform draw ``u`` per start picks the ``floor(u · k)``-th of the ``k`` fitting jobs in
     slot order. Draws come from ``numpy.random.default_rng([seed, jobset])``, so a run is
     reproducible from ``seed`` whatever order the jobsets are simulated in.
     """
 
-    name, code = "random", scoring.RANDOM
+    key, score, uniform = "random", arrival_order, True
 
-    def __init__(self, *, seed: int = 0) -> None:
+    def __init__(self, *, seed: int = 0, placement: str = "firstfit") -> None:
         self.seed = seed
+        self.placement = placement
         self._rng = np.random.default_rng(seed)
 
     def reset(self, *, seed: int | None = None) -> None:
@@ -118,13 +194,6 @@ class RandomPolicy(Heuristic):
     def uniforms(self, n: int) -> np.ndarray:
         """``n`` draws from the current stream (one per job start)."""
         return self._rng.random(n)
-
-    def act(self, state: Engine, *, mask: np.ndarray) -> int:
-        """The ``floor(u · k)``-th fitting slot; -1 if none fits."""
-        fitting = np.flatnonzero(mask)
-        if fitting.size == 0:
-            return -1
-        return int(fitting[min(int(self._rng.random() * fitting.size), fitting.size - 1)])
 
 
 HEURISTICS: tuple[type[Heuristic], ...] = (RandomPolicy, FCFS, SJF, Packer, TetrisStar, HRRN)

@@ -1,10 +1,11 @@
 """Policy networks over the DeepRM image (seed 000 §4.1), made by name (:func:`make_network`).
 
-A network maps observations to logits over the ``M + 1`` actions (void, then one per slot). It
+A network maps observations to logits over the ``m·M + 1`` actions (void, then slot × machine). It
 takes the dense image (float32, shape ``(N, T, W)`` or ``(N, T·W)``) through ``forward``;
 networks whose first layer is linear in the image may also set ``supports_sparse = True`` and
-implement ``forward_sparse`` over :class:`~schedlab.simulator.observation.SparseObs` terms, which
-computes the same function without building images (see :mod:`schedlab.simulator.observation`).
+implement ``forward_sparse`` over :class:`~schedlab.simulator.views.deeprm_image.SparseObs`
+terms, which computes the same function without building images (see
+:mod:`schedlab.simulator.views.deeprm_image`).
 The next learned policies add convolutional networks here.
 """
 
@@ -19,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from schedlab.simulator.observation import ObsGeometry, SparseObs
+from schedlab.simulator.views.deeprm_image import ObsGeometry, SparseObs
 
 
 class MLPPolicyNet(nn.Module):

@@ -3,8 +3,8 @@
 One iteration, in this order:
 
 1. **rollout**: every training jobset is replayed by ``rollouts`` environments, all batched in
-   one :class:`~schedlab.simulator.batched.BatchedEngine` (100 × 20 = 2000 envs by default); the
-   policy network scores every active env at once and one action per env is sampled;
+   one :class:`~schedlab.simulator.cluster.batched.BatchedEngine` (100 × 20 = 2000 envs by
+   default); the policy network scores every active env at once and one action per env is sampled;
 2. **returns and baseline**: per episode ``v_t = Σ_{s≥t} γ^{s−t} r_s`` over decision steps;
    the baseline ``b_t`` is the mean of ``v_t`` over the rollouts of the same jobset, episodes that
    ended earlier counting as 0 (zero padding, seed 000 footnote 4);
@@ -33,11 +33,11 @@ import torch
 
 from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
-from schedlab.policies.deeprm import CheckpointError, save_checkpoint
+from schedlab.policies.deeprm import CheckpointError, sample_actions, save_checkpoint
 from schedlab.policies.networks import Logits, make_network, masked_log_softmax
-from schedlab.simulator.batched import BatchedEngine
+from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.observation import SparseObs
+from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
 BASELINE_POLICIES = ("sjf", "packer", "tetris")
 
@@ -106,6 +106,8 @@ class Rollout:
 
     obs: SparseObs | None
     """Observations of every decision (None when not recorded)."""
+    mask: np.ndarray | None
+    """bool, shape ``(n, n_actions)``: valid actions of every decision (None when not recorded)."""
     actions: np.ndarray
     """int64, shape ``(n,)``."""
     env: np.ndarray
@@ -157,14 +159,6 @@ def advantages(batch: Rollout, gamma: float, rollouts: int) -> np.ndarray:
 
 
 # -- rollout --------------------------------------------------------------------------------
-def sample_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One action per row from ``softmax(logits)`` (-inf = excluded), by inverse CDF."""
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    c = np.cumsum(p, axis=1)
-    u = rng.random(logits.shape[0])[:, None] * c[:, -1:]
-    return np.minimum((c < u).sum(axis=1), logits.shape[1] - 1)
-
-
 def collect(
     engine: BatchedEngine,
     logits_fn: Logits,
@@ -174,38 +168,46 @@ def collect(
     record: bool,
 ) -> Rollout:
     """Run every env of ``engine`` to the end; greedy (argmax) when ``rng`` is None."""
+    view = image_view(logits_fn.geometry)
     B = engine.n_envs
     engine.reset()
     active = np.flatnonzero(~engine.done)
     rows: list[np.ndarray] = []
-    parts: list[tuple[SparseObs, np.ndarray, np.ndarray]] = []
+    parts: list[tuple[SparseObs, np.ndarray, np.ndarray, np.ndarray]] = []
     with torch.no_grad():
         table = logits_fn.table()
         while active.size:
-            obs = engine.observe(active)
+            obs, mask = engine.observe(view, active), engine.action_mask(active)
             logits = logits_fn(obs, table).double().numpy()
             if mask_invalid:
-                logits = np.where(obs.mask, logits, -np.inf)
+                logits = np.where(mask, logits, -np.inf)
             actions = logits.argmax(axis=1) if rng is None else sample_actions(logits, rng)
             row = np.zeros(B)
             row[active] = engine.step(actions, active)
             rows.append(row)
             if record:
-                parts.append((obs, actions, active))
+                parts.append((obs, mask, actions, active))
             active = active[~engine.done[active]]
     rewards = np.stack(rows) if rows else np.zeros((0, B))
     if not record:
         empty = np.zeros(0, dtype=np.int64)
-        return Rollout(None, empty, empty, empty, rewards)
-    obs = SparseObs(
-        np.concatenate([p[0].terms for p in parts]),
-        np.concatenate([p[0].weights for p in parts]),
-        np.concatenate([p[0].mask for p in parts]),
-        engine.geometry,
-    )
-    step = np.concatenate([np.full(p[2].size, t, dtype=np.int64) for t, p in enumerate(parts)])
-    env = np.concatenate([p[2] for p in parts])
-    return Rollout(obs, np.concatenate([p[1] for p in parts]), env, step, rewards)
+        return Rollout(None, None, empty, empty, empty, rewards)
+    obs = SparseObs.concat([p[0] for p in parts], logits_fn.geometry)
+    step = np.concatenate([np.full(p[3].size, t, dtype=np.int64) for t, p in enumerate(parts)])
+    return Rollout(
+        obs, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]),
+        np.concatenate([p[3] for p in parts]), step, rewards,
+    )  # fmt: skip
+
+
+def image_view(geometry: ObsGeometry) -> DeepRMImage:
+    """The view that shows a network the images of ``geometry``."""
+    return DeepRMImage(layout=geometry.layout, backlog_view=geometry.backlog_view)
+
+
+def engine_geometry(engine: BatchedEngine, config: TrainConfig) -> ObsGeometry:
+    """The image geometry of ``engine``'s cluster in ``config``'s layout."""
+    return DeepRMImage().geometry(engine.snapshot(np.zeros(0, dtype=np.int64)))
 
 
 # -- update ---------------------------------------------------------------------------------
@@ -220,14 +222,15 @@ def policy_gradient_step(
 ) -> tuple[float, float]:
     """One batch update on ``−Σ log π(a|s) · adv / n``; returns (loss, mean entropy)."""
     assert batch.obs is not None
+    assert batch.mask is not None
     n = len(batch.actions)
     optimizer.zero_grad()
     loss_sum = entropy_sum = 0.0
     for lo in range(0, n, chunk):
         sl = slice(lo, lo + chunk)
-        obs = batch.obs.take(sl)
-        logits = logits_fn(obs)
-        logp = masked_log_softmax(logits, obs.mask) if mask_invalid else logits.log_softmax(-1)
+        logits = logits_fn(batch.obs.take(sl))
+        mask = batch.mask[sl]
+        logp = masked_log_softmax(logits, mask) if mask_invalid else logits.log_softmax(-1)
         chosen = logp.gather(1, torch.from_numpy(batch.actions[sl])[:, None]).squeeze(1)
         loss = -(chosen * torch.from_numpy(adv[sl])).sum() / n
         loss.backward()
@@ -277,7 +280,7 @@ def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
     for name in BASELINE_POLICIES:
         policy = policies.make(name)
         engine.reset()
-        engine.run_heuristic(policy.code, policy.knob)
+        engine.run_heuristic(policy.score, policy.rule, policy.knob)
         out[name] = float(np.nanmean(engine.job_means()[0]))
     return out
 
@@ -286,7 +289,7 @@ def _spec(config: TrainConfig, engine: BatchedEngine, seeds: dict[str, int]) -> 
     return {
         "network": config.network,
         "network_kwargs": {"hidden": config.hidden} if config.network == "mlp" else {},
-        "geometry": engine.geometry.to_json(),
+        "geometry": engine_geometry(engine, config).to_json(),
         "mask_invalid": config.mask_invalid,
         "objective": config.objective,
         "train_config": asdict(config),
@@ -356,8 +359,9 @@ def train(
     kw = {"objective": config.objective}
     engine = BatchedEngine.from_jobset(train_js, cluster, repeats=config.rollouts, **kw)
     val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
-    net = make_network(config.network, engine.geometry, **({"hidden": config.hidden}))
-    logits_fn = Logits(net, engine.geometry)
+    geometry = engine_geometry(engine, config)
+    net = make_network(config.network, geometry, **({"hidden": config.hidden}))
+    logits_fn = Logits(net, geometry)
     optimizer = torch.optim.RMSprop(
         net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps
     )
@@ -472,5 +476,6 @@ def _write_report(
     best = out / "best.pt"
     net, _ = load_network(best if best.exists() else out / "final.pt")
     seed = None if config.eval_greedy else _val_seed(config)
-    evaluate(engine, Logits(net, engine.geometry), mask_invalid=config.mask_invalid, seed=seed)
+    geometry = engine_geometry(engine, config)
+    evaluate(engine, Logits(net, geometry), mask_invalid=config.mask_invalid, seed=seed)
     write_training_report(out, curve, baselines, engine.withholding(), asdict(config))

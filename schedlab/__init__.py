@@ -22,6 +22,7 @@ from schedlab.errors import (
     UnknownNameError,
 )
 from schedlab.registry import generators, loaders, policies
+from schedlab.simulator import registration as _registration
 
 try:
     __version__ = version("schedlab")
@@ -68,3 +69,6 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(_LAZY[name]), name)
     msg = f"module 'schedlab' has no attribute {name!r}"
     raise AttributeError(msg)
+
+
+_registration.install()  # gymnasium.make("schedlab/DeepRM-v0") in any import order

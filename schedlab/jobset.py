@@ -46,7 +46,10 @@ class JobSetMeta:
     resources: tuple[str, ...]
     """Resource names; each is a float64 demand column of the jobs table."""
     capacity: tuple[float, ...]
-    """Cluster capacity per resource, in the same units as the demands."""
+    """Capacity of the whole cluster per resource, in the same units as the demands (the
+    offered load refers to it)."""
+    machines: int = 1
+    """Identical machines sharing ``capacity`` (1: DeepRM's single pool); a job must fit on one."""
     units: tuple[str, ...] = ()
     """Unit of each resource (e.g. ``"slot"``, ``"core"``); empty means unitless."""
     time_step_seconds: float | None = None
@@ -81,6 +84,7 @@ class JobSetMeta:
         return cls(
             resources=tuple(d["resources"]),
             capacity=tuple(float(c) for c in d["capacity"]),
+            machines=int(d.get("machines", 1)),
             units=tuple(d.get("units", ())),
             time_step_seconds=d.get("time_step_seconds"),
             arrival_window=d.get("arrival_window"),
@@ -112,8 +116,13 @@ class JobSet:
 
     @property
     def capacity(self) -> np.ndarray:
-        """Capacity per resource, shape ``(d,)``."""
+        """Capacity of the whole cluster per resource, shape ``(d,)``."""
         return np.asarray(self.meta.capacity, dtype=np.float64)
+
+    @property
+    def machine_capacity(self) -> np.ndarray:
+        """Capacity of one of its ``meta.machines`` machines, shape ``(d,)``."""
+        return self.capacity / self.meta.machines
 
     @property
     def jobset_ids(self) -> list[int]:
@@ -196,6 +205,9 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
     if meta.units and len(meta.units) != len(meta.resources):
         msg = f"metadata units {meta.units} do not match resources {meta.resources}"
         raise JobSetError(msg)
+    if not (isinstance(meta.machines, int) and meta.machines >= 1):
+        msg = f"machines must be an integer >= 1, got {meta.machines!r}"
+        raise JobSetError(msg)
     if any(not np.isfinite(c) or c <= 0 for c in meta.capacity):
         msg = f"every capacity must be finite and > 0, got {meta.capacity}"
         raise JobSetError(msg)
@@ -247,11 +259,13 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
     if dup is not None:
         msg = f"job_id {dup['job_id']} is not unique within jobset {dup['jobset']} ({_where(dup)})"
         raise JobSetError(msg)
+    where = "the cluster" if meta.machines == 1 else f"each of its {meta.machines} machines"
     for r, cap in zip(meta.resources, meta.capacity, strict=True):
+        cap = cap / meta.machines
         row = _first_bad(jobs, pl.col(r) > cap * (1 + 1e-9))
         if row is not None:
             msg = (
-                f"job at {_where(row)} demands {r}={row[r]!r} but the cluster has {r}={cap!r}: "
+                f"job at {_where(row)} demands {r}={row[r]!r} but {where} has {r}={cap!r}: "
                 "it could never run; drop it or scale the trace to a larger cluster"
             )
             raise InfeasibleJobError(msg)

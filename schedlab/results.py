@@ -12,7 +12,7 @@ from schedlab import io
 
 RESULT_COLUMNS = (
     "policy", "jobset", "load", "seed", "job_id", "arrival", "start", "finish", "duration",
-    "slowdown", "completion", "wait",
+    "machine", "slowdown", "completion", "wait",
 )  # fmt: skip
 
 

@@ -1,15 +1,22 @@
-"""Gymnasium adapters over the batched engine (style.md §4): one env, and a vector env.
+"""Gymnasium adapters over the batched cluster engine (style.md §4): one env, and a vector env.
 
-Both replay the jobsets of a JobSet (a jobset is drawn with ``np_random`` at each reset unless
-``options={"jobset": id}`` names one). Observations are the DeepRM image (float32, shape
-``(T, W)``, see :mod:`schedlab.simulator.observation`); actions are ``Discrete(M + 1)``: 0 is
-void, ``i`` allocates the job in slot ``i − 1`` at its earliest fit. ``info["action_mask"]``
-(int8, shape ``(M + 1,)``) marks the valid actions; an invalid action acts as void. The engine
-skips steps where only void is valid unless ``skip_forced=False`` (:mod:`.batched`).
+Registered ids (:mod:`.registration`; ``import schedlab`` registers them)::
+
+    gymnasium.make("schedlab/DeepRM-v0", load=0.7)                 # seed 000: one pool, M = 10
+    gymnasium.make("schedlab/MultiMachine-v0", machines=2, load=0.7)  # seed 002: reshaped image
+
+Both replay the jobsets of a JobSet (``jobset=``, or generated from ``workload``, ``load``,
+``jobsets`` and ``workload_seed``); a jobset is drawn with ``np_random`` at each reset unless
+``options={"jobset": id}`` names one. Observations are the image (float32, shape ``(T, W)``, see
+:mod:`schedlab.simulator.views.deeprm_image`); actions are ``Discrete(m·M + 1)``: 0 is void,
+``1 + i·M + q`` allocates the job in slot ``q`` on machine ``i`` at its earliest fit.
+``info["action_mask"]`` (int8, shape ``(m·M + 1,)``) marks the valid actions; an invalid action acts
+as void. The engine skips steps where only void is valid unless ``skip_forced=False``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -18,39 +25,92 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from schedlab.jobset import JobSet
-from schedlab.simulator.batched import BatchedEngine, Objective, default_time_limit
+from schedlab.simulator.cluster.batched import (
+    BatchedEngine,
+    Objective,
+    RewardWeights,
+    default_time_limit,
+    jobset_bounds,
+    resolve_machines,
+)
 from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout
 
 
-def _spaces(engine: BatchedEngine) -> tuple[spaces.Box, spaces.Discrete]:
-    shape = engine.geometry.shape
-    return (
-        spaces.Box(0.0, 1.0, shape=shape, dtype=np.float32),
-        spaces.Discrete(engine.geometry.n_actions),
-    )
+def _workload(
+    jobset: JobSet | None, workload: str, load: float, jobsets: int, seed: int,
+    params: dict[str, Any] | None,
+) -> JobSet:  # fmt: skip
+    if jobset is not None:
+        return jobset
+    from schedlab.registry import generators
+
+    return generators.make(workload, **(params or {})).generate(load, n_jobsets=jobsets, seed=seed)
 
 
-def _bounds(jobset: JobSet) -> tuple[np.ndarray, np.ndarray]:
-    ids = jobset.jobs.get_column("jobset").to_numpy()
-    change = np.flatnonzero(np.diff(ids)) + 1
-    bounds = np.concatenate([[0], change, [ids.size]]).astype(np.int64)
-    if bounds.size < 2 or ids.size == 0:
-        msg = "the JobSet has no jobs; an environment needs at least one jobset with jobs"
-        raise ValueError(msg)
-    return bounds, ids[bounds[:-1]]
+class _Adapter:
+    """What both adapters share: the jobsets, the engine, the view and the spaces."""
+
+    def _setup(
+        self, jobset: JobSet, num_envs: int, config: ClusterConfig, layout: Layout,
+        objective: Objective, rewards: RewardWeights | None, skip_forced: bool,
+    ) -> None:  # fmt: skip
+        ids = jobset.jobs.get_column("jobset").to_numpy()
+        if ids.size == 0:
+            msg = "the JobSet has no jobs; an environment needs at least one jobset with jobs"
+            raise ValueError(msg)
+        self._bounds = jobset_bounds(ids)
+        self._ids = ids[self._bounds[:-1]]
+        zeros = np.zeros(num_envs, np.int64)
+        config = resolve_machines(config, jobset)
+        jobs = jobset.jobs
+        self.engine = BatchedEngine(
+            jobs.get_column("arrival").to_numpy(), jobs.get_column("duration").to_numpy(),
+            jobset.demands(), zeros, zeros.copy(), jobset.machine_capacity, config,
+            objective=objective, rewards=rewards, skip_forced=skip_forced,
+            time_limit=zeros.copy(), max_jobs=int(np.diff(self._bounds).max()),
+        )  # fmt: skip
+        self.view = DeepRMImage(layout=layout)
+        g = self.view.geometry(self.engine.snapshot(np.zeros(0, np.int64)))
+        self._single_spaces = (
+            spaces.Box(0.0, 1.0, shape=g.shape, dtype=np.float32),
+            spaces.Discrete(g.n_actions),
+        )
+        s = self.engine.state
+        self._limits = default_time_limit(
+            s.arrival, s.duration, self._bounds[:-1], self._bounds[1:], config.horizon
+        )
+
+    def _start(self, envs: np.ndarray, k: np.ndarray) -> None:
+        """Env ``envs[x]`` replays jobset ``k[x]`` from its start."""
+        s = self.engine.state
+        s.lo[envs], s.hi[envs] = self._bounds[k], self._bounds[k + 1]
+        s.limit[envs] = self._limits[k]
+        self.engine.reset(envs)
+
+    def _observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """Dense images ``(B, T, W)`` and action masks ``(B, m·M + 1)`` (int8)."""
+        return self.engine.observe(self.view).dense(), self.engine.action_mask().astype(np.int8)
 
 
-class DeepRMEnv(gym.Env[np.ndarray, np.int64]):
-    """The DeepRM scheduling task as a Gymnasium environment (seed 000 §3.2).
+class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
+    """The cluster scheduling task (seed 000 §3.2; seed 002 §II with ``machines > 1``).
 
     Parameters
     ----------
-    jobset : JobSet
-        Jobsets to replay, one per episode.
+    jobset : JobSet, optional
+        Jobsets to replay, one per episode (default: generated, see below).
     config : ClusterConfig, optional
-        ``M``, ``T``, backlog shown.
+        ``M``, ``T``, backlog shown, machines; ``slots``, ``horizon`` and ``machines`` override
+        its fields.
+    workload, load, jobsets, workload_seed, workload_params
+        Generator, offered load, jobsets and seed used when no ``jobset`` is given.
+    layout : ``"deeprm"`` or ``"reshaped"``
+        Image layout.
     objective : ``"slowdown"`` or ``"completion"``
         Reward ``−Σ 1/T_j`` or ``−|J|`` per time step over jobs in the system.
+    rewards : RewardWeights, optional
+        Where-weights α, β, γ (seed 002 Eq. 1).
     skip_forced : bool
         Do not ask for decisions where only void is valid.
     """
@@ -59,30 +119,36 @@ class DeepRMEnv(gym.Env[np.ndarray, np.int64]):
 
     def __init__(
         self,
-        jobset: JobSet,
+        jobset: JobSet | None = None,
         config: ClusterConfig | None = None,
         *,
+        workload: str = "deeprm",
+        load: float = 0.7,
+        jobsets: int = 100,
+        workload_seed: int = 0,
+        workload_params: dict[str, Any] | None = None,
+        slots: int | None = None,
+        horizon: int | None = None,
+        machines: int | None = None,
+        layout: Layout = "deeprm",
         objective: Objective = "slowdown",
+        rewards: RewardWeights | None = None,
         skip_forced: bool = True,
     ) -> None:
-        self._bounds, self._ids = _bounds(jobset)
-        self.engine = BatchedEngine(
-            *_arrays(jobset), np.zeros(1, np.int64), np.zeros(1, np.int64), jobset.capacity,
-            config or ClusterConfig(), objective=objective, skip_forced=skip_forced,
-            time_limit=np.zeros(1, np.int64), max_jobs=int(np.diff(self._bounds).max()),
-        )  # fmt: skip
-        self.observation_space, self.action_space = _spaces(self.engine)
-        self._limits = _limits(self.engine, self._bounds)
+        config = _override(config or ClusterConfig(), slots, horizon, machines)
+        js = _workload(jobset, workload, load, jobsets, workload_seed, workload_params)
+        self._setup(js, 1, config, layout, objective, rewards, skip_forced)
+        self.observation_space, self.action_space = self._single_spaces
 
     def _obs_info(self) -> tuple[np.ndarray, dict[str, Any]]:
-        obs = self.engine.observe()
+        images, masks = self._observe()
         s = self.engine.state
         info = {
-            "action_mask": obs.mask[0].astype(np.int8),
+            "action_mask": masks[0],
             "jobset": int(self._ids[np.searchsorted(self._bounds, s.lo[0], side="right") - 1]),
             "now": int(s.now[0]),
         }
-        return obs.dense()[0], info
+        return images[0], info
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -97,9 +163,7 @@ class DeepRMEnv(gym.Env[np.ndarray, np.int64]):
             k = int(hits[0])
         else:
             k = int(self.np_random.integers(self._ids.size))
-        s = self.engine.state
-        s.lo[0], s.hi[0], s.limit[0] = self._bounds[k], self._bounds[k + 1], self._limits[k]
-        self.engine.reset()
+        self._start(np.zeros(1, np.int64), np.array([k]))
         return self._obs_info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -112,9 +176,16 @@ class DeepRMEnv(gym.Env[np.ndarray, np.int64]):
         return obs, reward, done, False, info
 
 
-class DeepRMVectorEnv(VectorEnv):
-    """``num_envs`` DeepRM environments advanced by one compiled call per step (next-step
-    autoreset: the step after an episode ends resets that env and ignores its action)."""
+DeepRMEnv = ClusterEnv
+"""The single-pool task under its paper's name."""
+
+
+class ClusterVectorEnv(_Adapter, VectorEnv):
+    """``num_envs`` cluster environments advanced by one compiled call per step (next-step
+    autoreset: the step after an episode ends resets that env and ignores its action).
+
+    Parameters as :class:`ClusterEnv` (a ``jobset`` is required).
+    """
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP}  # noqa: RUF012
 
@@ -124,39 +195,28 @@ class DeepRMVectorEnv(VectorEnv):
         num_envs: int,
         config: ClusterConfig | None = None,
         *,
+        layout: Layout = "deeprm",
         objective: Objective = "slowdown",
+        rewards: RewardWeights | None = None,
         skip_forced: bool = True,
     ) -> None:
-        self._bounds, self._ids = _bounds(jobset)
-        zeros = np.zeros(num_envs, np.int64)
-        self.engine = BatchedEngine(
-            *_arrays(jobset), zeros, zeros.copy(), jobset.capacity, config or ClusterConfig(),
-            objective=objective, skip_forced=skip_forced, time_limit=zeros.copy(),
-            max_jobs=int(np.diff(self._bounds).max()),
-        )  # fmt: skip
+        self._setup(
+            jobset, num_envs, config or ClusterConfig(), layout, objective, rewards, skip_forced
+        )
         self.num_envs = num_envs
-        self.single_observation_space, self.single_action_space = _spaces(self.engine)
+        self.single_observation_space, self.single_action_space = self._single_spaces
         self.observation_space = gym.vector.utils.batch_space(
             self.single_observation_space, num_envs
         )
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
-        self._limits = _limits(self.engine, self._bounds)
         self._autoreset = np.zeros(num_envs, dtype=bool)
 
     def _restart(self, envs: np.ndarray) -> None:
-        k = self.np_random.integers(self._ids.size, size=envs.size)
-        s = self.engine.state
-        s.lo[envs], s.hi[envs], s.limit[envs] = (
-            self._bounds[k],
-            self._bounds[k + 1],
-            self._limits[k],
-        )
-        self.engine.reset(envs)
+        self._start(envs, self.np_random.integers(self._ids.size, size=envs.size))
 
     def _obs_info(self) -> tuple[np.ndarray, dict[str, Any]]:
-        obs = self.engine.observe()
-        mask = obs.mask.astype(np.int8)
-        return obs.dense(), {"action_mask": mask, "_action_mask": np.ones(self.num_envs, bool)}
+        images, masks = self._observe()
+        return images, {"action_mask": masks, "_action_mask": np.ones(self.num_envs, bool)}
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
@@ -185,16 +245,11 @@ class DeepRMVectorEnv(VectorEnv):
         return obs, rewards, terminated, np.zeros(self.num_envs, bool), info
 
 
-def _arrays(jobset: JobSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    jobs = jobset.jobs
-    return (
-        jobs.get_column("arrival").to_numpy(),
-        jobs.get_column("duration").to_numpy(),
-        jobset.demands(),
-    )
+DeepRMVectorEnv = ClusterVectorEnv
 
 
-def _limits(engine: BatchedEngine, bounds: np.ndarray) -> np.ndarray:
-    """Default time limit of each jobset (see :class:`BatchedEngine`)."""
-    s = engine.state
-    return default_time_limit(s.arrival, s.duration, bounds[:-1], bounds[1:], engine.config.horizon)
+def _override(
+    config: ClusterConfig, slots: int | None, horizon: int | None, machines: int | None
+) -> ClusterConfig:
+    given = {"slots": slots, "horizon": horizon, "machines": machines}
+    return replace(config, **{k: v for k, v in given.items() if v is not None})

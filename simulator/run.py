@@ -1,12 +1,21 @@
-"""Run policies over every jobset of a JobSet and collect per-job results."""
+"""Run policies over every jobset of a JobSet and collect per-job results.
+
+Every policy is driven through the :class:`~schedlab.policies.base.Policy` contract
+(``act_batch`` on its view of a :class:`~schedlab.simulator.model.Model`); a policy that is also
+a :class:`ListSchedulingRule` (the heuristics) takes the compiled, event-driven fast path of
+:mod:`schedlab.simulator.cluster.list_scheduler` instead. ``engine`` chooses an implementation
+explicitly (tests compare them): ``"fast"`` (list scheduler), ``"batched"`` (the compiled
+:class:`~schedlab.simulator.cluster.batched.BatchedEngine`) or ``"step"`` (the readable
+:class:`~schedlab.simulator.cluster.engine.Engine`, one jobset at a time).
+"""
 
 from __future__ import annotations
 
 import itertools
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, replace
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
@@ -14,143 +23,216 @@ import polars as pl
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import RESULT_COLUMNS, Results
-from schedlab.simulator.batched import BatchedEngine, default_time_limit
+from schedlab.simulator.cluster.batched import (
+    BatchedEngine,
+    default_time_limit,
+    jobset_bounds,
+    resolve_machines,
+    writable,
+)
+from schedlab.simulator.cluster.dispatch import arrival_order, choose
+from schedlab.simulator.cluster.engine import Engine, Jobs
+from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
+from schedlab.simulator.cluster.placement import FIRST_FIT
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.engine import Engine, Jobs
-from schedlab.simulator.list_scheduler import STALLED, run_jobsets
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
 
 
-def _bounds(jobset_col: np.ndarray) -> np.ndarray:
-    """Row offsets of each contiguous jobset, shape ``(k + 1,)``."""
-    change = np.flatnonzero(np.diff(jobset_col)) + 1
-    return np.concatenate([[0], change, [jobset_col.size]]).astype(np.int64)
+@runtime_checkable
+class ListSchedulingRule(Protocol):
+    """A policy that is a work-conserving list scheduler with compiled parts (the heuristics):
+    the fast paths take its ``score`` and placement ``rule`` as arguments."""
+
+    score: Any
+    """Job-order score (:data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`)."""
+    knob: float
+    static: bool
+    """The score depends only on the job."""
+    uniform: bool
+    """Pick uniformly among fitting jobs (draws from :meth:`uniforms`)."""
+
+    @property
+    def rule(self) -> int:
+        """Placement rule (a code of :data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
+        ...
+
+    def uniforms(self, n: int) -> np.ndarray:
+        """``n`` uniform draws of the current stream."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Start step and machine of every job (rows in ``jobset.jobs`` order), and for batched
+    agents their withholding statistics."""
+
+    start: np.ndarray
+    machine: np.ndarray
+    stats: dict[str, Any] | None = None
 
 
 def schedule(
     jobset: JobSet, policy: Any, config: ClusterConfig, *, engine: EngineChoice = "auto"
 ) -> np.ndarray:
-    """Start step of every job (rows in ``jobset.jobs`` order) under ``policy``.
-
-    Heuristics (objects with a ``code``) use the compiled list scheduler (``"auto"``/``"fast"``),
-    the step engine (``"step"``) or the batched engine (``"batched"``); all three give the same
-    schedule. Policies with ``act_batch`` (learned) act on all jobsets at once through the
-    batched engine unless ``engine="step"``; other policies act through :class:`Engine`.
-    """
-    return _schedule(jobset, policy, config, engine)[0]
+    """Start step of every job (rows in ``jobset.jobs`` order) under ``policy``; every engine
+    gives the same schedule."""
+    return run_policy(jobset, policy, config, engine=engine).start
 
 
-def _schedule(
-    jobset: JobSet, policy: Any, config: ClusterConfig, engine: EngineChoice
-) -> tuple[np.ndarray, dict[str, Any] | None]:
-    """Start steps, and for batched agents their withholding statistics."""
-    jobs = jobset.jobs
-    arrival = jobs.get_column("arrival").to_numpy()
-    duration = jobs.get_column("duration").to_numpy()
-    demand = np.ascontiguousarray(jobset.demands())
-    ids = jobs.get_column("jobset").to_numpy()
-    bounds = _bounds(ids)
-    heuristic = hasattr(policy, "code")
-    if engine == "fast" and not heuristic:
-        msg = f"policy {policy.name!r} is not a heuristic; only the step engine can run it"
+def run_policy(
+    jobset: JobSet, policy: Any, config: ClusterConfig, *, engine: EngineChoice = "auto"
+) -> Schedule:
+    """Schedule every jobset of ``jobset`` with ``policy`` on ``config``'s cluster."""
+    if "cluster" not in getattr(policy, "models", ()):
+        msg = f"policy {policy.name!r} acts on {sorted(policy.models)} models, not on a cluster"
         raise ValueError(msg)
-    if not heuristic and hasattr(policy, "act_batch") and engine in ("auto", "batched"):
-        return _run_batched_agent(jobset, policy, config)
-    if heuristic and engine != "step":
-        uniforms = np.empty(len(jobs))
-        for lo, hi in itertools.pairwise(bounds):
-            policy.reset(seed=int(ids[lo]))
-            uniforms[lo:hi] = policy.uniforms(int(hi - lo))
+    config = resolve_machines(config, jobset)
+    rule = isinstance(policy, ListSchedulingRule)
+    if engine == "fast" and not rule:
+        msg = f"policy {policy.name!r} is not a list-scheduling heuristic; it has no fast path"
+        raise ValueError(msg)
+    if config.slots is None and (engine == "batched" or not rule):
+        msg = "the whole queue (slots=None) is for heuristics on the fast or step engines"
+        raise ValueError(msg)
+    if engine == "step":
+        return _run_step(jobset, policy, config, rule)
+    if rule:
+        uniforms = _uniforms(jobset, policy)
         if engine == "batched":
-            batched = BatchedEngine.from_jobset(jobset, config)
-            batched.run_heuristic(policy.code, float(policy.knob), uniforms)
-            return batched.all_starts(), None
-        start, status = run_jobsets(
-            arrival,
-            duration,
-            demand,
-            bounds,
-            jobset.capacity,
-            config.slots,
-            policy.code,
-            float(policy.knob),
-            uniforms,
-        )
-        if np.any(status == STALLED):
-            bad = ids[bounds[:-1][status == STALLED]].tolist()
-            msg = f"jobsets {bad[:10]} stalled: waiting jobs could never start"
-            raise SimulationError(msg)
-        return start, None
-    start = np.empty(len(jobs), dtype=np.int64)
-    for lo, hi in itertools.pairwise(bounds):
+            model = BatchedEngine.from_jobset(jobset, config)
+            model.run_heuristic(
+                policy.score, policy.rule, policy.knob, uniform=policy.uniform, uniforms=uniforms
+            )
+            p = model.placements()
+            return Schedule(p.start, p.target)
+        return _run_fast(jobset, policy, config, uniforms)
+    return _run_batched_agent(jobset, policy, config)
+
+
+def _uniforms(jobset: JobSet, policy: Any) -> np.ndarray:
+    """The Random mode's draws: one stream per jobset, reset with its id."""
+    ids = jobset.jobs.get_column("jobset").to_numpy()
+    uniforms = np.empty(ids.size)
+    for lo, hi in itertools.pairwise(jobset_bounds(ids)):
         policy.reset(seed=int(ids[lo]))
-        sim = Engine(Jobs(arrival[lo:hi], duration[lo:hi], demand[lo:hi]), jobset.capacity, config)
-        run = _run_work_conserving if heuristic else _run_agent
-        run(sim, policy)
-        start[lo:hi] = sim.start
-    return start, None
+        uniforms[lo:hi] = policy.uniforms(int(hi - lo))
+    return uniforms
 
 
-def _run_batched_agent(
-    jobset: JobSet, policy: Any, config: ClusterConfig
-) -> tuple[np.ndarray, dict[str, Any]]:
+def _run_fast(jobset: JobSet, policy: Any, config: ClusterConfig, uniforms: np.ndarray) -> Schedule:
+    jobs = jobset.jobs
+    ids = jobs.get_column("jobset").to_numpy()
+    bounds = jobset_bounds(ids)
+    start, machine, status = run_jobsets(
+        jobs.get_column("arrival").to_numpy(), jobs.get_column("duration").to_numpy(),
+        writable(jobset.demands()), bounds, jobset.machine_capacity,
+        config.n_machines(), WHOLE_QUEUE if config.slots is None else config.slots, policy.score,
+        policy.rule, float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
+    )  # fmt: skip
+    if np.any(status == STALLED):
+        bad = ids[bounds[:-1][status == STALLED]].tolist()
+        msg = f"jobsets {bad[:10]} stalled: waiting jobs could never start"
+        raise SimulationError(msg)
+    return Schedule(start, machine)
+
+
+def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Schedule:
     """Every jobset at once: one observation batch and one ``act_batch`` call per decision step.
 
     Every job finishes: a jobset still running at the engine's time limit is completed by FCFS
     and its jobs so placed are counted (``forced_jobs``) and warned about.
     """
-    view = getattr(policy, "backlog_view", None)  # a view parameter: the policy's own
-    config = config if view is None else replace(config, backlog_view=view)
-    engine = BatchedEngine.from_jobset(jobset, config)
+    view = policy.view
+    if getattr(view, "backlog_view", None) is not None:  # a view parameter: the policy's own
+        config = replace(config, backlog_view=view.backlog_view)
+    model = BatchedEngine.from_jobset(jobset, config)
     policy.reset(seed=None)
-    active = np.flatnonzero(~engine.done)
+    active = np.flatnonzero(~model.done)
     while active.size:
-        engine.step(policy.act_batch(engine.observe(active)), active)
-        active = active[~engine.done[active]]
-    stats = engine.withholding()
+        obs, mask = model.observe(view, active), model.action_mask(active)
+        model.step(policy.act_batch(obs, mask=mask), active)
+        active = active[~model.done[active]]
+    stats = model.withholding()
     if "load" in jobset.jobs.columns:  # per offered load too (envs are the jobsets, in order)
         loads = jobset.jobs.group_by("jobset", maintain_order=True).agg(pl.col("load").first())
         per_env = loads.get_column("load").to_numpy()
         stats["by_load"] = {
-            str(load): engine.withholding(np.flatnonzero(per_env == load))
+            str(load): model.withholding(np.flatnonzero(per_env == load))
             for load in np.unique(per_env[~np.isnan(per_env)])
         }
     if stats["forced_jobs"]:
         msg = (
             f"policy {policy.name!r}: {stats['forced_jobs']} jobs in "
-            f"{int((engine.forced > 0).sum())} jobsets were placed by the time-limit fallback "
+            f"{int((model.forced > 0).sum())} jobsets were placed by the time-limit fallback "
             "(FCFS); they are in the results"
         )
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
-    return engine.all_starts(), stats
+    p = model.placements()
+    return Schedule(p.start, p.target, stats)
+
+
+def _run_step(jobset: JobSet, policy: Any, config: ClusterConfig, rule: bool) -> Schedule:
+    """The readable engine, one jobset at a time (the reference the compiled paths match)."""
+    jobs = jobset.jobs
+    arrival = jobs.get_column("arrival").to_numpy()
+    duration = jobs.get_column("duration").to_numpy()
+    demand = writable(jobset.demands())
+    ids = jobs.get_column("jobset").to_numpy()
+    start = np.empty(len(jobs), dtype=np.int64)
+    machine = np.empty(len(jobs), dtype=np.int64)
+    for lo, hi in itertools.pairwise(jobset_bounds(ids)):
+        policy.reset(seed=int(ids[lo]))
+        sim = Engine(
+            Jobs(arrival[lo:hi], duration[lo:hi], demand[lo:hi]), jobset.machine_capacity, config
+        )
+        (_run_work_conserving if rule else _run_agent)(sim, policy)
+        start[lo:hi], machine[lo:hi] = sim.start, sim.machine
+    return Schedule(start, machine)
+
+
+def _start_decided(sim: Engine, action: int) -> bool:
+    """Start the job a start-now action names; False for void."""
+    if action == 0:
+        return False
+    machine, position = divmod(action - 1, len(sim.view()))
+    sim.start_now(position, machine)
+    return True
 
 
 def _run_work_conserving(sim: Engine, policy: Any) -> None:
     while not sim.done:
-        while (mask := sim.fit_now_mask()).any():
-            sim.start_now(policy.act(sim, mask=mask))
+        while sim.fit_now_mask().any():
+            obs = policy.view.observe(sim.snapshot())
+            if not _start_decided(sim, int(policy.act_batch(obs, mask=None)[0])):
+                break
         if not sim.done:
             sim.advance_to_next_event()
 
 
 def _run_agent(sim: Engine, policy: Any) -> None:
     """Earliest-fit agent; at the time limit of the batched engine (last arrival + Σ duration
-    + T) the jobs left are placed first come, first served, as there."""
+    + T) the jobs left are placed first come, first served on the first fitting machine."""
     ends = np.array([len(sim.jobs)])
     limit = default_time_limit(
         sim.jobs.arrival, sim.jobs.duration, ends * 0, ends, sim.config.horizon
     )
+    M = len(sim.view())
     while not sim.done and sim.now < int(limit[0]):
-        mask = np.array([sim.slots[s] >= 0 for s in range(sim.config.slots)])
-        slot = policy.act(sim, mask=mask)
-        if slot < 0 or not sim.allocate(slot):
+        obs = policy.view.observe(sim.snapshot())
+        a = int(policy.act_batch(obs, mask=sim.action_mask()[None])[0])
+        if a == 0 or not sim.allocate((a - 1) % M, (a - 1) // M):
             sim.advance()
     while not sim.done:
-        while (mask := sim.fit_now_mask()).any():
-            fitting = np.flatnonzero(mask)
-            sim.start_now(int(fitting[np.argmin(sim.slots[fitting])]))
-        if not sim.done:
+        snap = sim.snapshot()
+        scratch = np.empty(snap.free.shape[2:])
+        k, i = choose(
+            snap.view[0], snap.free[0], scratch, snap.capacity, snap.demand, snap.duration,
+            snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT, 0.0, False, 0.0,
+        )  # fmt: skip
+        if k >= 0:
+            sim.start_now(k, i)
+        else:
             sim.advance_to_next_event()
 
 
@@ -161,7 +243,8 @@ def simulate(
     *,
     engine: EngineChoice = "auto",
 ) -> Results:
-    """Simulate every policy on every jobset; every job of every jobset appears in the results."""
+    """Simulate every policy on every jobset; every job of every jobset appears in the results,
+    with the machine it ran on."""
     config = config or ClusterConfig()
     names = [p.name for p in policies]
     if len(set(names)) != len(names):
@@ -178,12 +261,14 @@ def simulate(
     tables = []
     agent_stats = {}
     for policy in policies:
-        start, stats = _schedule(jobset, policy, config, engine)
-        if stats is not None:
-            agent_stats[policy.name] = stats
+        result = run_policy(jobset, policy, config, engine=engine)
+        if result.stats is not None:
+            agent_stats[policy.name] = result.stats
         tables.append(
             base.with_columns(
-                pl.lit(policy.name).alias("policy"), pl.Series("start", start, dtype=pl.Int64)
+                pl.lit(policy.name).alias("policy"),
+                pl.Series("start", result.start, dtype=pl.Int64),
+                pl.Series("machine", result.machine, dtype=pl.Int64),
             )
         )
     table = (
@@ -196,10 +281,11 @@ def simulate(
         .with_columns(slowdown=pl.col("completion") / pl.col("duration"))
         .select(RESULT_COLUMNS)
     )
+    resolved = resolve_machines(config, jobset)
     meta = {
         "jobset": jobset.meta.to_json(),
         "policies": {p.name: p.get_params() for p in policies},
-        "config": asdict(config),
+        "config": asdict(resolved),
         "length_buckets": {k: list(v) for k, v in jobset.meta.length_buckets.items()},
     }
     if agent_stats:

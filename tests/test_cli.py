@@ -33,7 +33,7 @@ def test_generate_simulate_report(tmp_path: Path) -> None:
     res = Results.read_parquet(results)
     assert res.policies == ["sjf", "tetris:knob=0.3"]
     assert res.table.height == 2 * len(js)
-    assert res.meta["policies"]["tetris:knob=0.3"] == {"knob": 0.3}
+    assert res.meta["policies"]["tetris:knob=0.3"] == {"knob": 0.3, "placement": "firstfit"}
     out_text = run_ok("report", str(results), "-o", str(out))
     assert str(out / "report.html") in out_text
     assert (out / "report.md").is_file()
@@ -112,7 +112,7 @@ def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:
     assert "did you mean 'sjf'" in run_fail("simulate", str(jobs), "--policy", "sjff",
                                          "-o", str(tmp_path / "r.parquet"))  # fmt: skip
     assert "is not a load" in run_fail("generate", "deeprm", "--load", "x", "-o", str(jobs))
-    assert "takes no arguments" in run_fail("simulate", str(jobs), "--policy", "sjf:knob=1",
+    assert "knob" in run_fail("simulate", str(jobs), "--policy", "sjf:knob=1",
                                          "-o", str(tmp_path / "r.parquet"))  # fmt: skip
     not_parquet = tmp_path / "text.parquet"
     not_parquet.write_text("hello")

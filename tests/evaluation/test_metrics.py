@@ -33,6 +33,7 @@ def make_results(
             seed=pl.lit(7, pl.Int64),
             job_id=pl.int_range(pl.len()).over("policy", "jobset").cast(pl.Int64),
             finish=pl.col("start") + pl.col("duration"),
+            machine=pl.lit(0, pl.Int64),
         )
         .with_columns(
             completion=pl.col("finish") - pl.col("arrival"),

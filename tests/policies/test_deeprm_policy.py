@@ -18,8 +18,9 @@ from schedlab.policies.deeprm import CheckpointError, DeepRMPolicy, load_network
 from schedlab.policies.networks import make_network
 from schedlab.policies.reinforce import TrainConfig, train
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.observation import ObsGeometry
 from schedlab.simulator.run import schedule, simulate
+from schedlab.simulator.views.deeprm_image import ObsGeometry
+from schedlab.simulator.views.queue import QueueView
 from tests.strategies import deeprm_jobset
 
 CONFIG = ClusterConfig(slots=5, horizon=10, backlog_view=20)
@@ -43,14 +44,14 @@ def jobset():
 def test_policy_acts_like_its_network_greedily(run_dir, jobset) -> None:
     policy = DeepRMPolicy(checkpoint=str(run_dir / "best.pt"), greedy=True)
     net, spec = load_network(run_dir / "best.pt")
-    from schedlab.simulator.batched import BatchedEngine
+    from schedlab.simulator.cluster.batched import BatchedEngine
 
     engine = BatchedEngine.from_jobset(jobset, CONFIG)
-    obs = engine.observe()
+    obs, mask = engine.observe(policy.view), engine.action_mask()
     with torch.no_grad():
         logits = net(torch.from_numpy(obs.dense())).numpy()
-    expected = np.where(obs.mask, logits, -np.inf).argmax(axis=1)
-    np.testing.assert_array_equal(policy.act_batch(obs), expected)
+    expected = np.where(mask, logits, -np.inf).argmax(axis=1)
+    np.testing.assert_array_equal(policy.act_batch(obs, mask=mask), expected)
     assert spec["geometry"]["slots"] == 5
 
 
@@ -100,11 +101,11 @@ class AlwaysVoid:
     def get_params(self) -> dict:
         return {}
 
-    def act_batch(self, obs) -> np.ndarray:
-        return np.zeros(len(obs), dtype=np.int64)
+    models = frozenset({"cluster"})
+    view = QueueView()
 
-    def act(self, state, *, mask) -> int:
-        return -1
+    def act_batch(self, obs, *, mask) -> np.ndarray:
+        return np.zeros(obs.envs.size, dtype=np.int64)
 
 
 def test_a_starving_policy_is_finished_counted_and_warned_about(jobset) -> None:

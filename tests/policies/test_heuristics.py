@@ -27,8 +27,8 @@ from schedlab.policies.heuristics import (
     RandomPolicy,
     TetrisStar,
 )
+from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.engine import Engine, Jobs
 from schedlab.simulator.run import schedule, simulate
 from tests.strategies import deeprm_jobset, heuristic_names, jobset_from_rows
 
@@ -225,7 +225,7 @@ def test_registry_makes_every_heuristic() -> None:
         policy = registry.policies.make(name)
         assert type(policy) is cls
         assert policy.name == name
-    assert {cls.name for cls in HEURISTICS} == set(expected)
+    assert {cls.key for cls in HEURISTICS} == set(expected)
     assert isinstance(registry.policies.make("SJF"), SJF)  # names are case-insensitive
 
 
@@ -237,14 +237,16 @@ def test_unknown_policy_name_suggests_the_closest() -> None:
 
 
 def test_get_params_and_repr() -> None:
-    assert TetrisStar().get_params() == {"knob": 0.5}
-    assert TetrisStar(knob=0.25).get_params() == {"knob": 0.25}
-    assert RandomPolicy(seed=3).get_params() == {"seed": 3}
-    assert RandomPolicy().get_params() == {"seed": 0}
+    ff = {"placement": "firstfit"}
+    assert TetrisStar().get_params() == {"knob": 0.5, **ff}
+    assert TetrisStar(knob=0.25).get_params() == {"knob": 0.25, **ff}
+    assert RandomPolicy(seed=3).get_params() == {"seed": 3, **ff}
+    assert RandomPolicy().get_params() == {"seed": 0, **ff}
     for cls in (FCFS, SJF, Packer, HRRN):
-        assert cls().get_params() == {}
-    assert repr(TetrisStar(knob=0.25)) == "TetrisStar(knob=0.25)"
-    assert registry.policies.make("tetris", knob=0.75).get_params() == {"knob": 0.75}
+        assert cls().get_params() == ff
+    assert SJF(placement="bestfit").get_params() == {"placement": "bestfit"}
+    assert repr(TetrisStar(knob=0.25)) == "TetrisStar(knob=0.25, placement='firstfit')"
+    assert registry.policies.make("tetris", knob=0.75).get_params() == {"knob": 0.75, **ff}
 
 
 @pytest.mark.parametrize("name", heuristic_names())
@@ -291,7 +293,12 @@ def test_random_jobset_schedule_does_not_depend_on_the_other_jobsets() -> None:
 
 @pytest.mark.parametrize("cls", HEURISTICS)
 def test_act_without_a_fitting_job_is_void(cls: type) -> None:
-    jobs = Jobs(np.array([0]), np.array([2]), np.array([[4.0, 4.0]]))
+    jobs = Jobs(np.array([0, 0]), np.array([2, 1]), np.array([[8.0, 8.0], [4.0, 4.0]]))
     state = Engine(jobs, np.array([10.0, 10.0]), ClusterConfig(slots=2))
-    assert cls().act(state, mask=np.zeros(2, dtype=bool)) == -1
-    assert cls().act(state, mask=state.fit_now_mask()) == 0
+    policy = cls()
+    assert policy.act_batch(policy.view.observe(state.snapshot()), mask=None).tolist() in (
+        [1],
+        [2],
+    )
+    state.start_now(0)  # job 0 holds 8 of 10: job 1 cannot start until step 2
+    assert policy.act_batch(policy.view.observe(state.snapshot()), mask=None).tolist() == [0]

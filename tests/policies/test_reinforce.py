@@ -22,9 +22,9 @@ from schedlab.policies.reinforce import (
     time_baseline,
     train,
 )
-from schedlab.simulator.batched import BatchedEngine
+from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.observation import ObsGeometry, SparseObs
+from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 from tests.strategies import jobset_from_rows
 
 TINY = TrainConfig(
@@ -65,18 +65,20 @@ def test_baseline_averages_rollouts_of_the_same_jobset_with_zero_padding() -> No
 
 def test_advantages_of_recorded_decisions_only() -> None:
     rewards = np.array([[-1.0, -3.0], [-1.0, 0.0]])  # env 1 ended after its first decision
-    batch = Rollout(None, np.zeros(3, np.int64), np.array([0, 1, 0]), np.array([0, 0, 1]), rewards)
+    batch = Rollout(
+        None, None, np.zeros(3, np.int64), np.array([0, 1, 0]), np.array([0, 0, 1]), rewards
+    )
     # returns: env 0: [-2, -1], env 1: [-3, 0]; baseline (N = 2): [-2.5, -0.5]
     np.testing.assert_allclose(advantages(batch, 1.0, rollouts=2), [0.5, -0.5, -0.5])
 
 
-def _same_obs_batch(geometry: ObsGeometry, actions: list[int]) -> SparseObs:
+def _same_obs_batch(geometry: ObsGeometry, actions: list[int]) -> tuple[SparseObs, np.ndarray]:
     n = len(actions)
     terms = np.zeros((n, geometry.n_terms), dtype=np.int32)
     terms[:, geometry.n_resources * geometry.horizon] = geometry.bases[2] + 3  # one slot job
     weights = np.ones((n, geometry.n_terms), dtype=np.float32)
     mask = np.ones((n, geometry.n_actions), dtype=bool)
-    return SparseObs(terms, weights, mask, geometry)
+    return SparseObs(terms, weights, geometry), mask
 
 
 def test_gradient_step_raises_the_probability_of_positive_advantage_actions() -> None:
@@ -84,9 +86,9 @@ def test_gradient_step_raises_the_probability_of_positive_advantage_actions() ->
     torch.manual_seed(0)
     net = make_network("mlp", g)
     logits_fn = Logits(net, g)
-    obs = _same_obs_batch(g, [1, 2, 1, 2])
+    obs, mask = _same_obs_batch(g, [1, 2, 1, 2])
     batch = Rollout(
-        obs, np.array([1, 2, 1, 2]), np.zeros(4, np.int64), np.arange(4), np.zeros((4, 1))
+        obs, mask, np.array([1, 2, 1, 2]), np.zeros(4, np.int64), np.arange(4), np.zeros((4, 1))
     )
     adv = np.array([1.0, -1.0, 1.0, -1.0], dtype=np.float32)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
@@ -106,8 +108,9 @@ def test_a_toy_where_allocating_is_better_is_learned() -> None:
     config = ClusterConfig(slots=2, horizon=5, backlog_view=5)
     engine = BatchedEngine.from_jobset(js, config, repeats=8)
     torch.manual_seed(1)
-    net = make_network("mlp", engine.geometry)
-    logits_fn = Logits(net, engine.geometry)
+    geometry = DeepRMImage().geometry(engine.snapshot())
+    net = make_network("mlp", geometry)
+    logits_fn = Logits(net, geometry)
     opt = torch.optim.RMSprop(net.parameters(), lr=0.01, alpha=0.9)
     rng = np.random.default_rng(0)
     totals = []

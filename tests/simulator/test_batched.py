@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from schedlab import registry
 from schedlab.jobset import JobSet
-from schedlab.simulator.batched import BatchedEngine
+from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.engine import Engine, Jobs
-from schedlab.simulator.observation import ObsGeometry
 from schedlab.simulator.run import schedule
+from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry
 from tests.strategies import (
     deeprm_jobset,
     heuristic_names,
@@ -53,7 +53,10 @@ def test_heuristics_identical_on_all_three_engines(deeprm: JobSet, name: str) ->
     fast = schedule(deeprm, policy, CONFIG)
     step = schedule(deeprm, policy, CONFIG, engine="step")
     engine = BatchedEngine.from_jobset(deeprm, CONFIG)
-    engine.run_heuristic(policy.code, policy.knob, _uniforms(deeprm, policy))
+    engine.run_heuristic(
+        policy.score, policy.rule, policy.knob, uniform=policy.uniform,
+        uniforms=_uniforms(deeprm, policy),
+    )  # fmt: skip
     np.testing.assert_array_equal(engine.all_starts(), fast)
     np.testing.assert_array_equal(fast, step)
     np.testing.assert_array_equal(schedule(deeprm, policy, CONFIG, engine="batched"), fast)
@@ -65,7 +68,10 @@ def test_heuristics_identical_on_float_jobsets(jobset: JobSet, slots: int, name:
     config = ClusterConfig(slots=slots, horizon=5)
     policy = registry.policies.make(name, **({"seed": 1} if name == "random" else {}))
     engine = BatchedEngine.from_jobset(jobset, config)
-    engine.run_heuristic(policy.code, policy.knob, _uniforms(jobset, policy))
+    engine.run_heuristic(
+        policy.score, policy.rule, policy.knob, uniform=policy.uniform,
+        uniforms=_uniforms(jobset, policy),
+    )  # fmt: skip
     np.testing.assert_array_equal(engine.all_starts(), schedule(jobset, policy, config))
 
 
@@ -188,9 +194,9 @@ def test_observation_layout_on_a_hand_made_state() -> None:
     engine = BatchedEngine.from_jobset(js, config, skip_forced=False)
     engine.step(np.array([1]))  # job 0 at offset 0 (3 cpu, 1 mem for 2 steps); job 2 to slot 0
     engine.step(np.array([0]))  # now = 1: jobs 3, 4 arrive into the backlog
-    g = engine.geometry
-    assert g.shape == (4, 2 * 10 * 3 + 2 + 1) == (4, 63)
-    img = engine.observe().dense()[0]
+    obs = engine.observe(DeepRMImage())
+    assert obs.geometry.shape == (4, 2 * 10 * 3 + 2 + 1) == (4, 63)
+    img = obs.dense()[0]
     cpu, mem = img[:, 0:30], img[:, 30:60]
     expected_cpu_occ = np.zeros((4, 10))
     expected_cpu_occ[0, :3] = 1  # job 0 runs one more step
@@ -205,10 +211,10 @@ def test_observation_layout_on_a_hand_made_state() -> None:
     np.testing.assert_array_equal(backlog, [[1, 1], [0, 0], [0, 0], [0, 0]])
     np.testing.assert_allclose(img[:, 62], 0.0)  # a job arrived this step
     engine.step(np.array([0]))
-    np.testing.assert_allclose(engine.observe().dense()[0][:, 62], 0.1)
+    np.testing.assert_allclose(engine.observe(DeepRMImage()).dense()[0][:, 62], 0.1)
 
 
 def test_reference_geometry_is_20_by_224() -> None:
-    g = ObsGeometry.for_cluster(np.array([10.0, 10.0]), CONFIG)
+    g = ObsGeometry(cap_units=ObsGeometry.units_for(np.array([10.0, 10.0])), slots=10, horizon=20)
     assert g.shape == (20, 224)
     assert g.n_terms == 2 * 20 + 2 * 10 + 2

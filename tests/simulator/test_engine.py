@@ -14,9 +14,11 @@ import pytest
 from schedlab.errors import InfeasibleJobError, SimulationError
 from schedlab.jobset import JobSet
 from schedlab.policies.heuristics import SJF
+from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.engine import Engine, Jobs
+from schedlab.simulator.model import Snapshot
 from schedlab.simulator.run import schedule
+from schedlab.simulator.views.queue import QueueView
 from tests.strategies import jobset_from_rows, meta
 
 CAP = np.array([10.0, 10.0])
@@ -83,7 +85,7 @@ def test_start_now_refuses_a_job_that_does_not_fit() -> None:
     sim = make_engine([(0, 2, 6, 6), (0, 2, 6, 6)])
     sim.start_now(0)
     before = snapshot(sim)
-    with pytest.raises(SimulationError, match=r"job in slot 1 does not fit now at step 0"):
+    with pytest.raises(SimulationError, match=r"slot 1 does not fit now on machine 0 at step 0"):
         sim.start_now(1)
     assert snapshot(sim) == before
     assert sim.fit_now_mask().tolist() == [False] * 5
@@ -114,7 +116,7 @@ def test_allocate_needs_the_whole_duration_to_fit() -> None:
     assert sim.allocate(1)
     assert sim.start[1] == 3
     # C (4 steps, (4,4)) fits at step 0 but would run into step 3 from any offset < 4
-    assert (sim.resources.free[0] >= 4).all()
+    assert (sim.resources.free[0, 0] >= 4).all()
     assert not sim.fits_now(2)
     assert sim.allocate(2)
     assert sim.start[2] == 4
@@ -189,7 +191,7 @@ def test_advance_moves_time_and_admits_arrivals() -> None:
     sim.advance()  # j0 completes at 2 (its resources are free) and j1, j2 arrive
     assert (sim.now, sim.slots.tolist(), list(sim.backlog)) == (2, [1], [2])
     assert sim.fits_now(0)
-    np.testing.assert_allclose(sim.resources.free[0], CAP)
+    np.testing.assert_allclose(sim.resources.free[0, 0], CAP)
     sim.start_now(0)
     assert sim.start[1] == 2
     assert sim.slots.tolist() == [2]
@@ -215,10 +217,12 @@ class FirstSlotAgent:
     """A non-heuristic policy: always allocate the lowest occupied slot (earliest fit)."""
 
     name = "first-slot"
+    models = frozenset({"cluster"})
+    view = QueueView()
 
-    def act(self, state: Engine, *, mask: np.ndarray) -> int:
-        occupied = np.flatnonzero(mask)
-        return int(occupied[0]) if occupied.size else -1
+    def act_batch(self, obs: Snapshot, *, mask: np.ndarray) -> np.ndarray:
+        occupied = obs.view[obs.envs] >= 0
+        return np.where(occupied.any(axis=1), occupied.argmax(axis=1) + 1, 0)
 
     def reset(self, *, seed: int | None = None) -> None:
         pass
@@ -235,7 +239,7 @@ def test_agent_runs_through_earliest_fit() -> None:
     config = ClusterConfig()
     assert schedule(jobset, FirstSlotAgent(), config).tolist() == [0, 3, 1]
     assert schedule(jobset, SJF(), config, engine="step").tolist() == [2, 0, 1]
-    with pytest.raises(ValueError, match=r"'first-slot' is not a heuristic"):
+    with pytest.raises(ValueError, match=r"'first-slot' is not a list-scheduling heuristic"):
         schedule(jobset, FirstSlotAgent(), config, engine="fast")
 
 
@@ -260,5 +264,5 @@ def test_job_larger_than_the_cluster_is_rejected_when_the_jobset_is_created() ->
 
 
 def test_engine_refuses_an_infeasible_job_built_by_hand() -> None:
-    with pytest.raises(SimulationError, match="demands more than the cluster capacity"):
+    with pytest.raises(SimulationError, match="demands more than one machine's capacity"):
         make_engine([(0, 1, 1, 1), (0, 1, 10.5, 1)])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from schedlab.simulator.batched import BatchedEngine
+from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.env import DeepRMEnv, DeepRMVectorEnv
 from tests.strategies import deeprm_jobset

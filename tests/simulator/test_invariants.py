@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from schedlab import registry
 from schedlab.jobset import JobSet
 from schedlab.policies.heuristics import Heuristic
+from schedlab.simulator.cluster.engine import Engine, Jobs
+from schedlab.simulator.cluster.placement import EPS
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.engine import Engine, Jobs
 from schedlab.simulator.run import schedule, simulate
-from schedlab.simulator.scoring import EPS
 from tests.strategies import (
     deeprm_jobset,
     heuristic_names,

@@ -1,0 +1,341 @@
+"""The cluster engine, compiled and batched over ``B`` environments (design.md §5, §8).
+
+Same semantics as :class:`schedlab.simulator.cluster.engine.Engine` (tests check identical
+schedules), held as arrays so that one compiled call advances every environment; it is the
+cluster's :class:`~schedlab.simulator.model.Model`:
+
+* ``m`` identical machines, ``M`` slots filled in arrival order, a FIFO backlog that never drops
+  a job;
+* action ``a`` (Gymnasium convention): ``0`` is void; ``a = 1 + i·M + q`` allocates the job in
+  slot ``q`` on machine ``i`` at the earliest offset ``0 .. max(0, T − duration)`` where it fits
+  there for its whole duration (time does not move); void or an invalid action advances one step
+  (completions, then arrivals);
+* the heuristics' start-now mode (:meth:`BatchedEngine.run_heuristic`), so every policy runs on it.
+
+Rewards (seed 000 §3.2, §3.4; seed 002 Eq. 1; design.md §8 "Reward" and "Learning"): the step from
+``t`` to ``t + 1`` earns ``−(Σ_i α_i·W_i + β·W_slots + γ·W_backlog)``, where ``W`` sums the
+weights ``w_j = 1 / duration_j`` (objective ``slowdown``) or ``1`` (``completion``) of the jobs
+allocated to machine ``i`` and not finished, waiting in the visible slots, and in the backlog; by
+default α = β = γ = 1, i.e. ``−Σ w_j`` over the jobs in the system. Allocations earn 0. An episode
+ends when every job has been allocated; the reward still to come then (allocated jobs until they
+finish) is paid at once, so the return with γ = 1 and unit weights is exactly ``−Σ slowdown`` (or
+``−Σ completion time``). With ``skip_forced`` the engine also advances on its own while no action
+but void is valid (no choice to make), adding those steps' rewards to the decision that led there.
+
+Every job finishes: an environment still running at its time limit (by default the last arrival
+plus the sum of all durations plus ``T``, i.e. slower than running the jobs one by one) is
+finished by FCFS start-now placement on the first fitting machine, and the jobs so placed are
+counted in :attr:`forced`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from schedlab.jobset import JobSet
+from schedlab.simulator.cluster.dispatch import arrival_order
+from schedlab.simulator.cluster.kernels import (
+    State,
+    job_means,
+    reset_envs,
+    run_heuristic_envs,
+    step_envs,
+    valid_mask,
+)
+from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.model import Placements, Snapshot, View
+
+Objective = Literal["slowdown", "completion"]
+FALLBACK = arrival_order
+"""The order that finishes an env at its time limit (on first-fit machines): FCFS."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RewardWeights:
+    """Weights of where a job waits or runs in the per-step reward (seed 002 Eq. 1)."""
+
+    alpha: tuple[float, ...] | float = 1.0
+    """Per machine (or one value for all): jobs allocated to machine ``i``, running or reserved."""
+    beta: float = 1.0
+    """Jobs waiting in the visible slots (seed 002 uses 2)."""
+    gamma: float = 1.0
+    """Jobs in the backlog."""
+
+    def alphas(self, machines: int) -> np.ndarray:
+        """α per machine, float64, shape ``(m,)``."""
+        a = np.broadcast_to(np.asarray(self.alpha, dtype=np.float64), (machines,))
+        return np.ascontiguousarray(a)
+
+
+class BatchedEngine:
+    """``B`` environments, each replaying the jobs in rows ``lo[b]:hi[b]``.
+
+    Parameters
+    ----------
+    arrival, duration : int64, shape ``(n,)``
+        Jobs, each env's rows contiguous and sorted by (arrival, job_id).
+    demand : float64, shape ``(n, d)``
+    lo, hi : int64, shape ``(B,)``
+        Job rows of each env (several envs may replay the same rows).
+    capacity : float64, shape ``(d,)``
+        One machine's capacity.
+    config : ClusterConfig
+        ``M``, ``T``, the backlog shown and ``m`` (``config.machines``, default 1).
+    objective : ``"slowdown"`` or ``"completion"``
+        Reward weight ``1 / duration`` or ``1`` per job in the system and step.
+    rewards : RewardWeights
+        Where-weights α, β, γ (default all 1).
+    skip_forced : bool
+        Advance on its own while only the void action is valid.
+    time_limit : int64 array, shape ``(B,)``, optional
+        Step at which an unfinished env is completed by FCFS (default: last arrival + Σ duration
+        + T of its jobs).
+    max_jobs : int, optional
+        Most jobs an env will replay (default: the largest ``hi − lo``); needed when ``lo`` and
+        ``hi`` are set later (Gymnasium adapters).
+    """
+
+    kind: ClassVar[str] = "cluster"
+
+    def __init__(
+        self,
+        arrival: np.ndarray,
+        duration: np.ndarray,
+        demand: np.ndarray,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        capacity: np.ndarray,
+        config: ClusterConfig,
+        *,
+        objective: Objective = "slowdown",
+        rewards: RewardWeights | None = None,
+        skip_forced: bool = True,
+        time_limit: np.ndarray | None = None,
+        max_jobs: int | None = None,
+    ) -> None:
+        if objective not in ("slowdown", "completion"):
+            msg = f"objective must be 'slowdown' or 'completion', got {objective!r}"
+            raise ValueError(msg)
+        if config.slots is None:
+            msg = (
+                "the batched engine needs visible slots (ClusterConfig.slots), not the whole queue"
+            )
+            raise ValueError(msg)
+        arrival = np.ascontiguousarray(arrival, dtype=np.int64)
+        duration = np.ascontiguousarray(duration, dtype=np.int64)
+        demand = writable(np.asarray(demand, dtype=np.float64).reshape(arrival.size, -1))
+        lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+        capacity = writable(np.asarray(capacity, dtype=np.float64))
+        self.config, self.objective, self.skip_forced = config, objective, skip_forced
+        self.rewards = rewards or RewardWeights()
+        m = config.n_machines()
+        B, d = lo.size, capacity.size
+        n_max = max(int((hi - lo).max(initial=1)) if max_jobs is None else max_jobs, 1)
+        longest = int(duration.max(initial=1))
+        H = config.horizon + 2 * longest + 1
+        weight = 1.0 / duration if objective == "slowdown" else np.ones(arrival.size)
+        if time_limit is None:
+            time_limit = default_time_limit(arrival, duration, lo, hi, config.horizon)
+        r = self.rewards
+        self.state = State(
+            arrival, duration, demand, weight.astype(np.float64), lo, hi,
+            np.asarray(time_limit, dtype=np.int64), capacity, config.horizon, r.alphas(m),
+            float(r.beta), float(r.gamma), np.zeros(B, np.int64), np.zeros((B, H, m, d)),
+            np.zeros((B, H)), np.zeros(B), np.zeros(B), np.zeros(B),
+            np.full((B, config.slots), -1, np.int64), np.zeros((B, n_max), np.int64),
+            np.zeros(B, np.int64), np.zeros(B, np.int64), lo.copy(), np.zeros(B, np.int64),
+            np.zeros(B, np.int64), np.full((B, n_max), -1, np.int64),
+            np.full((B, n_max), -1, np.int64), np.zeros(B, np.bool_), np.zeros(B, np.int64),
+            np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros((B, longest + 1), np.int64),
+        )  # fmt: skip
+        self.reset()
+
+    @classmethod
+    def for_jobsets(
+        cls,
+        arrival: np.ndarray,
+        duration: np.ndarray,
+        demand: np.ndarray,
+        bounds: np.ndarray,
+        capacity: np.ndarray,
+        config: ClusterConfig,
+        *,
+        repeats: int = 1,
+        **kwargs: Any,
+    ) -> BatchedEngine:
+        """Envs ``k·repeats .. k·repeats + repeats − 1`` replay jobset ``k``, whose jobs are rows
+        ``bounds[k]:bounds[k + 1]`` (``bounds``: int64, shape ``(K + 1,)``)."""
+        lo = np.repeat(bounds[:-1], repeats)
+        hi = np.repeat(bounds[1:], repeats)
+        return cls(arrival, duration, demand, lo, hi, capacity, config, **kwargs)
+
+    @classmethod
+    def from_jobset(
+        cls, jobset: JobSet, config: ClusterConfig, *, repeats: int = 1, **kwargs: Any
+    ) -> BatchedEngine:
+        """Envs replaying every jobset of ``jobset``, ``repeats`` envs each, in jobset order, on
+        ``config``'s machines (default: the JobSet's)."""
+        jobs = jobset.jobs
+        config = resolve_machines(config, jobset)
+        return cls.for_jobsets(
+            jobs.get_column("arrival").to_numpy(), jobs.get_column("duration").to_numpy(),
+            jobset.demands(), jobset_bounds(jobs.get_column("jobset").to_numpy()),
+            jobset.machine_capacity, config, repeats=repeats, **kwargs,
+        )  # fmt: skip
+
+    # -- the Model protocol ----------------------------------------------------------------
+    @property
+    def n_envs(self) -> int:
+        """B."""
+        return int(self.state.lo.size)
+
+    @property
+    def machines(self) -> int:
+        """m."""
+        return int(self.state.free.shape[2])
+
+    @property
+    def n_actions(self) -> int:
+        """``m·M + 1``."""
+        return self.machines * int(self.config.slots or 0) + 1
+
+    def _envs(self, envs: np.ndarray | None) -> np.ndarray:
+        if envs is None:
+            return np.arange(self.n_envs, dtype=np.int64)
+        return np.asarray(envs, dtype=np.int64)
+
+    def reset(self, envs: np.ndarray | None = None) -> np.ndarray:
+        """Restart ``envs`` (all by default); returns the reward of skipped forced steps."""
+        envs = self._envs(envs)
+        rewards = np.empty(envs.size)
+        reset_envs(self.state, envs, self.skip_forced, FALLBACK, rewards)
+        return rewards
+
+    def step(self, actions: np.ndarray, envs: np.ndarray | None = None) -> np.ndarray:
+        """Apply ``actions`` (int, shape ``(n,)``, 0 = void, ``1 + i·M + q`` = slot ``q`` on
+        machine ``i``) to ``envs``. Returns the rewards, float64, shape ``(n,)``."""
+        envs = self._envs(envs)
+        rewards = np.empty(envs.size)
+        actions = np.asarray(actions, dtype=np.int64)
+        step_envs(self.state, envs, actions, self.skip_forced, FALLBACK, rewards)
+        return rewards
+
+    def action_mask(self, envs: np.ndarray | None = None) -> np.ndarray:
+        """Valid actions, bool, shape ``(n, m·M + 1)``: void, then slot ``q`` on machine ``i``
+        where the job fits within the horizon."""
+        envs = self._envs(envs)
+        out = np.empty((envs.size, self.n_actions), dtype=np.bool_)
+        valid_mask(self.state, envs, out)
+        return out
+
+    def snapshot(self, envs: np.ndarray | None = None) -> Snapshot:
+        """The state of ``envs`` for views (the engine's own arrays, not copies)."""
+        s = self.state
+        return Snapshot(
+            envs=self._envs(envs), free=s.free, capacity=s.capacity, view=s.slot,
+            demand=s.demand, duration=s.duration, arrival=s.arrival, base=s.lo,
+            backlog=s.bq_tail - s.bq_head, since=s.now - s.last_arr, now=s.now,
+            horizon=self.config.horizon, backlog_view=self.config.backlog_view,
+        )  # fmt: skip
+
+    def observe(self, view: View, envs: np.ndarray | None = None) -> Any:
+        """What ``view`` shows of ``envs`` (all by default)."""
+        return view.observe(self.snapshot(envs))
+
+    def run_heuristic(
+        self,
+        score: Any,
+        rule: int = 0,
+        knob: float = 0.0,
+        *,
+        uniform: bool = False,
+        uniforms: np.ndarray | None = None,
+    ) -> None:
+        """Schedule every env from its current state with a work-conserving heuristic: job
+        order ``score`` (compiled, :mod:`.dispatch`) and placement ``rule`` (a code of
+        :data:`.placement.PLACEMENTS`)."""
+        u = np.zeros(self.state.arrival.size) if uniforms is None else uniforms
+        run_heuristic_envs(
+            self.state, score, int(rule), float(knob), uniform, np.asarray(u, dtype=np.float64)
+        )
+
+    # -- results ---------------------------------------------------------------------------
+    @property
+    def done(self) -> np.ndarray:
+        """bool, shape ``(B,)``: every job of the env has been placed."""
+        return self.state.done
+
+    @property
+    def forced(self) -> np.ndarray:
+        """int64, shape ``(B,)``: jobs placed by the time-limit fallback."""
+        return self.state.forced
+
+    def starts(self, env: int) -> np.ndarray:
+        """Start step of every job of ``env`` (its rows in order), int64."""
+        s = self.state
+        return s.start[env, : s.hi[env] - s.lo[env]].copy()
+
+    def _concat(self, per_env: np.ndarray) -> np.ndarray:
+        s = self.state
+        keep = np.arange(per_env.shape[1])[None, :] < (s.hi - s.lo)[:, None]
+        return per_env[keep]
+
+    def all_starts(self) -> np.ndarray:
+        """Start steps of all envs concatenated (the job rows in order when each env replays
+        its own jobset)."""
+        return self._concat(self.state.start)
+
+    def placements(self) -> Placements:
+        """Start, finish and machine of every job of every env, concatenated in env order."""
+        s = self.state
+        start = self.all_starts()
+        rows = np.concatenate([np.arange(lo, hi) for lo, hi in zip(s.lo, s.hi, strict=True)])
+        finish = start + s.duration[rows.astype(np.int64)] if rows.size else start
+        return Placements(start=start, finish=finish, target=self._concat(s.machine))
+
+    def job_means(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean slowdown and mean completion time (steps) per env, float64, shape ``(B,)`` each
+        (nan for an env without jobs); valid once the env is done."""
+        return job_means(self.state)
+
+    def withholding(self, envs: np.ndarray | None = None) -> dict[str, Any]:
+        """Totals over ``envs`` (all by default): time steps advanced by the agent, steps that
+        left a visible job waiting although it fitted now, withheld jobs by length (steps ->
+        count, one count per job and step), and jobs placed by the time-limit fallback."""
+        s, envs = self.state, self._envs(envs)
+        counts = s.withheld[envs].sum(axis=0)
+        return {
+            "time_steps": int(s.steps[envs].sum()),
+            "withholding_steps": int(s.withhold_steps[envs].sum()),
+            "withheld_lengths": {int(k): int(v) for k, v in enumerate(counts) if v},
+            "forced_jobs": int(s.forced[envs].sum()),
+        }
+
+
+def writable(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous writable array (a copy only if needed): compiled scores and
+    placement rules take plain (not read-only) arrays, and Arrow-backed columns may be read-only."""
+    return np.require(a, requirements=["C", "W"])
+
+
+def jobset_bounds(jobset_col: np.ndarray) -> np.ndarray:
+    """Row offsets of each contiguous jobset, int64, shape ``(k + 1,)``."""
+    change = np.flatnonzero(np.diff(jobset_col)) + 1
+    return np.concatenate([[0], change, [jobset_col.size]]).astype(np.int64)
+
+
+def resolve_machines(config: ClusterConfig, jobset: JobSet) -> ClusterConfig:
+    """``config`` with its machine count set (the JobSet's unless ``config`` names one)."""
+    return replace(config, machines=config.n_machines(jobset.meta.machines))
+
+
+def default_time_limit(
+    arrival: np.ndarray, duration: np.ndarray, lo: np.ndarray, hi: np.ndarray, horizon: int
+) -> np.ndarray:
+    """Per env: last arrival + Σ duration + T (slower than running the jobs one at a time)."""
+    csum = np.concatenate([[0], np.cumsum(duration)])
+    last = np.where(hi > lo, arrival[np.maximum(hi - 1, 0)] if arrival.size else 0, 0)
+    return (last + csum[hi] - csum[lo] + horizon).astype(np.int64)

@@ -1,0 +1,298 @@
+"""Compiled kernels of :mod:`schedlab.simulator.cluster.batched` (numba, ``cache=True``).
+
+Every kernel takes the batched :data:`State` (a namedtuple of arrays) and env indices; the
+semantics are documented in :mod:`schedlab.simulator.cluster.batched`. Helpers that run inside
+loops take plain arrays and are inlined: passing the state by value to a non-inlined call costs
+more than the work itself.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from schedlab.simulator.cluster.dispatch import choose
+from schedlab.simulator.cluster.placement import FIRST_FIT, earliest_fit, fits_for
+
+State = namedtuple(
+    "State",
+    "arrival duration demand weight lo hi limit capacity horizon alpha beta gamma "
+    "now free dep alloc_w queue_w backlog_w slot bq bq_head bq_tail nxt last_arr n_started "
+    "start machine done forced steps withhold_steps withheld",
+)
+"""Arrays of the batched state (``B`` envs, ``n`` jobs, ``H`` tracked steps, ``m`` machines,
+``d`` resources).
+
+Jobs (shared by envs that replay the same jobset): ``arrival``, ``duration`` (int64, ``(n,)``),
+``demand`` (float64, ``(n, d)``), ``weight`` (float64, ``(n,)``: reward weight). Reward weights of
+where a job is: ``alpha`` (``(m,)``: allocated to machine ``i``), ``beta`` (visible slots),
+``gamma`` (backlog). Per env: ``lo``, ``hi`` (its job rows), ``limit`` (time limit), ``now``,
+``free`` (``(B, H, m, d)``: free capacity at ``now + k``), ``dep`` (``(B, H)``: α-weighted weight
+of jobs finishing at ``now + k``), ``alloc_w``/``queue_w``/``backlog_w`` (weight allocated and
+unfinished (α-weighted), in the slots, in the backlog), ``slot`` (``(B, M)``, job row or -1),
+``bq`` (``(B, n_max)``, backlog ring), ``bq_head``/``bq_tail``, ``nxt`` (next job row to arrive),
+``last_arr``, ``n_started``, ``start``/``machine`` (``(B, n_max)``, per job, -1 before),
+``done``, ``forced``, ``steps`` (time steps advanced by void or invalid actions),
+``withhold_steps`` (of those, steps that left a visible job waiting that fitted now),
+``withheld`` (``(B, Dmax + 1)``: withheld job counts by duration).
+"""
+
+
+@numba.njit(cache=True, inline="always")
+def _fits_any_now(free: np.ndarray, b: int, dem: np.ndarray, dur: int) -> bool:
+    for i in range(free.shape[2]):  # noqa: SIM110 (numba: explicit loop, no generator)
+        if fits_for(free[b], 0, i, dem, dur):
+            return True
+    return False
+
+
+@numba.njit(cache=True)
+def _admit(s: State, b: int) -> None:
+    M = s.slot.shape[1]
+    t = s.now[b]
+    while s.nxt[b] < s.hi[b] and s.arrival[s.nxt[b]] <= t:
+        j = s.nxt[b]
+        placed = False
+        for q in range(M):
+            if s.slot[b, q] < 0:
+                s.slot[b, q] = j
+                placed = True
+                break
+        if placed:
+            s.queue_w[b] += s.weight[j]
+        else:
+            s.bq[b, s.bq_tail[b] % s.bq.shape[1]] = j
+            s.bq_tail[b] += 1
+            s.backlog_w[b] += s.weight[j]
+        s.last_arr[b] = t
+        s.nxt[b] += 1
+
+
+@numba.njit(cache=True)
+def _place(s: State, b: int, q: int, i: int, off: int) -> None:
+    j = s.slot[b, q]
+    dur = s.duration[j]
+    for k in range(off, off + dur):
+        for r in range(s.demand.shape[1]):
+            s.free[b, k, i, r] -= s.demand[j, r]
+    w = s.alpha[i] * s.weight[j]
+    s.dep[b, off + dur] += w
+    s.alloc_w[b] += w
+    s.queue_w[b] -= s.weight[j]
+    s.start[b, j - s.lo[b]] = s.now[b] + off
+    s.machine[b, j - s.lo[b]] = i
+    s.n_started[b] += 1
+    if s.bq_head[b] < s.bq_tail[b]:
+        h = s.bq[b, s.bq_head[b] % s.bq.shape[1]]
+        s.slot[b, q] = h
+        s.bq_head[b] += 1
+        s.backlog_w[b] -= s.weight[h]
+        s.queue_w[b] += s.weight[h]
+    else:
+        s.slot[b, q] = -1
+
+
+@numba.njit(cache=True)
+def _advance(s: State, b: int, agent: bool) -> float:
+    """One step; returns its reward. In agent mode, records withheld fitting jobs first."""
+    reward = -(s.alloc_w[b] + s.beta * s.queue_w[b] + s.gamma * s.backlog_w[b])
+    if agent:
+        s.steps[b] += 1
+        held = False
+        for q in range(s.slot.shape[1]):
+            j = s.slot[b, q]
+            if j >= 0 and _fits_any_now(s.free, b, s.demand[j], s.duration[j]):
+                held = True
+                s.withheld[b, min(s.duration[j], s.withheld.shape[1] - 1)] += 1
+        if held:
+            s.withhold_steps[b] += 1
+    H = s.free.shape[1]
+    for k in range(H - 1):
+        s.free[b, k] = s.free[b, k + 1]
+        s.dep[b, k] = s.dep[b, k + 1]
+    for i in range(s.free.shape[2]):
+        s.free[b, H - 1, i] = s.capacity
+    s.dep[b, H - 1] = 0.0
+    s.now[b] += 1
+    s.alloc_w[b] -= s.dep[b, 0]
+    s.dep[b, 0] = 0.0
+    _admit(s, b)
+    return reward
+
+
+@numba.njit(cache=True)
+def _tail(s: State, b: int) -> float:
+    """Reward still to come once every job is placed: each job pays until it finishes."""
+    total = 0.0
+    for k in range(1, s.dep.shape[1]):
+        total += k * s.dep[b, k]
+    return -total
+
+
+@numba.njit(cache=True)
+def _finish_work_conserving(
+    s: State, b: int, score, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
+) -> tuple[float, int]:
+    """Start-now list scheduling of env ``b`` until every job is placed; (reward, jobs started)."""
+    reward = 0.0
+    started = 0
+    n = s.hi[b] - s.lo[b]
+    scratch = np.empty(s.free.shape[2:])
+    dynamic = np.empty(0)
+    while s.n_started[b] < n:
+        while True:
+            u = uniforms[s.lo[b] + started] if uniform else 0.0
+            q, i = choose(
+                s.slot[b], s.free[b], scratch, s.capacity, s.demand, s.duration, s.arrival, s.lo[b],
+                s.now[b], score, dynamic, rule, knob, uniform, u,
+            )  # fmt: skip
+            if q < 0:
+                break
+            _place(s, b, q, i, 0)
+            started += 1
+        if s.n_started[b] == n:
+            break
+        reward += _advance(s, b, False)
+    return reward + _tail(s, b), started
+
+
+@numba.njit(cache=True)
+def _any_valid(s: State, b: int) -> bool:
+    for q in range(s.slot.shape[1]):
+        j = s.slot[b, q]
+        if j >= 0:
+            for i in range(s.free.shape[2]):
+                if earliest_fit(s.free[b], i, s.demand[j], s.duration[j], s.horizon) >= 0:
+                    return True
+    return False
+
+
+@numba.njit(cache=True)
+def reset_envs(
+    s: State, envs: np.ndarray, skip_forced: bool, fallback, rewards: np.ndarray
+) -> None:
+    """Empty cluster at step 0 for each env in ``envs``, arrivals at 0 admitted, then
+    :func:`settle` (its reward, 0 unless jobs wait for nothing, in ``rewards``)."""
+    for x in range(envs.shape[0]):
+        b = envs[x]
+        s.now[b] = 0
+        for k in range(s.free.shape[1]):
+            for i in range(s.free.shape[2]):
+                s.free[b, k, i] = s.capacity
+        s.dep[b, :] = 0.0
+        s.alloc_w[b] = 0.0
+        s.queue_w[b] = 0.0
+        s.backlog_w[b] = 0.0
+        s.slot[b, :] = -1
+        s.bq_head[b] = 0
+        s.bq_tail[b] = 0
+        s.nxt[b] = s.lo[b]
+        s.last_arr[b] = 0
+        s.n_started[b] = 0
+        s.start[b, :] = -1
+        s.machine[b, :] = -1
+        s.done[b] = s.hi[b] == s.lo[b]
+        s.forced[b] = 0
+        s.steps[b] = 0
+        s.withhold_steps[b] = 0
+        s.withheld[b, :] = 0
+        _admit(s, b)
+        rewards[x] = 0.0 if s.done[b] else settle(s, b, skip_forced, fallback)
+
+
+@numba.njit(cache=True)
+def settle(s: State, b: int, skip_forced: bool, fallback) -> float:
+    """After an action: skip forced steps, close a finished episode, enforce the time limit
+    (``fallback``: the order that finishes an env at its limit on first-fit machines: FCFS)."""
+    reward = 0.0
+    n = s.hi[b] - s.lo[b]
+    while skip_forced and s.n_started[b] < n and s.now[b] < s.limit[b] and not _any_valid(s, b):
+        reward += _advance(s, b, True)
+    if s.n_started[b] == n:
+        reward += _tail(s, b)
+        s.done[b] = True
+    elif s.now[b] >= s.limit[b]:
+        extra, started = _finish_work_conserving(s, b, fallback, FIRST_FIT, 0.0, False, np.zeros(0))
+        s.forced[b] += started
+        reward += extra
+        s.done[b] = True
+    return reward
+
+
+@numba.njit(cache=True)
+def step_envs(
+    s: State, envs: np.ndarray, actions: np.ndarray, skip_forced: bool, fallback,
+    rewards: np.ndarray,
+) -> None:  # fmt: skip
+    """Apply ``actions[x]`` to env ``envs[x]`` (done envs are left alone, reward 0)."""
+    M = s.slot.shape[1]
+    m = s.free.shape[2]
+    for x in range(envs.shape[0]):
+        b = envs[x]
+        rewards[x] = 0.0
+        if s.done[b]:
+            continue
+        a = actions[x] - 1
+        placed = False
+        if 0 <= a < m * M:
+            i, q = a // M, a % M
+            j = s.slot[b, q]
+            if j >= 0:
+                off = earliest_fit(s.free[b], i, s.demand[j], s.duration[j], s.horizon)
+                if off >= 0:
+                    _place(s, b, q, i, off)
+                    placed = True
+        r = 0.0 if placed else _advance(s, b, True)
+        rewards[x] = r + settle(s, b, skip_forced, fallback)
+
+
+@numba.njit(cache=True)
+def valid_mask(s: State, envs: np.ndarray, out: np.ndarray) -> None:
+    """``out[x, 0]`` (void) is True; ``out[x, 1 + i·M + q]``: slot ``q`` holds a job that fits on
+    machine ``i`` within the horizon."""
+    M = s.slot.shape[1]
+    for x in range(envs.shape[0]):
+        b = envs[x]
+        out[x, 0] = True
+        for i in range(s.free.shape[2]):
+            for q in range(M):
+                j = s.slot[b, q]
+                out[x, 1 + i * M + q] = (
+                    j >= 0
+                    and not s.done[b]
+                    and earliest_fit(s.free[b], i, s.demand[j], s.duration[j], s.horizon) >= 0
+                )
+
+
+@numba.njit(cache=True)
+def run_heuristic_envs(
+    s: State, score, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
+) -> None:
+    """Schedule every env with one work-conserving heuristic (start-now mode)."""
+    for b in range(s.now.shape[0]):
+        if not s.done[b]:
+            _finish_work_conserving(s, b, score, rule, knob, uniform, uniforms)
+            s.done[b] = True
+
+
+@numba.njit(cache=True)
+def job_means(s: State) -> tuple[np.ndarray, np.ndarray]:
+    """Mean slowdown and completion time per env (nan without jobs)."""
+    slowdown = np.full(s.lo.shape[0], np.nan)
+    completion = np.full(s.lo.shape[0], np.nan)
+    for b in range(s.lo.shape[0]):
+        n = s.hi[b] - s.lo[b]
+        if n == 0:
+            continue
+        sd = 0.0
+        ct = 0.0
+        for x in range(n):
+            j = s.lo[b] + x
+            c = s.start[b, x] + s.duration[j] - s.arrival[j]
+            sd += c / s.duration[j]
+            ct += c
+        slowdown[b] = sd / n
+        completion[b] = ct / n
+    return slowdown, completion

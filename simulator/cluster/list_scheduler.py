@@ -1,0 +1,341 @@
+"""Event-driven, compiled list scheduler: the heuristics' fast path through the cluster semantics.
+
+It implements the start-now semantics of :class:`~schedlab.simulator.cluster.engine.Engine`
+exactly (tests check identical schedules): at every decision time the heuristic starts, in its
+preference order, every visible job that fits now on some machine (:func:`.dispatch.choose`).
+Time jumps from event to event (an arrival or a completion); nothing else can change a decision,
+so no per-step work and no images are built.
+
+The queue is either ``M`` visible slots filled in arrival order (a new job takes the lowest free
+slot, else the FIFO backlog; a freed slot takes the backlog head) or, with ``slots = 0``, the
+**whole queue** (every waiting job visible, ties to the earlier arrival). For the whole queue and
+a **static** job order (a score that depends only on the job, like SJF and FCFS) the waiting jobs
+sit in a segment tree in score order holding each subtree's component-wise smallest demand, and
+the machines in a segment tree holding each subtree's component-wise largest free capacity: the
+next job to start is the first leaf whose demand fits some machine, found in O(log n) (plus
+O(log m) for a first-fit machine), instead of a scan of the queue.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from schedlab.simulator.cluster.dispatch import choose, static_keys
+from schedlab.simulator.cluster.placement import EPS, FIRST_FIT, place
+
+STALLED = -1
+WHOLE_QUEUE = 0
+"""``slots`` value of the whole queue."""
+
+
+@numba.njit(cache=True, inline="always")
+def _heap_push(key: np.ndarray, val: np.ndarray, size: int, k: int, v: int) -> int:
+    i = size
+    key[i] = k
+    val[i] = v
+    while i > 0:
+        parent = (i - 1) // 2
+        if key[parent] <= key[i]:
+            break
+        key[parent], key[i] = key[i], key[parent]
+        val[parent], val[i] = val[i], val[parent]
+        i = parent
+    return size + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _heap_pop(key: np.ndarray, val: np.ndarray, size: int) -> int:
+    size -= 1
+    key[0] = key[size]
+    val[0] = val[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and key[left + 1] < key[left]:
+            child = left + 1
+        if key[i] <= key[child]:
+            break
+        key[child], key[i] = key[i], key[child]
+        val[child], val[i] = val[i], val[child]
+        i = child
+    return size
+
+
+# -- segment trees (whole queue, static order) ---------------------------------------------------
+@numba.njit(cache=True, inline="always")
+def _tree_set(tree: np.ndarray, leaf: int, value: np.ndarray, take_min: bool) -> None:
+    """Set leaf ``leaf`` (0-based) of ``tree`` (shape ``(2P, d)``) and update its ancestors with
+    the component-wise min (``take_min``) or max of the children."""
+    P = tree.shape[0] // 2
+    i = P + leaf
+    tree[i] = value
+    i //= 2
+    while i >= 1:
+        for r in range(tree.shape[1]):
+            a, b = tree[2 * i, r], tree[2 * i + 1, r]
+            tree[i, r] = min(a, b) if take_min else max(a, b)
+        i //= 2
+
+
+@numba.njit(cache=True, inline="always")
+def _le(a: np.ndarray, b: np.ndarray) -> bool:
+    """``a <= b`` in every component, within EPS."""
+    for r in range(a.shape[0]):  # noqa: SIM110 (numba)
+        if a[r] > b[r] + EPS:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _first_machine(mtree: np.ndarray, demand: np.ndarray, m: int) -> int:
+    """Lowest machine whose free capacity (leaves of ``mtree``) fits ``demand``, or -1."""
+    P = mtree.shape[0] // 2
+    stack = np.empty(64, dtype=np.int64)
+    top = 0
+    stack[0] = 1
+    top = 1
+    while top > 0:
+        top -= 1
+        i = stack[top]
+        if not _le(demand, mtree[i]):
+            continue
+        if i >= P:
+            return i - P if i - P < m else -1
+        stack[top] = 2 * i + 1
+        stack[top + 1] = 2 * i
+        top += 2
+    return -1
+
+
+@numba.njit(cache=True)
+def _next_in_order(
+    jtree: np.ndarray, mtree: np.ndarray, order: np.ndarray, demand: np.ndarray,
+    free: np.ndarray, capacity: np.ndarray, rule: int,
+) -> tuple[int, int]:  # fmt: skip
+    """First waiting job in score order that fits now on some machine: ``(rank, machine)`` or
+    ``(-1, -1)``. ``jtree`` leaves hold waiting jobs' demands by rank (inf when absent),
+    ``mtree`` leaves the machines' free capacity; ``order[rank]`` is the job row."""
+    P = jtree.shape[0] // 2
+    m = free.shape[0]
+    stack = np.empty(2 * 64, dtype=np.int64)
+    stack[0] = 1
+    top = 1
+    while top > 0:
+        top -= 1
+        i = stack[top]
+        if not _le(jtree[i], mtree[1]):
+            continue
+        if i < P:
+            stack[top] = 2 * i + 1
+            stack[top + 1] = 2 * i
+            top += 2
+            continue
+        j = order[i - P]
+        if m == 1:
+            return i - P, 0
+        if rule == FIRST_FIT:
+            machine = _first_machine(mtree, demand[j], m)
+        else:
+            machine = place(rule, free, capacity, demand[j])
+        if machine >= 0:
+            return i - P, machine
+    return -1, -1
+
+
+# -- one jobset --------------------------------------------------------------------------------
+@numba.njit(cache=True)
+def _one_jobset(
+    arrival: np.ndarray,
+    duration: np.ndarray,
+    demand: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    slots: int,
+    score,
+    rule: int,
+    knob: float,
+    uniform: bool,
+    uniforms: np.ndarray,
+    static: bool,
+    start: np.ndarray,
+    machine_of: np.ndarray,
+) -> int:
+    n = arrival.shape[0]
+    if n == 0:
+        return 0
+    d = capacity.shape[0]
+    profile = np.empty((1, machines, d))  # nothing is reserved ahead: free now is all
+    free = profile[0]
+    for i in range(machines):
+        free[i] = capacity
+    scratch = np.empty((machines, d))
+    gone = np.full(d, np.inf)
+    whole = slots == WHOLE_QUEUE
+    tree = whole and static and not uniform
+    # visible jobs: the slots, or the whole queue in arrival order (-1 = started)
+    view = np.full(n if whole else slots, -1, dtype=np.int64)
+    v_head = 0  # whole queue: first entry of view that may still wait
+    backlog = np.empty(n, dtype=np.int64)
+    b_head = 0
+    b_tail = 0
+    # a static order's scores, once; in tree mode the rank of each job (ties by arrival)
+    keys = np.empty(0)
+    if static and not uniform:
+        keys = static_keys(score, duration, arrival, np.zeros(n, dtype=np.int64), knob)
+    order = np.empty(0, dtype=np.int64)
+    rank = np.empty(0, dtype=np.int64)
+    P = 1
+    if tree:
+        order = np.argsort(-keys, kind="mergesort")
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        while max(n, machines) > P:
+            P *= 2
+    jtree = np.full((2 * P if tree else 1, d), np.inf)
+    mtree = np.full((2 * P if tree else 1, d), -np.inf)
+    if tree:
+        for i in range(machines):
+            _tree_set(mtree, i, capacity, False)
+    heap_key = np.empty(n, dtype=np.int64)
+    heap_val = np.empty(n, dtype=np.int64)
+    heap_size = 0
+    nxt = 0
+    started = 0
+    draws = 0
+    t = arrival[0]
+    while started < n:
+        while heap_size > 0 and heap_key[0] <= t:
+            j = heap_val[0]
+            heap_size = _heap_pop(heap_key, heap_val, heap_size)
+            i = machine_of[j]
+            free[i] += demand[j]
+            if tree:
+                _tree_set(mtree, i, free[i], False)
+        while nxt < n and arrival[nxt] <= t:
+            if whole:
+                view[nxt] = nxt
+                if tree:
+                    _tree_set(jtree, rank[nxt], demand[nxt], True)
+            else:
+                placed = False
+                for s in range(slots):
+                    if view[s] < 0:
+                        view[s] = nxt
+                        placed = True
+                        break
+                if not placed:
+                    backlog[b_tail] = nxt
+                    b_tail += 1
+            nxt += 1
+        while True:
+            if tree:
+                r, machine = _next_in_order(jtree, mtree, order, demand, free, capacity, rule)
+                if r < 0:
+                    break
+                j = order[r]
+                _tree_set(jtree, r, gone, True)
+            else:
+                while whole and v_head < nxt and view[v_head] < 0:
+                    v_head += 1
+                u = uniforms[draws] if uniform else 0.0
+                lo = v_head if whole else 0
+                hi = nxt if whole else slots
+                k, machine = choose(
+                    view[lo:hi], profile, scratch, capacity, demand, duration, arrival, 0, t,
+                    score, keys, rule, knob, uniform, u,
+                )  # fmt: skip
+                if k < 0:
+                    break
+                if uniform:
+                    draws += 1
+                j = view[lo + k]
+                if whole:
+                    view[lo + k] = -1
+                elif b_head < b_tail:
+                    view[k] = backlog[b_head]
+                    b_head += 1
+                else:
+                    view[k] = -1
+            start[j] = t
+            machine_of[j] = machine
+            free[machine] -= demand[j]
+            if tree:
+                _tree_set(mtree, machine, free[machine], False)
+            heap_size = _heap_push(heap_key, heap_val, heap_size, t + duration[j], j)
+            started += 1
+        if started == n:
+            break
+        t_next = np.iinfo(np.int64).max
+        if heap_size > 0:
+            t_next = heap_key[0]
+        if nxt < n and arrival[nxt] < t_next:
+            t_next = arrival[nxt]
+        if t_next == np.iinfo(np.int64).max:
+            return STALLED
+        t = t_next
+    return 0
+
+
+@numba.njit(cache=True)
+def run_jobsets(
+    arrival: np.ndarray,
+    duration: np.ndarray,
+    demand: np.ndarray,
+    bounds: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    slots: int,
+    score,
+    rule: int,
+    knob: float,
+    uniform: bool,
+    uniforms: np.ndarray,
+    static: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Schedule every jobset with one heuristic.
+
+    Parameters
+    ----------
+    arrival, duration : int64 arrays, shape ``(n,)``
+        Jobs of all jobsets, each jobset contiguous and sorted by (arrival, job_id).
+    demand : float64 array, shape ``(n, d)``
+    bounds : int64 array, shape ``(k + 1,)``
+        Jobset ``i`` holds rows ``bounds[i]:bounds[i + 1]``.
+    capacity : float64 array, shape ``(d,)``
+        One machine's capacity.
+    machines : int
+        m, identical machines.
+    slots : int
+        Visible job slots M, or ``WHOLE_QUEUE`` (0).
+    score, rule, knob, uniform
+        The heuristic: job order, placement rule, parameter, Random mode (:mod:`.dispatch`).
+    uniforms : float64 array, shape ``(n,)``
+        Uniform draws in [0, 1) consumed, per jobset in order, by the Random mode.
+    static : bool
+        The score depends only on the job (the whole queue may use the ordered tree, and a
+        first-fit machine tree).
+
+    Returns
+    -------
+    start, machine : int64 arrays, shape ``(n,)``
+        Start step and machine of every job.
+    status : int64 array, shape ``(k,)``
+        0 for a completed jobset, ``STALLED`` if jobs were left that could never start.
+    """
+    k = bounds.shape[0] - 1
+    start = np.full(arrival.shape[0], -1, dtype=np.int64)
+    machine = np.full(arrival.shape[0], -1, dtype=np.int64)
+    status = np.zeros(k, dtype=np.int64)
+    for i in range(k):
+        lo = bounds[i]
+        hi = bounds[i + 1]
+        status[i] = _one_jobset(
+            arrival[lo:hi], duration[lo:hi], demand[lo:hi], capacity, machines, slots, score,
+            rule, knob, uniform, uniforms[lo:hi], static, start[lo:hi],
+            machine[lo:hi],
+        )  # fmt: skip
+    return start, machine, status

@@ -1,0 +1,1 @@
+"""Views: what a policy observes of a model's state (images, structured queues)."""
