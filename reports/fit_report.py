@@ -1,9 +1,9 @@
 """The workload-fit report: HTML (self-contained) and Markdown, CSV tables and PNG figures.
 
-:func:`write_fit_report` lays out what :func:`schedlab.evaluation.fit.fit` and (optionally)
-:func:`schedlab.evaluation.fit_check.heuristic_check` computed: the duration candidates ranked
-with their distances and quantile errors (QQ and CCDF figures), the arrival models with the
-overdispersion of counts and the daily profile, the demand table, the held-out
+:func:`write_fit_report` lays out what :func:`schedlab.evaluation.fitting.workload.fit` and
+(optionally) :func:`schedlab.evaluation.fitting.check.heuristic_check` computed: the duration
+candidates ranked with their distances and quantile errors (QQ and CCDF figures), the arrival models
+with the overdispersion of counts and the daily profile, the demand table, the held-out
 log-likelihoods, and the heuristics on trace vs synthetic jobsets.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 import polars as pl
 
-from schedlab.evaluation.fit import FitResult
-from schedlab.evaluation.fit_check import CheckResult
+from schedlab.evaluation.fitting.check import CheckResult
+from schedlab.evaluation.fitting.workload import FitResult
 from schedlab.reports import fit_figures as ff
 from schedlab.reports.figures import policy_palette
 from schedlab.reports.markup import Block, Table, png, write_bundle

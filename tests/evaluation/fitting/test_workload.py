@@ -11,7 +11,7 @@ import pytest
 
 import schedlab
 from schedlab.errors import SchedlabError, WorkloadModelError
-from schedlab.evaluation.fit import fit
+from schedlab.evaluation.fitting.workload import fit
 from schedlab.jobset import JobSet, offered_load
 from schedlab.loaders.fitted import FittedGenerator
 from schedlab.loaders.workload_model import WorkloadModel
