@@ -70,7 +70,9 @@ class FitResult:
     durations: pl.DataFrame
     """One row per family: ``family``, ``n_params``, ``loglik``, ``aic``, ``bic``, ``delta``
     (criterion minus the best), ``ks``, ``ad``, ``q50_ratio`` .. ``q999_ratio``,
-    ``heldout_ll_per_job``, ``converged``, ``params`` (JSON); best first."""
+    ``heldout_ll_per_job``, ``converged``, ``starts`` and ``starts_at_optimum`` (mixtures: EM
+    starting points, and how many reached the best log-likelihood; null for the other
+    families), ``params`` (JSON); best first."""
     fits: dict[str, FamilyFit]
     """Full-data fit of every family that could be fitted."""
     arrivals: pl.DataFrame
@@ -243,6 +245,8 @@ def _durations(
                 **stats,
                 "heldout_ll_per_job": heldout,
                 "converged": full.converged,
+                "starts": len(full.starts) or None,
+                "starts_at_optimum": full.starts_at_optimum,
                 "params": json.dumps(full.params),
             }
         )
