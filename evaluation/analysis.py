@@ -11,7 +11,7 @@ policy ran on every jobset, so all comparisons are paired by jobset. Per conditi
   :mod:`schedlab.evaluation.compare`);
 * :func:`omnibus`: Friedman with the Iman–Davenport correction and Kendall's W over all policies,
   on the primary metric, with the p-value method (exact or permutation below 10 jobsets:
-  :mod:`schedlab.evaluation.friedman`), the Nemenyi critical difference and the fewest jobsets
+  :mod:`schedlab.evaluation.permutation`), the Nemenyi critical difference and the fewest jobsets
   any pair needs to reach significance;
 * :func:`pairwise`: all-pairs Wilcoxon signed-rank tests on the primary metric, Holm-adjusted
   within the condition, with rank-biserial effect sizes (confirmatory);
@@ -41,7 +41,6 @@ import numpy as np
 import polars as pl
 
 from schedlab.evaluation import compare as cmp
-from schedlab.evaluation.friedman import friedman
 from schedlab.evaluation.stats import group_rng, require_finite_rows, summarize
 
 
@@ -207,7 +206,7 @@ def omnibus(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) -> pl.D
     (average ranks), ``min_jobsets`` (fewest jobsets for any Holm-adjusted pair to reach
     ``alpha``), ``p_f`` (Iman–Davenport p, null when ``f`` is), ``p_method`` (``exact``,
     ``permutation`` or ``iman-davenport``) and ``p_reason`` (why, in words); see
-    :class:`~schedlab.evaluation.friedman.FriedmanResult`. The permutation test draws from
+    :class:`~schedlab.evaluation.compare.FriedmanResult`. The permutation test draws from
     :func:`~schedlab.evaluation.stats.group_rng` of ``cfg.seed`` and the condition.
     """
     cond, rows = conditions(pj), []
@@ -216,7 +215,7 @@ def omnibus(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) -> pl.D
         n, k = m.shape
         if n < 2 or k < 2:
             continue
-        fr = friedman(m, rng=group_rng(cfg.seed, ("friedman", *values)))
+        fr = cmp.friedman(m, rng=group_rng(cfg.seed, ("friedman", *values)))
         rows.append(
             {
                 **_key(cond, values),

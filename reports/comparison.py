@@ -15,8 +15,8 @@ import polars as pl
 
 from schedlab.evaluation import analysis as an
 from schedlab.evaluation.compare import EXACT_MAX, ZERO_METHOD
-from schedlab.evaluation.friedman import PERMUTATIONS, SMALL_BLOCKS
 from schedlab.evaluation.metrics import METRICS
+from schedlab.evaluation.permutation import PERMUTATIONS, SMALL_BLOCKS
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.markup import Block, png
 from schedlab.reports.tables import (

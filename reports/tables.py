@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from schedlab.evaluation.friedman import METHOD_LABELS
+from schedlab.evaluation.permutation import METHOD_LABELS
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.figures import format_load
 from schedlab.reports.markup import Table
