@@ -181,15 +181,10 @@ def policy_summary(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) 
                     ref = m[:, cols.index(cfg.reference)]
                     row |= _versus(m[:, j], ref, cfg, (*values, p, metric))
                 rows.append(row)
-    extra = pl.DataFrame(
-        rows,
-        schema_overrides={
-            **VERSUS,
-            "paired_mean": pl.Float64,
-            "n_paired": pl.Int64,
-            "mean_rank": pl.Float64,
-        },
-    )
+    paired = {"paired_mean": pl.Float64, "n_paired": pl.Int64, "mean_rank": pl.Float64}
+    if not rows:  # no condition has a jobset that every policy ran on
+        return summ.with_columns(pl.lit(None, t).alias(c) for c, t in {**paired, **VERSUS}.items())
+    extra = pl.DataFrame(rows, schema_overrides={**VERSUS, **paired})
     for c, dtype in VERSUS.items():
         if c not in extra.columns:
             extra = extra.with_columns(pl.lit(None, dtype).alias(c))

@@ -70,8 +70,13 @@ def ci_table(summary: pl.DataFrame, column: str, labels: Callable[[Any], str]) -
 
 
 def unpaired(rows: pl.DataFrame) -> bool:
-    """Whether some policy's own mean is over more jobsets than the paired statistics."""
-    return bool((rows.get_column("n_jobsets") != rows.get_column("n_paired")).any())
+    """Whether some policy's own mean is over other jobsets than the paired statistics.
+
+    ``rows``: one condition and metric of the comparison summary; ``n_paired`` is null when
+    the policies have no jobset in common.
+    """
+    differ = rows.get_column("n_jobsets") != rows.get_column("n_paired")
+    return bool(differ.fill_null(True).any())
 
 
 def summary_table(comp: Comparison) -> Table:
@@ -102,9 +107,9 @@ def summary_table(comp: Comparison) -> Table:
                 "–" if r["p_improve"] is None else num(r["p_improve"]),
             ]
         )
-        if r["paired_mean" if paired else "mean"] == best:
+        if best is not None and r["paired_mean" if paired else "mean"] == best:
             bold.add((i, 4 if paired else 3))
-    n_common = rows.get_column("n_paired").max() if rows.height else 0
+    n_common = rows.get_column("n_paired").max() or 0
     means = (
         [f"mean [{conf} CI] (jobsets)", f"paired mean ({n_common} common jobsets)"]
         if paired

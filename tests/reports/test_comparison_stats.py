@@ -57,6 +57,12 @@ def test_a_policy_on_fewer_jobsets_is_compared_by_its_paired_mean_only() -> None
     assert "Policies ran on different jobsets" in text
     same = summary_table(compare_policies(per_jobset(12), pl.DataFrame(), CFG, POLICIES, 0.9))
     assert not any(h.startswith("paired mean") for h in same.header)
+    # no jobset in common: nothing is compared at all
+    a = pl.col("policy") == "a"
+    apart = per_jobset(12).filter((a & (pl.col("jobset") >= 6)) | (~a & (pl.col("jobset") < 6)))
+    disjoint = summary_table(compare_policies(apart, pl.DataFrame(), CFG, POLICIES, 0.9))
+    assert "paired mean (0 common jobsets)" in disjoint.header
+    assert disjoint.bold == set()
 
 
 def test_a_nan_stops_the_comparison_naming_the_cell() -> None:
