@@ -91,6 +91,7 @@ class MixtureFit:
     """The best of several EM runs for one number of components."""
 
     weights: np.ndarray
+    """Component weights, shape ``(k,)``, summing to 1."""
     mu: np.ndarray
     """Component means of ``log x`` (log steps), increasing."""
     sigma: np.ndarray
@@ -213,13 +214,13 @@ def _em_step(theta: np.ndarray, obs: Intervals) -> tuple[np.ndarray, float]:
 
 def run_em(theta: np.ndarray, obs: Intervals) -> tuple[np.ndarray, float, bool]:
     """SQUAREM-accelerated EM from ``theta``: parameters, log-likelihood, converged."""
-    tol = TOL * float(obs.weight.sum())
+    tol, converged = TOL * float(obs.weight.sum()), False
     for _ in range(MAX_ITER):
         t1, ll0 = _em_step(theta, obs)
         t2, ll1 = _em_step(t1, obs)
         r, v = t1 - theta, t2 - 2.0 * t1 + theta
-        if ll1 - ll0 < tol or not float(v @ v) > 0:
-            theta = t2
+        if ll1 - ll0 < tol or not float(v @ v) > 0:  # no gain, or a fixed point
+            theta, converged = t2, True
             break
         alpha = -math.sqrt(float(r @ r) / float(v @ v))
         theta = t2
@@ -230,12 +231,11 @@ def run_em(theta: np.ndarray, obs: Intervals) -> tuple[np.ndarray, float, bool]:
                 theta = stepped
                 break
             alpha = (alpha - 1.0) / 2.0
-    else:
-        return _sorted(theta), _em_step(theta, obs)[1], False
-    return _sorted(theta), _em_step(theta, obs)[1], True
+    return _sorted(theta), _em_step(theta, obs)[1], converged
 
 
 def _sorted(theta: np.ndarray) -> np.ndarray:
+    """``theta`` with the components in increasing order of ``mu``."""
     k = theta.size // 3
     order = np.argsort(theta[k : 2 * k], kind="stable")
     return np.concatenate([theta[:k][order], theta[k : 2 * k][order], theta[2 * k :][order]])
