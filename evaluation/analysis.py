@@ -5,20 +5,30 @@ present in the per-jobset table); within a condition the **blocks** are the jobs
 policy ran on every jobset, so all comparisons are paired by jobset. Per condition:
 
 * :func:`policy_summary`: per policy and metric, mean with a bootstrap CI, median and IQR over
-  jobsets, the average Friedman rank, and versus the declared reference policy the
-  geometric-mean ratio with a paired bootstrap CI, wins/ties/losses and the probability of
-  improvement (definitions in :mod:`schedlab.evaluation.compare`);
+  jobsets, the average Friedman rank, the **paired mean** over the jobsets every policy of the
+  condition ran on, and versus the declared reference policy the geometric-mean ratio with a
+  paired bootstrap CI, wins/ties/losses and the probability of improvement (definitions in
+  :mod:`schedlab.evaluation.compare`);
 * :func:`omnibus`: Friedman with the Iman–Davenport correction and Kendall's W over all policies,
-  on the primary metric, with the Nemenyi critical difference and the fewest jobsets any pair
-  needs to reach significance;
+  on the primary metric, with the p-value method (exact or permutation below 10 jobsets:
+  :mod:`schedlab.evaluation.permutation`), the Nemenyi critical difference and the fewest jobsets
+  any pair needs to reach significance;
 * :func:`pairwise`: all-pairs Wilcoxon signed-rank tests on the primary metric, Holm-adjusted
   within the condition, with rank-biserial effect sizes (confirmatory);
 * :func:`exploratory`: every non-reference policy versus the reference on the secondary
   metrics and on the primary metric per job-length bucket, Benjamini–Hochberg-adjusted within
   the condition (exploratory: to generate hypotheses, not to confirm them).
 
-Jobsets where a policy has no value (a failed run) are dropped from that condition's paired
-analyses; a policy with no value at all in a condition is left out of it.
+Missing and non-finite values
+    Jobsets where a policy has no value (a failed run: no row, or a null) are dropped from that
+    condition's paired analyses; a policy with no value at all in a condition is left out of
+    it. Its own mean (``mean``, ``n_jobsets``) is then over more jobsets than the paired
+    statistics (``paired_mean``, ``n_paired``, ranks, ratios): reports compare paired means
+    only. Every per-jobset metric of :mod:`schedlab.evaluation.metrics` is defined for every
+    jobset that has jobs (every job finishes, durations are >= 1 step), so a NaN or ±inf is a
+    defect upstream, not an undefined value: every function here raises
+    :class:`~schedlab.errors.NonFiniteValueError` naming the metric, the value and the row
+    (policy, workload, load, seed, jobset, bucket) instead of testing around it.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ import numpy as np
 import polars as pl
 
 from schedlab.evaluation import compare as cmp
-from schedlab.evaluation.stats import group_rng, summarize
+from schedlab.evaluation.stats import group_rng, require_finite_rows, summarize
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -76,8 +86,10 @@ def wide(df: pl.DataFrame, metric: str, order: Sequence[str]) -> tuple[np.ndarra
     """Matrix ``(n_jobsets, k)`` of ``metric`` for one condition, paired by jobset.
 
     Columns are the policies of ``order`` that have a value; rows the jobsets where all of them
-    have one.
+    have one. Raises :class:`~schedlab.errors.NonFiniteValueError` naming the row of a NaN or
+    ±inf value of ``metric``.
     """
+    require_finite_rows(df, [metric])
     piv = df.select("jobset", "policy", metric).pivot(on="policy", index="jobset", values=metric)
     cols = [p for p in order if p in piv.columns and piv.get_column(p).null_count() < piv.height]
     m = piv.sort("jobset").select(cols).drop_nulls()
@@ -132,7 +144,9 @@ def policy_summary(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) 
     polars.DataFrame
         The condition columns, ``policy``, ``metric``, the columns of
         :func:`~schedlab.evaluation.stats.summarize` (``mean``, ``ci_low``, ``ci_high``,
-        ``median``, ``q25``, ``q75``, ``n_jobsets``), ``mean_rank`` (1 = best, over the paired
+        ``median``, ``q25``, ``q75``, ``n_jobsets``: over the policy's own jobsets),
+        ``paired_mean`` and ``n_paired`` (mean over the jobsets where every policy of the
+        condition has a value, and their number), ``mean_rank`` (1 = best, over the paired
         jobsets), ``ratio``, ``ratio_low``, ``ratio_high`` (geometric-mean ratio to the
         reference), ``wins``, ``ties``, ``losses``, ``p_improve`` and its CI; versus-reference
         columns are null on the reference's own rows and when the reference did not run.
@@ -159,13 +173,18 @@ def policy_summary(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) 
                     **_key(cond, values),
                     "policy": p,
                     "metric": metric,
+                    "paired_mean": float(m[:, j].mean()),
+                    "n_paired": m.shape[0],
                     "mean_rank": float(ranks[j]),
                 }
                 if has_ref and p != cfg.reference:
                     ref = m[:, cols.index(cfg.reference)]
                     row |= _versus(m[:, j], ref, cfg, (*values, p, metric))
                 rows.append(row)
-    extra = pl.DataFrame(rows, schema_overrides={**VERSUS, "mean_rank": pl.Float64})
+    paired = {"paired_mean": pl.Float64, "n_paired": pl.Int64, "mean_rank": pl.Float64}
+    if not rows:  # no condition has a jobset that every policy ran on
+        return summ.with_columns(pl.lit(None, t).alias(c) for c, t in {**paired, **VERSUS}.items())
+    extra = pl.DataFrame(rows, schema_overrides={**VERSUS, **paired})
     for c, dtype in VERSUS.items():
         if c not in extra.columns:
             extra = extra.with_columns(pl.lit(None, dtype).alias(c))
@@ -177,9 +196,13 @@ def policy_summary(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) 
 def omnibus(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) -> pl.DataFrame:
     """Per condition: Friedman / Iman–Davenport / Kendall's W on the primary metric.
 
-    Columns: the condition columns, ``n_jobsets``, ``k``, ``chi2``, ``p_chi2``, ``f``, ``df1``,
-    ``df2``, ``p`` (Iman–Davenport), ``kendall_w``, ``nemenyi_cd`` (average ranks), and
-    ``min_jobsets`` (fewest jobsets for any Holm-adjusted pair to reach ``alpha``).
+    Columns: the condition columns, ``n_jobsets``, ``k``, ``chi2``, ``p_chi2``, ``f`` (null when
+    ``W = 1``), ``df1``, ``df2``, ``p`` (the omnibus p-value), ``kendall_w``, ``nemenyi_cd``
+    (average ranks), ``min_jobsets`` (fewest jobsets for any Holm-adjusted pair to reach
+    ``alpha``), ``p_f`` (Iman–Davenport p, null when ``f`` is), ``p_method`` (``exact``,
+    ``permutation`` or ``iman-davenport``) and ``p_reason`` (why, in words); see
+    :class:`~schedlab.evaluation.compare.FriedmanResult`. The permutation test draws from
+    :func:`~schedlab.evaluation.stats.group_rng` of ``cfg.seed`` and the condition.
     """
     cond, rows = conditions(pj), []
     for values, df in _groups(pj):
@@ -187,7 +210,7 @@ def omnibus(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) -> pl.D
         n, k = m.shape
         if n < 2 or k < 2:
             continue
-        fr = cmp.friedman(m)
+        fr = cmp.friedman(m, rng=group_rng(cfg.seed, ("friedman", *values)))
         rows.append(
             {
                 **_key(cond, values),
@@ -202,9 +225,12 @@ def omnibus(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) -> pl.D
                 "kendall_w": fr.kendall_w,
                 "nemenyi_cd": cmp.nemenyi_cd(k, n, cfg.alpha),
                 "min_jobsets": cmp.min_blocks_for_significance(k * (k - 1) // 2, cfg.alpha),
+                "p_f": fr.p_f,
+                "p_method": fr.method,
+                "p_reason": fr.reason,
             }
         )
-    return pl.DataFrame(rows)
+    return pl.DataFrame(rows, schema_overrides={"f": pl.Float64, "p_f": pl.Float64})
 
 
 def pairwise(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) -> pl.DataFrame:

@@ -21,11 +21,21 @@ Probability of improvement (:func:`prob_improvement`)
     ``(wins + ties / 2) / n``: the chance that ``x`` beats the reference on a random jobset,
     ties counted half, with a percentile-bootstrap CI over jobsets.
 Friedman test (:func:`friedman`)
-    Ranks within each jobset (1 = lowest value, ties averaged); tie-corrected statistic
+    Ranks within each jobset (1 = lowest value, ties averaged: :func:`within_block_ranks`);
+    tie-corrected statistic
     ``chi2 = (12/(n k (k+1)) Σ R_j² − 3 n (k+1)) / (1 − Σ(t³ − t)/(n k (k² − 1)))`` with ``R_j``
-    the rank sums (as :func:`scipy.stats.friedmanchisquare`); Iman–Davenport
-    ``F = (n − 1) chi2 / (n (k − 1) − chi2)`` on ``(k − 1, (k − 1)(n − 1))`` degrees of freedom
-    (Demšar 2006, JMLR 7, §3.2.2); Kendall's ``W = chi2 / (n (k − 1))``.
+    the rank sums (as :func:`scipy.stats.friedmanchisquare`); Kendall's
+    ``W = chi2 / (n (k − 1))``; Iman–Davenport ``F = (n − 1) chi2 / (n (k − 1) − chi2)`` on
+    ``(k − 1, (k − 1)(n − 1))`` degrees of freedom (Demšar 2006, JMLR 7, §3.2.2), undefined
+    (``None``, never infinite) when ``W = 1``. The p-value reported
+    (:attr:`FriedmanResult.p`; :attr:`~FriedmanResult.method` says which, and
+    :attr:`~FriedmanResult.reason` why; :func:`~schedlab.evaluation.permutation.friedman_p`)
+    is the F approximation's from 10 jobsets on; with fewer jobsets (where χ² and F are poor:
+    3 jobsets with ``W = 1`` give an infinite F and a χ² p of 0.05 where the exact p is 1/36),
+    and whenever ``W = 1``, the **exact** p of the statistic's permutation distribution (each
+    jobset's ranks permuted independently, ties kept), or a seeded **permutation** test where
+    that enumeration is too large. When every jobset ties every policy,
+    ``chi2 = F = W = 0`` and ``p = 1``.
 Nemenyi critical difference (:func:`nemenyi_cd`)
     ``CD = q_alpha sqrt(k (k + 1) / (6 n))`` with ``q_alpha`` the studentized range quantile
     over ``sqrt(2)`` (Demšar 2006, Table 5: 2.569 for k = 4 at alpha = 0.05).
@@ -42,7 +52,12 @@ Wilcoxon signed-rank (:func:`wilcoxon_pair`)
     differences (so zeros count as neither win nor loss and shrink r towards 0; it equals the
     ``zsplit`` convention). Sign: ``r > 0`` means the **first** argument is lower (better).
 Holm and Benjamini–Hochberg (:func:`holm`, :func:`benjamini_hochberg`)
-    Step-down family-wise and step-up false-discovery adjustments of a family of p-values.
+    Step-down family-wise and step-up false-discovery adjustments of a family of p-values; a
+    NaN p-value (a test that could not be run) is not counted in the family size ``m`` and
+    stays NaN.
+Non-finite values
+    Every test raises :class:`~schedlab.errors.NonFiniteValueError` on NaN or ±inf, naming the
+    index; :mod:`schedlab.evaluation.analysis` names the policy, jobset and metric.
 """
 
 from __future__ import annotations
@@ -53,7 +68,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from schedlab.evaluation.stats import bootstrap_mean_ci
+from schedlab.evaluation.permutation import Method, friedman_p
+from schedlab.evaluation.stats import bootstrap_mean_ci, require_finite
 
 DECIMALS = 9
 TIE_RTOL = 10.0**-DECIMALS
@@ -100,9 +116,8 @@ def _paired(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
             f"paired values must be non-empty 1-d arrays of equal length, got {a.shape}, {b.shape}"
         )
         raise ValueError(msg)
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        msg = "paired values must be finite"
-        raise ValueError(msg)
+    require_finite(a, "paired values (first)")
+    require_finite(b, "paired values (second)")
     scale = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
     return np.zeros(a.size) if scale == 0.0 else np.round((b - a) / scale, DECIMALS)
 
@@ -228,20 +243,40 @@ def _exact_signed_rank_p(ranks: np.ndarray, r_plus: float) -> float:
     return float(min(1.0, 2 * min(probs[t:].sum(), probs[: t + 1].sum())))
 
 
+def _tested(p_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``p_values`` as float64 and the mask of the tests that were run (not NaN).
+
+    Raises
+    ------
+    ValueError
+        If a p-value is outside [0, 1] or infinite.
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    ok = ~np.isnan(p)
+    outside = p[ok][(p[ok] < 0) | (p[ok] > 1)]
+    if outside.size:
+        msg = f"p-values must be in [0, 1] or NaN (test not run), got {outside[:3].tolist()}"
+        raise ValueError(msg)
+    return p, ok
+
+
 def holm(p_values: np.ndarray) -> np.ndarray:
     """Holm step-down adjusted p-values, in the input order.
 
     ``p_adj(i) = max_{j <= i} min(1, (m − j + 1) p_(j))`` over the sorted p-values
-    ``p_(1) <= ... <= p_(m)``; reject where ``p_adj <= alpha`` (Holm 1979).
+    ``p_(1) <= ... <= p_(m)``; reject where ``p_adj <= alpha`` (Holm 1979). NaN p-values (tests
+    not run) are not counted in ``m`` and stay NaN.
     """
-    p = np.asarray(p_values, dtype=np.float64)
-    m = p.size
+    p, ok = _tested(p_values)
+    out = np.full(p.size, np.nan)
+    m = int(ok.sum())
     if m == 0:
-        return p.copy()
-    order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.maximum.accumulate(scaled)
+        return out
+    order = np.argsort(p[ok], kind="stable")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[ok][order])
+    adj = np.empty(m)
+    adj[order] = np.maximum.accumulate(scaled)
+    out[ok] = adj
     return out
 
 
@@ -249,10 +284,14 @@ def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
     """Benjamini–Hochberg adjusted p-values (q-values), in the input order.
 
     :func:`scipy.stats.false_discovery_control` with ``method="bh"``:
-    ``q_(i) = min_{j >= i} min(1, m p_(j) / j)``.
+    ``q_(i) = min_{j >= i} min(1, m p_(j) / j)``; NaN p-values (tests not run) are not counted
+    in ``m`` and stay NaN.
     """
-    p = np.asarray(p_values, dtype=np.float64)
-    return p.copy() if p.size == 0 else np.asarray(sps.false_discovery_control(p, method="bh"))
+    p, ok = _tested(p_values)
+    out = np.full(p.size, np.nan)
+    if ok.any():
+        out[ok] = sps.false_discovery_control(p[ok], method="bh")
+    return out
 
 
 def min_blocks_for_significance(n_pairs: int, alpha: float = 0.05) -> int:
@@ -268,9 +307,15 @@ def min_blocks_for_significance(n_pairs: int, alpha: float = 0.05) -> int:
     return n
 
 
+def within_block_ranks(matrix: np.ndarray) -> np.ndarray:
+    """Ranks within each row (1 = lowest), ties averaged, after :func:`snap`; shape kept."""
+    m = np.asarray(matrix, dtype=np.float64)
+    return sps.rankdata(snap(m), axis=1)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FriedmanResult:
-    """Friedman test with the Iman–Davenport correction and Kendall's W (module docstring)."""
+    """Friedman test, Iman–Davenport correction, Kendall's W and the p-value used (module doc)."""
 
     n_blocks: int
     """Jobsets (blocks), n."""
@@ -281,35 +326,47 @@ class FriedmanResult:
     chi2: float
     """Tie-corrected Friedman statistic."""
     p_chi2: float
-    """p-value of ``chi2`` against chi-square with k − 1 degrees of freedom."""
-    f: float
-    """Iman–Davenport statistic (``inf`` when every jobset ranks the policies identically)."""
+    """p-value of ``chi2`` against chi-square with k − 1 degrees of freedom (approximation)."""
+    f: float | None
+    """Iman–Davenport statistic; None when every jobset ranks the policies identically (W = 1)."""
     df1: int
     """Numerator degrees of freedom, k − 1."""
     df2: int
     """Denominator degrees of freedom, (k − 1)(n − 1)."""
+    p_f: float | None
+    """p-value of the Iman–Davenport F (approximation); None when ``f`` is None."""
     p: float
-    """p-value of the Iman–Davenport F (the omnibus p-value reported)."""
+    """The omnibus p-value reported, computed by :attr:`method`."""
+    method: Method
+    """How :attr:`p` was computed: ``"exact"``, ``"permutation"`` or ``"iman-davenport"``."""
+    reason: str
+    """Why that method, in words (for reports)."""
     kendall_w: float
     """Kendall's coefficient of concordance in [0, 1]."""
 
 
-def within_block_ranks(matrix: np.ndarray) -> np.ndarray:
-    """Ranks within each row (1 = lowest), ties averaged, after :func:`snap`; shape kept."""
-    m = np.asarray(matrix, dtype=np.float64)
-    return sps.rankdata(snap(m), axis=1)
+def friedman(matrix: np.ndarray, *, rng: np.random.Generator | None = None) -> FriedmanResult:
+    """Friedman test over the columns of ``matrix`` (n jobsets × k policies), lower = better.
 
+    Parameters
+    ----------
+    matrix
+        Per-jobset values, shape ``(n, k)`` with ``n >= 2`` and ``k >= 2``, finite.
+    rng
+        Source of the permutation test's randomness (used only when :attr:`FriedmanResult.method`
+        is ``"permutation"``); None: ``numpy.random.default_rng(0)``, so results reproduce.
 
-def friedman(matrix: np.ndarray) -> FriedmanResult:
-    """Friedman / Iman–Davenport test over the columns of ``matrix`` (n jobsets × k policies).
-
-    When every jobset ties every policy the statistic is undefined; the result then reports
-    ``chi2 = f = W = 0`` and ``p = 1`` (no evidence of a difference).
+    Raises
+    ------
+    ValueError
+        If the shape is wrong; :class:`~schedlab.errors.NonFiniteValueError` on NaN or ±inf
+        (naming the row = jobset index and column = policy index).
     """
     m = np.asarray(matrix, dtype=np.float64)
     if m.ndim != 2 or m.shape[0] < 2 or m.shape[1] < 2:
         msg = f"need at least 2 jobsets and 2 policies, got shape {m.shape}"
         raise ValueError(msg)
+    require_finite(m, "per-jobset values (rows: jobsets, columns: policies)")
     n, k = m.shape
     ranks = within_block_ranks(m)
     rank_sums = ranks.sum(axis=0)
@@ -317,49 +374,57 @@ def friedman(matrix: np.ndarray) -> FriedmanResult:
         float(np.sum(c**3 - c)) for c in (np.unique(r, return_counts=True)[1] for r in ranks)
     )
     denom = 1.0 - ties / (n * k * (k * k - 1))
-    mean_ranks = tuple(float(v) for v in rank_sums / n)
-    df1, df2 = k - 1, (k - 1) * (n - 1)
+    common = {
+        "n_blocks": n,
+        "k": k,
+        "mean_ranks": tuple(float(v) for v in rank_sums / n),
+        "df1": k - 1,
+        "df2": (k - 1) * (n - 1),
+    }
     if denom <= 1e-12:
         return FriedmanResult(
-            n_blocks=n,
-            k=k,
-            mean_ranks=mean_ranks,
+            **common,
             chi2=0.0,
             p_chi2=1.0,
             f=0.0,
-            df1=df1,
-            df2=df2,
+            p_f=1.0,
             p=1.0,
+            method="exact",
+            reason="every jobset ties every policy: the statistic is 0 under every permutation",
             kendall_w=0.0,
         )
     chi2 = (12.0 / (n * k * (k + 1)) * float(np.sum(rank_sums**2)) - 3.0 * n * (k + 1)) / denom
     chi2 = max(chi2, 0.0)
-    f, p = iman_davenport(chi2, n, k)
+    f, p_f = iman_davenport(chi2, n, k)
+    method, p, reason = friedman_p(ranks, p_f, rng)
     return FriedmanResult(
-        n_blocks=n,
-        k=k,
-        mean_ranks=mean_ranks,
+        **common,
         chi2=chi2,
-        p_chi2=float(sps.chi2.sf(chi2, df1)),
+        p_chi2=float(sps.chi2.sf(chi2, k - 1)),
         f=f,
-        df1=df1,
-        df2=df2,
+        p_f=p_f,
         p=p,
+        method=method,
+        reason=reason,
         kendall_w=min(1.0, chi2 / (n * (k - 1))),
     )
 
 
-def iman_davenport(chi2: float, n_blocks: int, k: int) -> tuple[float, float]:
-    """Iman–Davenport ``F`` from a Friedman ``chi2`` and its p-value on (k−1, (k−1)(n−1)) df."""
+def iman_davenport(chi2: float, n_blocks: int, k: int) -> tuple[float | None, float | None]:
+    """Iman–Davenport ``F`` from a Friedman ``chi2`` and its p-value on (k−1, (k−1)(n−1)) df.
+
+    Returns ``(None, None)`` when ``chi2`` reaches its maximum ``n (k − 1)`` (``W = 1``), where
+    ``F`` is infinite and its approximate p-value (0) meaningless.
+    """
     n = n_blocks
     gap = n * (k - 1) - chi2
     if gap <= 1e-12 * n * (k - 1):
-        return math.inf, 0.0
+        return None, None
     f = (n - 1) * chi2 / gap
     return f, float(sps.f.sf(f, k - 1, (k - 1) * (n - 1)))
 
 
-def friedman_from_ranks(mean_ranks: np.ndarray, n_blocks: int) -> tuple[float, float]:
+def friedman_from_ranks(mean_ranks: np.ndarray, n_blocks: int) -> tuple[float, float | None]:
     """Friedman ``chi2`` (no tie correction) and Iman–Davenport ``F`` from average ranks.
 
     Demšar (2006) eq. in §3.2.2: ``chi2 = 12 n / (k (k + 1)) (Σ R_j² − k (k + 1)² / 4)``.

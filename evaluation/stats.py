@@ -21,11 +21,67 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
+from schedlab.errors import NonFiniteValueError
+
 CI_METHOD = "percentile bootstrap over jobsets (scipy.stats.bootstrap, method='percentile')"
 """Human-readable description of the interval method, for reports."""
 
 SUMMARY_STATS = ("mean", "ci_low", "ci_high", "median", "q25", "q75", "n_jobsets")
 """Statistic columns of :func:`summarize`, after the group and ``metric`` columns."""
+
+ROW_KEYS = ("policy", "workload", "load", "seed", "jobset", "bucket")
+"""Columns that identify a row of a per-jobset table, named by :func:`require_finite_rows`."""
+
+
+def require_finite(values: np.ndarray, what: str) -> None:
+    """Raise :class:`~schedlab.errors.NonFiniteValueError` if ``values`` holds NaN or ±inf.
+
+    Parameters
+    ----------
+    values
+        Array of any shape.
+    what
+        What the values are, for the message (e.g. ``"values"``, ``"matrix (jobsets ×
+        policies)"``); the message adds the first non-finite value, its index and the count.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    bad = np.argwhere(~np.isfinite(x))
+    if bad.size:
+        idx = tuple(int(i) for i in bad[0])
+        at = idx[0] if len(idx) == 1 else list(idx)
+        msg = (
+            f"{what} must be finite, got {x[idx]} at index {at} "
+            f"({bad.shape[0]} non-finite of {x.size})"
+        )
+        raise NonFiniteValueError(msg)
+
+
+def require_finite_rows(df: pl.DataFrame, metrics: Sequence[str]) -> None:
+    """Raise :class:`~schedlab.errors.NonFiniteValueError` naming a row with NaN or ±inf.
+
+    Null values (a run that did not happen) are allowed; a non-finite value is an error whose
+    message names the metric, the value and the row's :data:`ROW_KEYS` (policy, workload, load,
+    seed, jobset, bucket: those present), and how many values of that metric are non-finite.
+
+    Parameters
+    ----------
+    df
+        A per-jobset (or per-length) table.
+    metrics
+        Numeric columns to check; columns not in ``df`` are skipped.
+    """
+    keys = [c for c in ROW_KEYS if c in df.columns]
+    for metric in (m for m in metrics if m in df.columns):
+        bad = df.filter(~pl.col(metric).cast(pl.Float64).is_finite())
+        if bad.height:
+            row = bad.row(0, named=True)
+            where = ", ".join(f"{c} {row[c]!r}" for c in keys)
+            msg = (
+                f"per-jobset {metric} must be finite, got {row[metric]} for {where} "
+                f"({bad.height} non-finite value(s) of {metric}); a run that did not happen "
+                "must be a missing row or a null, not NaN or inf"
+            )
+            raise NonFiniteValueError(msg)
 
 
 def bootstrap_mean_ci(
@@ -58,15 +114,14 @@ def bootstrap_mean_ci(
     Raises
     ------
     ValueError
-        If ``values`` is empty, not one-dimensional, or holds a non-finite value.
+        If ``values`` is empty or not one-dimensional;
+        :class:`~schedlab.errors.NonFiniteValueError` if it holds NaN or ±inf.
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or x.size == 0:
         msg = f"values must be a non-empty 1-d array, got shape {x.shape}"
         raise ValueError(msg)
-    if not np.all(np.isfinite(x)):
-        msg = f"values must be finite, got {x[~np.isfinite(x)][:3].tolist()}"
-        raise ValueError(msg)
+    require_finite(x, "values")
     if not 0 < confidence < 1:
         msg = f"confidence must be in (0, 1), got {confidence}"
         raise ValueError(msg)
@@ -118,7 +173,9 @@ def summarize(
     per_jobset_df
         One row per jobset (and policy), e.g. from :func:`~schedlab.evaluation.metrics.per_jobset`
         or :func:`~schedlab.evaluation.metrics.per_length`; must hold the ``by`` and ``metrics``
-        columns. Null metric values are left out of their group.
+        columns. Null metric values are left out of their group; NaN or ±inf raise
+        :class:`~schedlab.errors.NonFiniteValueError` naming the row
+        (:func:`require_finite_rows`).
     metrics
         Numeric columns to summarise.
     by
@@ -143,6 +200,7 @@ def summarize(
     if missing:
         msg = f"columns {missing} not in the per-jobset table (have {per_jobset_df.columns})"
         raise ValueError(msg)
+    require_finite_rows(per_jobset_df, metrics)
     sort_keys = [f"_k{i}" for i in range(len(by))]
     long = (
         per_jobset_df.select(*by, *[pl.col(m).cast(pl.Float64) for m in metrics])

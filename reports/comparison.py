@@ -16,6 +16,7 @@ import polars as pl
 from schedlab.evaluation import analysis as an
 from schedlab.evaluation.compare import EXACT_MAX, ZERO_METHOD
 from schedlab.evaluation.metrics import METRICS
+from schedlab.evaluation.permutation import PERMUTATIONS, SMALL_BLOCKS
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.markup import Block, png
 from schedlab.reports.tables import (
@@ -27,6 +28,7 @@ from schedlab.reports.tables import (
     pairwise_table,
     secondary_table,
     summary_table,
+    unpaired,
 )
 
 
@@ -140,7 +142,7 @@ def figures(
             f"significantly different by two-sided Wilcoxon signed-rank tests (zero_method="
             f"{ZERO_METHOD}) with Holm correction at α = {cfg.alpha:g}; the scale bar is the "
             f"Nemenyi critical difference (CD = {o['nemenyi_cd']:.2f}) for comparison. Omnibus "
-            f"Friedman test with Iman–Davenport correction: p = {sf.format_p(o['p'])}.",
+            f"Friedman test: p = {sf.format_p(o['p'])} ({o['p_reason']}).",
         )
         k = len(ranked)
         out["pairwise_heatmap.png"] = (
@@ -234,7 +236,14 @@ def blocks(comp: Comparison, images: dict[str, Any], bucket_labels: dict[str, st
             f"jobsets (1 = best). Ratio: geometric mean over jobsets of policy / "
             f"{cfg.reference} on the same jobset, paired percentile-bootstrap {conf} CI. "
             f"W/T/L: jobsets where the policy is lower / equal / higher than {cfg.reference}. "
-            f"P(better) = (W + T/2) / jobsets.",
+            f"P(better) = (W + T/2) / jobsets."
+            + (
+                " Policies ran on different jobsets: the raw mean is over each policy's own "
+                "jobsets (their number in brackets) and is not compared; the paired mean, "
+                "ranks and ratios are over the jobsets every policy ran on."
+                if unpaired(comp.at_focus(comp.summary).filter(pl.col("metric") == cfg.primary))
+                else ""
+            ),
         ),
     ]
     for name in ("jobset_values.png", "cd_diagram.png", "pairwise_heatmap.png"):
@@ -260,7 +269,13 @@ def blocks(comp: Comparison, images: dict[str, Any], bucket_labels: dict[str, st
             (
                 "p",
                 "Friedman test over all policies (ranks within jobsets, tie-corrected) "
-                "with the Iman–Davenport F correction (Demšar 2006); Kendall's W = "
+                "with the Iman–Davenport F correction (Demšar 2006). p method: from "
+                f"{SMALL_BLOCKS} jobsets on, the F approximation; with fewer jobsets, or "
+                "when every jobset ranks the policies identically (F infinite, not shown), "
+                "the exact permutation distribution of the statistic (each jobset's ranks "
+                "permuted independently, ties kept), or a seeded test of "
+                f"{PERMUTATIONS:,} random permutations where enumerating is too large. "
+                "Kendall's W = "
                 "χ² / (n (k − 1)) measures how consistently jobsets rank the policies "
                 "(0: not at all, 1: identically). Nemenyi CD: the critical difference of "
                 f"mean ranks at α = {cfg.alpha:g}.",

@@ -1,7 +1,8 @@
 """Figures of the workload-fit report (axes-level, like :mod:`schedlab.reports.figures`).
 
 Each ``plot_*`` draws on ``ax`` and returns it; the inputs are the tables of
-:class:`schedlab.evaluation.fit.FitResult` and :class:`schedlab.evaluation.fit_check.CheckResult`.
+:class:`schedlab.evaluation.fitting.workload.FitResult` and
+:class:`schedlab.evaluation.fitting.check.CheckResult`.
 Durations are in time steps (the axis labels say how long a step is).
 """
 
@@ -17,8 +18,8 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from schedlab.evaluation.fit_durations import DurationData
-from schedlab.evaluation.fit_gof import kaplan_meier, model_quantile
+from schedlab.evaluation.fitting.durations import DurationData
+from schedlab.evaluation.fitting.gof import kaplan_meier, model_quantile
 from schedlab.loaders.workload.families import build
 from schedlab.loaders.workload.model import WorkloadModel
 from schedlab.reports.figures import _to_pandas

@@ -1,9 +1,9 @@
 """The workload-fit report: HTML (self-contained) and Markdown, CSV tables and PNG figures.
 
-:func:`write_fit_report` lays out what :func:`schedlab.evaluation.fit.fit` and (optionally)
-:func:`schedlab.evaluation.fit_check.heuristic_check` computed: the duration candidates ranked
-with their distances and quantile errors (QQ and CCDF figures), the arrival models with the
-overdispersion of counts and the daily profile, the demand table, the held-out
+:func:`write_fit_report` lays out what :func:`schedlab.evaluation.fitting.workload.fit` and
+(optionally) :func:`schedlab.evaluation.fitting.check.heuristic_check` computed: the duration
+candidates ranked with their distances and quantile errors (QQ and CCDF figures), the arrival models
+with the overdispersion of counts and the daily profile, the demand table, the held-out
 log-likelihoods, and the heuristics on trace vs synthetic jobsets.
 """
 
@@ -16,8 +16,9 @@ from typing import Any
 
 import polars as pl
 
-from schedlab.evaluation.fit import FitResult
-from schedlab.evaluation.fit_check import CheckResult
+from schedlab.evaluation.fitting.check import CheckResult
+from schedlab.evaluation.fitting.mixture import OPTIMUM_TOL, SIGMA_FLOOR, STARTS
+from schedlab.evaluation.fitting.workload import FitResult
 from schedlab.reports import fit_figures as ff
 from schedlab.reports.figures import policy_palette
 from schedlab.reports.markup import Block, Table, png, write_bundle
@@ -42,6 +43,8 @@ def _duration_table(r: FitResult) -> Table:
         "q99_ratio",
         "q999_ratio",
         "heldout_ll_per_job",
+        "starts",
+        "starts_at_optimum",
     ]
     header = [
         "family",
@@ -57,14 +60,18 @@ def _duration_table(r: FitResult) -> Table:
         "p99 ratio",
         "p99.9 ratio",
         "held-out log L / job",
+        "starts at optimum",
     ]
     rows = []
     for row in r.durations.select(cols).iter_rows(named=True):
-        rows.append([row["family"], str(row["n_params"])] + [num(row[c]) for c in cols[2:]])
+        starts = "–" if row["starts"] is None else f"{row['starts_at_optimum']}/{row['starts']}"
+        rows.append(
+            [row["family"], str(row["n_params"])] + [num(row[c]) for c in cols[2:-2]] + [starts]
+        )
     best_heldout = r.durations["heldout_ll_per_job"].arg_max()
     bold = {(0, j) for j in range(len(header))}
     if best_heldout is not None:
-        bold.add((best_heldout, len(header) - 1))
+        bold.add((best_heldout, len(header) - 2))
     return Table(header, rows, bold)
 
 
@@ -254,7 +261,10 @@ def _blocks(
             f"durations (a job of d steps lasted (d-1, d] steps), ranked by {sel}. Ratios are "
             "model / empirical quantiles of the generated durations; the held-out column is "
             "the log-likelihood per job of the last part of the trace under a fit to the "
-            "first part (best in bold).",
+            "first part (best in bold). Lognormal mixtures are fitted by exact EM from "
+            f"{len(STARTS)} starting points ({', '.join(STARTS)}; component medians >= 1/2 "
+            f"step, σ >= {SIGMA_FLOOR:g}) and the best kept; starts at optimum: how many "
+            f"reached it (within {OPTIMUM_TOL:g} of the best log L).",
         ),
         ("table", _duration_table(r)),
         ("p", _heldout_text(r)),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from schedlab.evaluation.permutation import METHOD_LABELS
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.figures import format_load
 from schedlab.reports.markup import Table
@@ -45,7 +46,8 @@ def ci_table(summary: pl.DataFrame, column: str, labels: Callable[[Any], str]) -
     """Rows = policy, columns = values of ``column``, cell = ``"mean [low, high]"``.
 
     In each column the lowest mean, as displayed (2 decimals), is marked bold, ties included,
-    unless every policy ties. ``summary`` must hold one metric only.
+    unless every policy ties or the policies' means are over different numbers of jobsets
+    (``n_jobsets``: not comparable). ``summary`` must hold one metric only.
     """
     policies = list(dict.fromkeys(summary.get_column("policy").to_list()))
     values = summary.get_column(column).unique().sort(nulls_last=True).to_list()
@@ -53,45 +55,71 @@ def ci_table(summary: pl.DataFrame, column: str, labels: Callable[[Any], str]) -
         (r["policy"], r[column]): (_fmt_ci(r["mean"], r["ci_low"], r["ci_high"]), r["mean"])
         for r in summary.iter_rows(named=True)
     }
+    sizes = {
+        v: summary.filter(pl.col(column).eq_missing(v)).get_column("n_jobsets").n_unique()
+        for v in values
+    }
     rows = [[p] + [cells.get((p, v), ("–", 0.0))[0] for v in values] for p in policies]
     bold = set()
     for j, v in enumerate(values, start=1):
         shown = {i: round(cells[(p, v)][1], 2) for i, p in enumerate(policies) if (p, v) in cells}
         best = min(shown.values(), default=None)
-        if len(set(shown.values())) > 1:
+        if len(set(shown.values())) > 1 and sizes[v] == 1:
             bold |= {(i, j) for i, m in shown.items() if m == best}
     return Table(["policy"] + [labels(v) for v in values], rows, bold)
 
 
+def unpaired(rows: pl.DataFrame) -> bool:
+    """Whether some policy's own mean is over other jobsets than the paired statistics.
+
+    ``rows``: one condition and metric of the comparison summary; ``n_paired`` is null when
+    the policies have no jobset in common.
+    """
+    differ = rows.get_column("n_jobsets") != rows.get_column("n_paired")
+    return bool(differ.fill_null(True).any())
+
+
 def summary_table(comp: Comparison) -> Table:
-    """Focus condition, primary metric: rank, median [IQR], mean [CI], ratio [CI], W/T/L."""
+    """Focus condition, primary metric: rank, median [IQR], mean [CI], ratio [CI], W/T/L.
+
+    When the policies ran on different jobsets (:func:`unpaired`), a column of paired means
+    over the common jobsets follows the raw means, and only it is compared (bold).
+    """
     cfg = comp.cfg
     conf = f"{100 * cfg.confidence:g}%"
     rows = comp.at_focus(comp.summary).filter(pl.col("metric") == cfg.primary).sort("mean_rank")
+    paired = unpaired(rows)
+    compared = rows.get_column("paired_mean" if paired else "mean")
+    best = compared.min() if compared.n_unique() > 1 else None  # no bold when all tie
     body, bold = [], set()
-    means = rows.get_column("mean")
-    best_mean = means.min() if means.n_unique() > 1 else None  # no bold when all tie
     for i, r in enumerate(rows.iter_rows(named=True)):
         ref = r["policy"] == cfg.reference
         wtl = "–" if r["wins"] is None else f"{r['wins']}/{r['ties']}/{r['losses']}"
+        mean = ci(r["mean"], r["ci_low"], r["ci_high"])
         body.append(
             [
                 num(r["mean_rank"]),
                 r["policy"] + (" (reference)" if ref else ""),
                 f"{num(r['median'])} [{num(r['q25'])}, {num(r['q75'])}]",
-                ci(r["mean"], r["ci_low"], r["ci_high"]),
+                *([f"{mean} ({r['n_jobsets']})", num(r["paired_mean"])] if paired else [mean]),
                 "1 (reference)" if ref else ci(r["ratio"], r["ratio_low"], r["ratio_high"]),
                 wtl,
                 "–" if r["p_improve"] is None else num(r["p_improve"]),
             ]
         )
-        if r["mean"] == best_mean:
-            bold.add((i, 3))
+        if best is not None and r["paired_mean" if paired else "mean"] == best:
+            bold.add((i, 4 if paired else 3))
+    n_common = rows.get_column("n_paired").max() or 0
+    means = (
+        [f"mean [{conf} CI] (jobsets)", f"paired mean ({n_common} common jobsets)"]
+        if paired
+        else [f"mean [{conf} CI]"]
+    )
     header = [
         "mean rank",
         "policy",
         "median [IQR]",
-        f"mean [{conf} CI]",
+        *means,
         f"ratio to {cfg.reference} [{conf} CI]",
         "W/T/L",
         "P(better)",
@@ -111,7 +139,7 @@ def secondary_table(comp: Comparison) -> Table:
 
 
 def omnibus_table(comp: Comparison) -> Table:
-    """Every condition: jobsets, policies, chi2, Iman–Davenport F (df), p, Kendall's W, CD."""
+    """Every condition: jobsets, policies, chi2, Iman–Davenport F (df), p and how, W, CD."""
     body = [
         [
             fmt_load(r["load"]) if "load" in r else "all",
@@ -120,6 +148,7 @@ def omnibus_table(comp: Comparison) -> Table:
             num(r["chi2"]),
             f"{num(r['f'])} ({r['df1']}, {r['df2']})",
             sf.format_p(r["p"]),
+            METHOD_LABELS[r["p_method"]],
             num(r["kendall_w"]),
             num(r["nemenyi_cd"]),
         ]
@@ -132,6 +161,7 @@ def omnibus_table(comp: Comparison) -> Table:
         "Friedman χ²",
         "Iman–Davenport F (df)",
         "p",
+        "p method",
         "Kendall's W",
         "Nemenyi CD",
     ]

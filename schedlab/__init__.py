@@ -37,7 +37,7 @@ _LAZY = {
     "ClusterConfig": "schedlab.simulator.config",
     "simulate": "schedlab.simulator.run",
     "write_report": "schedlab.reports.render",
-    "fit": "schedlab.evaluation.fit",
+    "fit": "schedlab.evaluation.fitting.workload",
     "WorkloadModel": "schedlab.loaders.workload.model",
 }
 

@@ -220,8 +220,8 @@ def fit_cmd(
 
     Generate from it with `schedlab generate fitted --model OUTPUT/model.json --load 0.9 ...`.
     """
-    from schedlab.evaluation.fit import fit
-    from schedlab.evaluation.fit_check import heuristic_check
+    from schedlab.evaluation.fitting.check import heuristic_check
+    from schedlab.evaluation.fitting.workload import fit
     from schedlab.jobset import JobSet
     from schedlab.loaders.workload.families import FAMILIES
     from schedlab.reports.fit_report import write_fit_report

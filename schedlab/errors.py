@@ -36,3 +36,7 @@ class SpecError(SchedlabError, ValueError):
 
 class WorkloadModelError(SchedlabError, ValueError):
     """A fitted workload model file is invalid; the message names the file and the key."""
+
+
+class NonFiniteValueError(SchedlabError, ValueError):
+    """A value to summarise or test is NaN or infinite; the message names where it is."""

@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from schedlab.errors import NonFiniteValueError
 from schedlab.evaluation import analysis as an
 from schedlab.evaluation import compare as cmp
 
@@ -58,6 +59,7 @@ def test_omnibus_and_pairwise_holm() -> None:
     m = np.column_stack([VALUES[p] for p in ORDER])
     assert o["chi2"] == pytest.approx(cmp.friedman(m).chi2)
     assert (o["n_jobsets"], o["k"], o["min_jobsets"]) == (N, 3, 7)
+    assert (o["p_method"], o["p"]) == ("iman-davenport", o["p_f"])
     pw = an.pairwise(df, CFG, ORDER)
     assert pw.select("a", "b").rows() == [("a", "b"), ("a", "c"), ("b", "c")]
     raw = pw.get_column("p").to_numpy()
@@ -72,6 +74,12 @@ def test_failed_runs_and_missing_jobsets_are_left_out_of_the_pairs() -> None:
     df = frame(VALUES).filter(~((pl.col("policy") == "c") & (pl.col("jobset") == 0)))
     pw = an.pairwise(df, CFG, ORDER)
     assert set(pw.get_column("n").to_list()) == {N - 1}
+    null = frame(VALUES).with_columns(  # a null (not NaN) is a missing run too
+        slowdown=pl.when((pl.col("policy") == "c") & (pl.col("jobset") == 0))
+        .then(None)
+        .otherwise(pl.col("slowdown"))
+    )
+    assert an.pairwise(null, CFG, ORDER).equals(pw)
     without_c = frame({"a": BASE, "b": 2 * BASE})
     assert an.pairwise(without_c, CFG, ORDER).height == 1
 
@@ -117,3 +125,59 @@ def test_cliques_from_pairwise_significance() -> None:
     assert an.cliques(ranks, pairs) == [["a", "b"], ["b", "c"], ["c", "d"]]
     none_sig = pairs.with_columns(significant=pl.lit(False))
     assert an.cliques(ranks, none_sig) == [["a", "b", "c", "d"]]
+
+
+def test_omnibus_with_few_jobsets_reports_the_exact_p_and_why() -> None:
+    # 3 jobsets ranking 3 policies identically: the case, exact p = 1/36
+    few = {p: v[:3] for p, v in VALUES.items() if p != "c"} | {"c": 1.5 * BASE[:3]}
+    o = an.omnibus(frame(few), CFG, ORDER).row(0, named=True)
+    assert o["kendall_w"] == pytest.approx(1.0)
+    assert o["p"] == pytest.approx(1 / 36, rel=1e-12)
+    assert (o["p_method"], o["f"], o["p_f"]) == ("exact", None, None)
+    assert "3 jobsets, fewer than 10" in o["p_reason"]
+
+
+def test_a_policy_on_fewer_jobsets_gets_a_paired_mean_over_the_common_ones() -> None:
+    df = frame(VALUES).filter(~((pl.col("policy") == "b") & (pl.col("jobset") >= N - 2)))
+    s = an.policy_summary(df, CFG, ORDER).filter(pl.col("metric") == "slowdown")
+    rows = {r["policy"]: r for r in s.iter_rows(named=True)}
+    assert rows["b"]["n_jobsets"] == N - 2
+    assert rows["a"]["n_jobsets"] == N
+    assert {r["n_paired"] for r in rows.values()} == {N - 2}
+    assert rows["a"]["mean"] == pytest.approx(BASE.mean())
+    assert rows["a"]["paired_mean"] == pytest.approx(BASE[: N - 2].mean())
+    assert rows["b"]["paired_mean"] == pytest.approx(rows["b"]["mean"])
+    full = an.policy_summary(frame(VALUES), CFG, ORDER)
+    assert (full.get_column("n_paired") == full.get_column("n_jobsets")).all()
+    assert full.get_column("paired_mean").to_numpy() == pytest.approx(
+        full.get_column("mean").to_numpy()
+    )
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_value_names_its_policy_jobset_and_metric(bad: float) -> None:
+    df = frame(VALUES).with_columns(
+        slowdown=pl.when((pl.col("policy") == "c") & (pl.col("jobset") == 5))
+        .then(bad)
+        .otherwise(pl.col("slowdown"))
+    )
+    where = rf"slowdown must be finite, got {bad}.*policy 'c', load 1.0, seed 0, jobset 5"
+    for call in (
+        lambda: an.policy_summary(df, CFG, ORDER),
+        lambda: an.omnibus(df, CFG, ORDER),
+        lambda: an.pairwise(df, CFG, ORDER),
+    ):
+        with pytest.raises(NonFiniteValueError, match=where):
+            call()
+    cfg = an.AnalysisConfig(reference="a", primary="completion", secondary=("slowdown",))
+    with pytest.raises(NonFiniteValueError, match=where):
+        an.exploratory(df, df.clear(), cfg, ORDER)
+
+
+def test_a_non_finite_value_in_a_length_bucket_names_the_bucket() -> None:
+    pln = frame(VALUES).with_columns(
+        bucket=pl.lit("long").cast(pl.Enum(["short", "long"])),
+        slowdown=pl.when(pl.col("jobset") == 2).then(np.nan).otherwise(pl.col("slowdown")),
+    )
+    with pytest.raises(NonFiniteValueError, match=r"jobset 2, bucket 'long'"):
+        an.exploratory(frame(VALUES), pln, CFG, ORDER)

@@ -9,12 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from schedlab.errors import NonFiniteValueError
 from schedlab.evaluation import compare as cmp
 
-# Demšar (2006), JMLR 7, §3.2.4 and Table 6: four C4.5 variants on 14 data sets, average ranks
-# 3.143, 2.000, 2.893, 1.964 (rank sums 44, 28, 40.5, 27.5): chi2_F = 9.28, F_F = 3.69,
-# q_0.05 = 2.569 and CD = 1.25 for k = 4, N = 14.
-DEMSAR_RANKS = np.array([44.0, 28.0, 40.5, 27.5]) / 14
+# Demšar (2006), JMLR 7, §3.2.4: q_0.05 = 2.569 and CD = 1.25 for k = 4, N = 14.
 # Demšar (2006) Table 5(a): Nemenyi q_0.05 for k = 2 .. 10.
 NEMENYI_Q05 = {
     2: 1.960,
@@ -29,14 +27,6 @@ NEMENYI_Q05 = {
 }
 
 
-def test_friedman_and_iman_davenport_reproduce_demsar() -> None:
-    chi2, f = cmp.friedman_from_ranks(DEMSAR_RANKS, 14)
-    assert chi2 == pytest.approx(9.28, abs=0.005)
-    assert f == pytest.approx(3.69, abs=0.005)
-    # the F critical value Demšar quotes: F(3, 39) at 0.05 = 2.85, so the test rejects
-    assert sps.f.ppf(0.95, 3, 39) == pytest.approx(2.85, abs=0.01)
-
-
 @pytest.mark.parametrize(("k", "q"), sorted(NEMENYI_Q05.items()))
 def test_nemenyi_q_matches_demsar_table(k: int, q: float) -> None:
     assert cmp.nemenyi_q(k, 0.05) == pytest.approx(q, abs=0.0015)
@@ -44,45 +34,6 @@ def test_nemenyi_q_matches_demsar_table(k: int, q: float) -> None:
 
 def test_nemenyi_cd_reproduces_demsar() -> None:
     assert cmp.nemenyi_cd(4, 14, 0.05) == pytest.approx(1.25, abs=0.005)
-
-
-def test_friedman_hand_worked_three_by_three() -> None:
-    # within-block ranks (lower value = rank 1): [1,2,3], [1,3,2], [2,1,3]; rank sums 4, 6, 8
-    # chi2 = 12/(3·3·4)·(16+36+64) − 3·3·4 = 8/3; W = chi2/(3·2) = 4/9;
-    # F = (3−1)·(8/3) / (3·2 − 8/3) = 1.6 on (2, 4) df
-    m = np.array([[10.0, 20.0, 30.0], [1.0, 3.0, 2.0], [5.0, 4.0, 6.0]])
-    fr = cmp.friedman(m)
-    assert fr.mean_ranks == pytest.approx((4 / 3, 2.0, 8 / 3))
-    assert fr.chi2 == pytest.approx(8 / 3)
-    assert fr.kendall_w == pytest.approx(4 / 9)
-    assert fr.f == pytest.approx(1.6)
-    assert (fr.df1, fr.df2) == (2, 4)
-    assert fr.p == pytest.approx(sps.f.sf(1.6, 2, 4))
-    assert fr.p_chi2 == pytest.approx(sps.chi2.sf(8 / 3, 2))
-
-
-def test_friedman_tie_correction_matches_scipy() -> None:
-    rng = np.random.default_rng(4)
-    m = rng.integers(0, 4, size=(30, 5)).astype(float)  # many ties within blocks
-    fr = cmp.friedman(m)
-    ref = sps.friedmanchisquare(*m.T)
-    assert fr.chi2 == pytest.approx(ref.statistic)
-    assert fr.p_chi2 == pytest.approx(ref.pvalue)
-    assert fr.kendall_w == pytest.approx(ref.statistic / (30 * 4))
-
-
-def test_friedman_extremes() -> None:
-    all_tied = cmp.friedman(np.ones((6, 3)))
-    assert (all_tied.chi2, all_tied.p, all_tied.kendall_w) == (0.0, 1.0, 0.0)
-    perfect = cmp.friedman(np.tile([1.0, 2.0, 3.0], (6, 1)))
-    assert perfect.kendall_w == pytest.approx(1.0)
-    assert perfect.f == math.inf
-    assert perfect.p == 0.0
-    # float noise does not break a tie: identical schedules averaged in another order
-    noisy = cmp.friedman(np.array([[1.0, 1.0 + 1e-15, 2.0], [1.0, 1.0, 2.0], [2.0, 2.0, 1.0]]))
-    assert noisy.mean_ranks[0] == noisy.mean_ranks[1]
-    with pytest.raises(ValueError, match="at least 2 jobsets"):
-        cmp.friedman(np.ones((1, 3)))
 
 
 # Hand-worked Wilcoxon with ties and zeros: d = y − x = [0, 0, 1, −1, 2, 2, 3, −4, 5].
@@ -166,6 +117,21 @@ def test_holm_hand_computed() -> None:
     assert cmp.holm(np.array([])).size == 0
 
 
+def test_holm_and_bh_do_not_count_tests_that_were_not_run() -> None:
+    # a NaN p (test not run) is not in m: the same as adjusting the three real p-values
+    p = np.array([0.01, np.nan, 0.04, 0.03])
+    adj = cmp.holm(p)
+    assert np.isnan(adj[1])
+    assert adj[[0, 2, 3]] == pytest.approx(cmp.holm(np.array([0.01, 0.04, 0.03])))
+    assert adj[[0, 2, 3]] == pytest.approx([0.03, 0.06, 0.06])  # m = 3, not 4 (0.04, 0.08, ...)
+    q = cmp.benjamini_hochberg(p)
+    assert np.isnan(q[1])
+    assert q[[0, 2, 3]] == pytest.approx([0.03, 0.04, 0.04])
+    assert np.isnan(cmp.holm(np.array([np.nan, np.nan]))).all()
+    with pytest.raises(ValueError, match=r"in \[0, 1\] or NaN"):
+        cmp.holm(np.array([0.1, np.inf]))
+
+
 def test_benjamini_hochberg_hand_computed() -> None:
     # sorted p·m/i: 0.02, 0.02, 0.04, 0.04; cumulative minimum from the largest
     q = cmp.benjamini_hochberg(np.array([0.01, 0.04, 0.03, 0.005]))
@@ -204,5 +170,7 @@ def test_gm_ratio_on_constructed_examples() -> None:
 def test_paired_inputs_are_validated() -> None:
     with pytest.raises(ValueError, match="equal length"):
         cmp.wins_ties_losses(np.ones(3), np.ones(4))
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(NonFiniteValueError, match=r"first\) must be finite, got nan at index 1"):
         cmp.wilcoxon_pair(np.array([1.0, np.nan]), np.ones(2))
+    with pytest.raises(NonFiniteValueError, match=r"second\) must be finite, got inf at index 0"):
+        cmp.wins_ties_losses(np.ones(2), np.array([np.inf, 1.0]))

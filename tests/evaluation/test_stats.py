@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from schedlab.errors import NonFiniteValueError
 from schedlab.evaluation.stats import SUMMARY_STATS, bootstrap_mean_ci, summarize
 
 
@@ -127,6 +128,22 @@ def test_summarize_keeps_null_keys_and_skips_null_values() -> None:
         ("a", None, 2.0, 2), ("b", 0.5, 2.0, 1)
     ]  # fmt: skip
     assert out.row(1, named=True)["ci_low"] == out.row(1, named=True)["ci_high"] == 2.0
+
+
+def test_summarize_names_the_row_of_a_non_finite_value() -> None:
+    df = per_jobset_table(2, 2, 5).with_columns(
+        completion=pl.when((pl.col("policy") == "p1") & (pl.col("jobset") == 3))
+        .then(np.inf)
+        .otherwise(pl.col("completion"))
+    )
+    with pytest.raises(
+        NonFiniteValueError,
+        match=r"completion must be finite, got inf for policy 'p1', load 0.1, jobset 3 "
+        r"\(2 non-finite",
+    ):
+        summarize(df)
+    with pytest.raises(NonFiniteValueError, match=r"got nan at index 1 \(1 non-finite of 3\)"):
+        bootstrap_mean_ci(np.array([1.0, np.nan, 2.0]), rng=np.random.default_rng(0))
 
 
 def test_summarize_rejects_missing_columns() -> None:

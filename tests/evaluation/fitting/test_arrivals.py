@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from scipy import stats as sps
 
-from schedlab.evaluation import fit_arrivals as fa
+from schedlab.evaluation.fitting import arrivals as fa
 from schedlab.loaders.workload.model import ArrivalModel
 from tests.fit_helpers import PROFILE
 

@@ -7,14 +7,15 @@ the other attributes are the tidy tables the fit report draws
 
 Choices (see the modules for the details):
 
-* **Durations** (:mod:`~schedlab.evaluation.fit_durations`): every family by maximum likelihood
+* **Durations** (:mod:`~schedlab.evaluation.fitting.durations`): every family by maximum likelihood
   on interval-censored integer durations (``(d-1, d]`` steps) and right-censored running jobs,
   location 0; the model is the best by AIC (or BIC). Likelihoods, AIC/BIC and quantile errors use
   every job (the likelihood is computed per distinct duration); the KS/AD distances use a random
   subsample of at most ``subsample`` completed jobs.
-* **Arrivals** (:mod:`~schedlab.evaluation.fit_arrivals`): Poisson, daily NHPP and their batch
+* **Arrivals** (:mod:`~schedlab.evaluation.fitting.arrivals`): Poisson, daily NHPP and their batch
   versions, chosen by the held-out log-likelihood of per-step counts.
-* **Demands** (:mod:`~schedlab.evaluation.fit_demands`): empirical joint tables per duration class.
+* **Demands** (:mod:`~schedlab.evaluation.fitting.demands`): empirical joint tables per duration
+  class.
 * **Held-out check**: every model is also fitted on the first ``1 - holdout`` of the observed
   time and scored on the rest (log-likelihood per held-out job); the saved model is refitted on
   all jobs.
@@ -31,11 +32,11 @@ import numpy as np
 import polars as pl
 
 from schedlab import __version__
-from schedlab.evaluation import fit_arrivals as arr
-from schedlab.evaluation.fit_demands import fit_demands
-from schedlab.evaluation.fit_durations import DurationData, FamilyFit, fit_family
-from schedlab.evaluation.fit_gof import goodness, kaplan_meier
-from schedlab.evaluation.fit_timeline import resolve_censored, timeline
+from schedlab.evaluation.fitting import arrivals as arr
+from schedlab.evaluation.fitting.demands import fit_demands
+from schedlab.evaluation.fitting.durations import DurationData, FamilyFit, fit_family
+from schedlab.evaluation.fitting.gof import goodness, kaplan_meier
+from schedlab.evaluation.fitting.timeline import resolve_censored, timeline
 from schedlab.jobset import JobSet, offered_load
 from schedlab.loaders.workload.families import FAMILIES
 from schedlab.loaders.workload.model import DurationModel, WorkloadModel
@@ -69,7 +70,9 @@ class FitResult:
     durations: pl.DataFrame
     """One row per family: ``family``, ``n_params``, ``loglik``, ``aic``, ``bic``, ``delta``
     (criterion minus the best), ``ks``, ``ad``, ``q50_ratio`` .. ``q999_ratio``,
-    ``heldout_ll_per_job``, ``converged``, ``params`` (JSON); best first."""
+    ``heldout_ll_per_job``, ``converged``, ``starts`` and ``starts_at_optimum`` (mixtures: EM
+    starting points, and how many reached the best log-likelihood; null for the other
+    families), ``params`` (JSON); best first."""
     fits: dict[str, FamilyFit]
     """Full-data fit of every family that could be fitted."""
     arrivals: pl.DataFrame
@@ -242,6 +245,8 @@ def _durations(
                 **stats,
                 "heldout_ll_per_job": heldout,
                 "converged": full.converged,
+                "starts": len(full.starts) or None,
+                "starts_at_optimum": full.starts_at_optimum,
                 "params": json.dumps(full.params),
             }
         )

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from schedlab.evaluation.fit_demands import MIN_CLASS_JOBS, class_edges, fit_demands
+from schedlab.evaluation.fitting.demands import MIN_CLASS_JOBS, class_edges, fit_demands
 
 
 def _jobs(n: int, seed: int) -> pl.DataFrame:

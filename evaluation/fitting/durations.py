@@ -13,12 +13,14 @@ as weights, so its cost does not grow with the number of jobs.
 
 Fitting
 -------
-Every family has its location fixed at 0. Starting values come from a jittered subsample
-(``d - U(0, 1)``, which has the continuous distribution when the model is right): closed forms
-on ``log x`` for the two-parameter families, EM on ``log x`` (a Gaussian mixture) for the
-lognormal mixtures, moments of the excesses for the generalized Pareto tail. The exact
-interval-censored likelihood is then maximised with L-BFGS-B (numerical gradients) on
-log-transformed parameters, polished by Nelder–Mead when L-BFGS-B does not report convergence.
+Every family has its location fixed at 0. The **lognormal mixtures** are fitted by exact EM on
+the interval-censored data from several starting points, the best kept
+(:mod:`~schedlab.evaluation.fitting.mixture`). For the other families, starting values come from
+a jittered subsample (``d - U(0, 1)``, which has the continuous distribution when the model is
+right): closed forms on ``log x`` for the two-parameter families, moments of the excesses for
+the generalized Pareto tail. The exact interval-censored likelihood is then maximised with
+L-BFGS-B (numerical gradients) on log-transformed parameters, polished by Nelder–Mead when
+L-BFGS-B does not report convergence.
 The ``lognormal_gpd`` threshold is the empirical 90th percentile of the durations and its tail
 probability the share of jobs above it (both fixed; the latter counted as a parameter).
 """
@@ -27,12 +29,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import optimize, special
 
+from schedlab.evaluation.fitting.mixture import at_optimum, fit_mixture
 from schedlab.loaders.workload import families
 
 LOG_FLOOR = -1e4
@@ -120,6 +123,13 @@ class FamilyFit:
     """Maximised log-likelihood (interval/right-censored, steps)."""
     n_params: int
     converged: bool
+    starts: dict[str, float] = field(default_factory=dict)
+    """Log-likelihood reached from each starting point, by name (mixtures; empty otherwise)."""
+
+    @property
+    def starts_at_optimum(self) -> int | None:
+        """Starts that reached the best log-likelihood (None for single-start families)."""
+        return at_optimum(self.starts) if self.starts else None
 
     def distribution(self) -> Any:
         """The fitted distribution."""
@@ -161,51 +171,6 @@ def _simple_spec(name: str, x: np.ndarray) -> Spec:
     if name == "lomax":
         return np.log([2.0, median / (math.sqrt(2) - 1)]), shape_scale, bounds
     raise AssertionError(name)
-
-
-def em_lognormal_mixture(
-    x: np.ndarray, k: int, iterations: int = 300
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Gaussian-mixture EM on ``log x``: weights, means and standard deviations (sorted by mean).
-
-    Initialised at the ``(i + 1/2)/k`` quantiles of ``log x``; sigma is kept >= 0.05.
-    """
-    lx = np.log(x)
-    mu = np.quantile(lx, (np.arange(k) + 0.5) / k)
-    sigma = np.full(k, max(lx.std() / k, 0.05))
-    w = np.full(k, 1 / k)
-    for _ in range(iterations):
-        z = (lx[:, None] - mu) / sigma
-        logr = np.log(w) - np.log(sigma) - z**2 / 2
-        logr -= logr.max(axis=1, keepdims=True)
-        r = np.exp(logr)
-        r /= r.sum(axis=1, keepdims=True)
-        nk = r.sum(axis=0) + 1e-12
-        w, mu = nk / nk.sum(), (r * lx[:, None]).sum(axis=0) / nk
-        sigma = np.sqrt((r * (lx[:, None] - mu) ** 2).sum(axis=0) / nk).clip(min=0.05)
-    order = np.argsort(mu)
-    return w[order], mu[order], sigma[order]
-
-
-def _mixture_spec(k: int, x: np.ndarray) -> Spec:
-    w, mu, sigma = em_lognormal_mixture(x, k)
-    w = np.clip(w, 1e-6, 1)
-    theta0 = np.concatenate([np.log(w[1:] / w[0]), mu, np.log(sigma)])
-
-    def params(t: np.ndarray) -> dict[str, Any]:
-        logits = np.concatenate([[0.0], t[: k - 1]])
-        weights = np.exp(logits - logits.max())
-        weights /= weights.sum()
-        mus, sig = t[k - 1 : 2 * k - 1], np.exp(t[2 * k - 1 :])
-        order = np.argsort(mus)
-        return {
-            "weights": weights[order].tolist(),
-            "mu": mus[order].tolist(),
-            "sigma": sig[order].tolist(),
-        }
-
-    bounds = [(-20.0, 20.0)] * (k - 1) + [(-15.0, 30.0)] * k + [(-4.0, 3.0)] * k
-    return theta0, params, bounds
 
 
 def tail_threshold(data: DurationData) -> tuple[float, float] | None:
@@ -255,15 +220,13 @@ def fit_family(name: str, data: DurationData, x: np.ndarray) -> FamilyFit | None
     """Maximum-likelihood fit of family ``name`` to ``data``; ``x``: jittered starting sample.
 
     Returns None when the family cannot be fitted to these data (``lognormal_gpd`` without a
-    tail of at least :data:`MIN_TAIL` jobs).
+    tail of at least :data:`MIN_TAIL` jobs). Mixtures ignore ``x``
+    (:func:`~schedlab.evaluation.fitting.mixture.fit_mixture`).
     """
     k = families.mixture_components(name)
     if k:
-        spec: Spec | None = _mixture_spec(k, x)
-    elif name == "lognormal_gpd":
-        spec = _spliced_spec(data, x)
-    else:
-        spec = _simple_spec(name, x)
+        return _fit_mixture_family(name, k, data)
+    spec = _spliced_spec(data, x) if name == "lognormal_gpd" else _simple_spec(name, x)
     if spec is None:
         return None
     theta0, to_params, bounds = spec
@@ -288,6 +251,23 @@ def fit_family(name: str, data: DurationData, x: np.ndarray) -> FamilyFit | None
         res = polish if polish.fun <= res.fun else res
         converged = bool(polish.success)
     params = to_params(res.x)
+    return _family_fit(name, params, data, converged)
+
+
+def _fit_mixture_family(name: str, k: int, data: DurationData) -> FamilyFit:
+    mix = fit_mixture(data, k)
+    params = {"weights": mix.weights, "mu": mix.mu, "sigma": mix.sigma}
+    return _family_fit(name, params, data, mix.converged, mix.starts)
+
+
+def _family_fit(
+    name: str,
+    params: dict[str, Any],
+    data: DurationData,
+    converged: bool,
+    starts: dict[str, float] | None = None,
+) -> FamilyFit:
+    """The :class:`FamilyFit` of ``params`` (numbers or lists of numbers) on ``data``."""
     return FamilyFit(
         family=name,
         params={
@@ -296,4 +276,5 @@ def fit_family(name: str, data: DurationData, x: np.ndarray) -> FamilyFit | None
         loglik=data.loglik(families.build(name, params)),
         n_params=families.n_free_params(name),
         converged=converged,
+        starts=starts or {},
     )

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from schedlab.errors import JobSetError
-from schedlab.evaluation.fit_check import rescale, trace_windows
-from schedlab.evaluation.fit_timeline import resolve_censored, timeline
+from schedlab.evaluation.fitting.check import rescale, trace_windows
+from schedlab.evaluation.fitting.timeline import resolve_censored, timeline
 from schedlab.jobset import JobSet, JobSetMeta, offered_load
 
 

@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from schedlab.errors import JobSetError
-from schedlab.evaluation.fit_arrivals import Timeline
+from schedlab.evaluation.fitting.arrivals import Timeline
 from schedlab.jobset import JobSet
 
 

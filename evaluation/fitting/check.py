@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from schedlab.evaluation.fit_timeline import timeline
+from schedlab.evaluation.fitting.timeline import timeline
 from schedlab.evaluation.metrics import per_jobset
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet, JobSetMeta, offered_load

@@ -11,10 +11,12 @@ import pytest
 
 import schedlab
 from schedlab.errors import SchedlabError, WorkloadModelError
-from schedlab.evaluation.fit import fit
+from schedlab.evaluation.fitting.mixture import STARTS
+from schedlab.evaluation.fitting.workload import fit
 from schedlab.jobset import JobSet, offered_load
 from schedlab.loaders.generators.fitted import FittedGenerator
 from schedlab.loaders.workload.model import WorkloadModel
+from schedlab.reports.fit_report import write_fit_report
 from tests.fit_helpers import PROFILE, known_model
 
 DAY = 1440  # steps of 60 s
@@ -62,6 +64,24 @@ def test_round_trip_recovers_the_known_model(round_trip: dict[str, Any]) -> None
     # within a duration class the fit gives every job the class's mean demand; the truth's
     # demands change at 10 steps, inside the fit's class (8, 15], hence a few % on E[D·demand]
     assert model.load_per_rate() == pytest.approx(round_trip["truth"].load_per_rate(), rel=0.08)
+
+
+def test_mixture_starts_are_in_the_table_the_model_and_the_report(
+    round_trip: dict[str, Any], tmp_path: Path
+) -> None:
+    result = round_trip["result"]
+    table = result.durations
+    rows = {r["family"]: r for r in table.iter_rows(named=True)}
+    mix = rows["lognormal_mix2"]
+    assert mix["starts"] == len(STARTS)
+    assert 1 <= mix["starts_at_optimum"] <= len(STARTS)
+    assert mix["starts_at_optimum"] == result.fits["lognormal_mix2"].starts_at_optimum
+    assert (rows["lognormal"]["starts"], rows["lognormal"]["starts_at_optimum"]) == (None, None)
+    saved = {d["family"]: d for d in result.model.diagnostics["durations"]}
+    assert saved["lognormal_mix2"]["starts_at_optimum"] == mix["starts_at_optimum"]
+    text = write_fit_report(result, tmp_path)["md"].read_text(encoding="utf-8")
+    assert "starts at optimum" in text
+    assert f"{mix['starts_at_optimum']}/{len(STARTS)}" in text
 
 
 def test_jobs_generated_from_the_fit_have_the_statistics_of_the_original(
