@@ -1,10 +1,10 @@
 """A fitted workload model: dataclasses, sampling, and the versioned ``model.json`` document.
 
-The model is fitted by :func:`schedlab.evaluation.fitting.workload.fit` and sampled by the ``fitted``
-generator (:mod:`schedlab.loaders.generators.fitted`). It lives in ``loaders/`` so that the
-generator can use it (data flows ``loaders -> evaluation``, never back). Units: every time is
-in **time steps** of the fitted JobSet (``time_step_seconds`` says how long a step is, None for
-a synthetic workload defined in steps); demands are in the units of ``resources``/``capacity``.
+The model is fitted by :func:`schedlab.evaluation.fitting.workload.fit` and sampled by the
+``fitted`` generator (:mod:`schedlab.loaders.generators.fitted`). It lives in ``loaders/`` so that
+the generator can use it (data flows ``loaders -> evaluation``, never back). Units: every time is
+in **time steps** of the fitted JobSet (``time_step_seconds`` says how long a step is, None for a
+synthetic workload defined in steps); demands are in the units of ``resources``/``capacity``.
 
 The document (``schema_version`` 1)::
 
