@@ -35,9 +35,9 @@ from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.policies.deeprm import CheckpointError, sample_actions, save_checkpoint
 from schedlab.policies.networks import Logits, make_network, masked_log_softmax
-from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.cluster.batched import BatchedEngine, RewardWeights
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
+from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, ObsGeometry, SparseObs
 
 BASELINE_POLICIES = ("sjf", "packer", "tetris")
 
@@ -71,7 +71,17 @@ class TrainConfig:
     eps: float = 1e-9
     """RMSProp epsilon."""
     network: str = "mlp"
-    """Policy network (:data:`schedlab.policies.networks.NETWORKS`)."""
+    """Policy network (:data:`schedlab.policies.networks.NETWORKS`): ``mlp`` or ``chen-cnn``."""
+    layout: Layout = "deeprm"
+    """Image layout: DeepRM's (``deeprm``) or Chen et al.'s (``reshaped``, seed 002 Fig. 1)."""
+    machines: int = 1
+    """m: identical machines (seed 002); the load refers to all of them."""
+    machine_weight: float = 1.0
+    """α of seed 002 Eq. 1: reward weight of jobs allocated to a machine (paper: 1)."""
+    queue_weight: float = 1.0
+    """β of seed 002 Eq. 1: reward weight of jobs waiting in the visible slots (paper: 2)."""
+    backlog_weight: float = 1.0
+    """γ of seed 002 Eq. 1: reward weight of jobs in the backlog (paper: 1)."""
     hidden: int = 20
     """Hidden units of the MLP."""
     mask_invalid: bool = True
@@ -97,7 +107,22 @@ class TrainConfig:
 
     def cluster(self) -> ClusterConfig:
         """The cluster geometry."""
-        return ClusterConfig(slots=self.slots, horizon=self.horizon, backlog_view=self.backlog)
+        return ClusterConfig(
+            slots=self.slots,
+            horizon=self.horizon,
+            backlog_view=self.backlog,
+            machines=self.machines,
+        )
+
+    def rewards(self) -> RewardWeights:
+        """Where-weights of the per-step reward."""
+        return RewardWeights(
+            alpha=self.machine_weight, beta=self.queue_weight, gamma=self.backlog_weight
+        )
+
+    def network_kwargs(self) -> dict[str, Any]:
+        """Constructor arguments of the network."""
+        return {"hidden": self.hidden} if self.network == "mlp" else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +232,8 @@ def image_view(geometry: ObsGeometry) -> DeepRMImage:
 
 def engine_geometry(engine: BatchedEngine, config: TrainConfig) -> ObsGeometry:
     """The image geometry of ``engine``'s cluster in ``config``'s layout."""
-    return DeepRMImage().geometry(engine.snapshot(np.zeros(0, dtype=np.int64)))
+    view = DeepRMImage(layout=config.layout)
+    return view.geometry(engine.snapshot(np.zeros(0, dtype=np.int64)))
 
 
 # -- update ---------------------------------------------------------------------------------
@@ -218,14 +244,18 @@ def policy_gradient_step(
     adv: np.ndarray,
     *,
     mask_invalid: bool,
-    chunk: int = 1 << 16,
+    chunk: int | None = None,
 ) -> tuple[float, float]:
-    """One batch update on ``−Σ log π(a|s) · adv / n``; returns (loss, mean entropy)."""
+    """One batch update on ``−Σ log π(a|s) · adv / n``; returns (loss, mean entropy).
+
+    Gradients are accumulated over chunks of decisions (default 65,536 for networks with the
+    sparse path, 4,096 for the others, whose intermediate activations are large)."""
     assert batch.obs is not None
     assert batch.mask is not None
     n = len(batch.actions)
     optimizer.zero_grad()
     loss_sum = entropy_sum = 0.0
+    chunk = chunk or (1 << 16 if logits_fn.sparse else 4096)
     for lo in range(0, n, chunk):
         sl = slice(lo, lo + chunk)
         logits = logits_fn(batch.obs.take(sl))
@@ -253,8 +283,10 @@ def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
     }
     params = dict(config.workload_params)
     cls = generators.load(config.workload)
-    if "window" not in params and "window" in {f.name for f in fields(cls)}:
-        params["window"] = config.window
+    known = {f.name for f in fields(cls)}
+    for name, value in (("window", config.window), ("machines", config.machines)):
+        if name not in params and name in known:
+            params[name] = value
     gen = cls(**params)
     train_js = gen.generate(config.load, n_jobsets=config.n_jobsets, seed=seeds["train"])
     val_js = gen.generate(config.load, n_jobsets=config.eval_jobsets, seed=seeds["validation"])
@@ -288,7 +320,7 @@ def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
 def _spec(config: TrainConfig, engine: BatchedEngine, seeds: dict[str, int]) -> dict[str, Any]:
     return {
         "network": config.network,
-        "network_kwargs": {"hidden": config.hidden} if config.network == "mlp" else {},
+        "network_kwargs": config.network_kwargs(),
         "geometry": engine_geometry(engine, config).to_json(),
         "mask_invalid": config.mask_invalid,
         "objective": config.objective,
@@ -356,11 +388,11 @@ def train(
     torch.set_num_threads(config.threads)
     train_js, val_js, seeds = make_jobsets(config)
     cluster = config.cluster()
-    kw = {"objective": config.objective}
+    kw = {"objective": config.objective, "rewards": config.rewards()}
     engine = BatchedEngine.from_jobset(train_js, cluster, repeats=config.rollouts, **kw)
     val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
     geometry = engine_geometry(engine, config)
-    net = make_network(config.network, geometry, **({"hidden": config.hidden}))
+    net = make_network(config.network, geometry, **config.network_kwargs())
     logits_fn = Logits(net, geometry)
     optimizer = torch.optim.RMSprop(
         net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps

@@ -63,6 +63,8 @@ class DeepRMGenerator(SyntheticGenerator):
     """Inclusive range of every other resource's demand, in slots."""
     arrivals: Literal["bernoulli", "poisson"] = "bernoulli"
     """Arrival counts per step: binomial (Bernoulli when rate <= 1) or Poisson."""
+    machines: int = 1
+    """Identical machines of ``capacity`` each (seed 002); the load refers to all of them."""
 
     def resources(self) -> tuple[str, ...]:
         """``cpu``, ``mem`` for d = 2, else ``r0 .. r{d-1}``."""
