@@ -35,13 +35,14 @@ import hashlib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 
 from schedlab.jobset import JobSet
 from schedlab.loaders.synthetic import Sample, SyntheticGenerator
 from schedlab.loaders.workload_model import WorkloadModel
+from schedlab.params import Interval
 
 
 @functools.lru_cache(maxsize=8)
@@ -68,7 +69,7 @@ class FittedGenerator(SyntheticGenerator):
 
     model: str
     """Path of the ``model.json`` written by ``schedlab fit``."""
-    window: int | None = None
+    window: Annotated[int | None, Interval(ge=1)] = None
     """Arrival window of a jobset in steps (default: the model's ``window``)."""
     phase: float | None = None
     """Start of every jobset in steps after the start of the daily period (default: uniformly

@@ -8,10 +8,11 @@ path and the step engine share one definition.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 
+from schedlab.params import Typical
 from schedlab.policies.base import ParamsMixin
 from schedlab.simulator import scoring
 from schedlab.simulator.engine import Engine
@@ -92,7 +93,7 @@ class TetrisStar(Heuristic):
 
     name, code = "tetris", scoring.TETRIS
 
-    def __init__(self, *, knob: float = 0.5) -> None:
+    def __init__(self, *, knob: Annotated[float, Typical(ge=0, le=1)] = 0.5) -> None:
         self.knob = knob
 
 

@@ -26,6 +26,12 @@ class UnknownNameError(SchedlabError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class ParameterError(SchedlabError, ValueError):
+    """A parameter given by name (``-p KEY=VALUE``, a policy spec option, a spec's ``params``)
+    is unknown or has a value of the wrong type, outside its choices or outside its range; the
+    message names where it was given, the parameter, what was expected and what was given."""
+
+
 class SimulationError(SchedlabError, RuntimeError):
     """The simulator reached a state it must never reach (e.g. jobs that can make no progress)."""
 
@@ -36,3 +42,24 @@ class SpecError(SchedlabError, ValueError):
 
 class WorkloadModelError(SchedlabError, ValueError):
     """A fitted workload model file is invalid; the message names the file and the key."""
+
+
+class OutputError(SchedlabError, OSError):
+    """An output cannot be written, or would silently replace different results; the message
+    names the path and how to proceed (another ``-o``, or ``--force``)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped a long operation; completed work is kept and it resumes.
+
+    Deliberately not a :class:`SchedlabError`: like :class:`KeyboardInterrupt` it must pass
+    through ``except Exception`` so no half-done work is recorded as a failure.
+    """
+
+
+class SchedlabWarning(UserWarning):
+    """Base class of the warnings schedlab gives users."""
+
+
+class ImplausibleValueWarning(SchedlabWarning):
+    """A value is allowed but far outside its usual range (e.g. ``--load 70`` = 7000%)."""
