@@ -344,3 +344,26 @@ def check_params(
         msg = f"{prefix}{owner} needs parameter {missing[0]!r} ({expected})"
         raise ParameterError(msg)
     return out
+
+
+PLAUSIBLE_LOAD = 3.0
+"""Offered loads above this (300% of capacity) draw a warning: usually a percentage typed as a
+fraction (``--load 70`` meaning 70%)."""
+
+
+def check_load(load: float, *, where: str = "load") -> float:
+    """An offered load (a fraction of capacity) checked: > 0 and finite, else
+    :class:`ParameterError`; above :data:`PLAUSIBLE_LOAD` an :class:`ImplausibleValueWarning`.
+
+    ``where`` names how it was given, e.g. ``"--load 70"``.
+    """
+    if not 0 < load < float("inf"):
+        msg = f"{where}: an offered load must be a number > 0 (0.7 or 70%), got {load!r}"
+        raise ParameterError(msg)
+    if load > PLAUSIBLE_LOAD:
+        msg = (
+            f"{where}: offered load {load:g} is {100 * load:g}% of capacity (loads are fractions: "
+            f"did you mean {load:g}% = {load / 100:g}?); used as given"
+        )
+        warnings.warn(msg, ImplausibleValueWarning, stacklevel=2)
+    return load
