@@ -8,8 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from schedlab.errors import OutputError
 from schedlab.evaluation.collect import merge_agent_stats, read_experiment
-from schedlab.evaluation.runner import plan, run_experiment
+from schedlab.evaluation.runner import run_experiment
+from schedlab.evaluation.runs import plan
 from schedlab.evaluation.spec import load_spec
 from schedlab.jobset import JobSet
 from schedlab.loaders.deeprm import DeepRMGenerator
@@ -81,13 +83,56 @@ def test_rerun_skips_done_runs_and_resumes_an_interrupted_one(tmp_path: Path) ->
     resumed = run_experiment(spec, out, workers=1, progress=False)
     assert (resumed.ran, resumed.skipped) == (1, 5)
     assert (out / "runs" / "deeprm__load50__sjf.parquet").stat().st_mtime_ns == before
-    # a changed spec re-runs what it changes (more jobsets -> new jobsets -> every run)
-    bigger = load_spec(spec_at(tmp_path, SPEC.replace("jobsets = 5", "jobsets = 6")))
-    assert run_experiment(bigger, out, workers=1, progress=False).ran == 6
+
+
+def test_a_changed_spec_is_refused_unless_forced(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_experiment(load_spec(spec_at(tmp_path)), out, workers=1, progress=False)
+    results = (out / "results.parquet").read_bytes()
+    text = SPEC.replace("jobsets = 5", "jobsets = 6").replace('"fcfs", ', "")
+    bigger = load_spec(spec_at(tmp_path, text))
+    change = r"\(workloads\['deeprm'\]\.jobsets: 5 -> 6; policies: 'fcfs' removed\)"
+    with pytest.raises(OutputError, match=r"holds experiment 'tiny' of a different spec " + change):
+        run_experiment(bigger, out, workers=1, progress=False)
+    assert (out / "results.parquet").read_bytes() == results  # nothing touched
+    # presentation-only changes are no different spec
+    titled = load_spec(spec_at(tmp_path, SPEC + '[report]\ntitle = "T"\n'))
+    assert run_experiment(titled, out, workers=1, progress=False).ran == 0
+    forced = run_experiment(bigger, out, workers=1, progress=False, force=True)
+    assert (forced.ran, forced.skipped) == (4, 0)
+    assert forced.replaced is not None
+    moved = sorted(p.name for p in (forced.replaced / "runs").iterdir())
+    assert len(moved) == 6
+    assert (forced.replaced / "spec.json").is_file()
+    assert (forced.replaced / "jobsets" / "deeprm.parquet").is_file()
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(
+        f"deeprm__load{x}__{p}.parquet" for x in (50, 130) for p in ("sjf", "tetris")
+    )
+    assert Results.read_parquet(out / "results.parquet").table.height > 0
+    again = run_experiment(bigger, out, workers=1, progress=False)  # same spec: resumes
+    assert (again.ran, again.skipped) == (0, 4)
+
+
+def test_forcing_keeps_the_runs_the_new_spec_reproduces(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_experiment(load_spec(spec_at(tmp_path)), out, workers=1, progress=False)
+    fewer = load_spec(spec_at(tmp_path, SPEC.replace('"fcfs", ', "")))
+    forced = run_experiment(fewer, out, workers=1, progress=False, force=True)
+    assert (forced.ran, forced.skipped) == (0, 4)
+    assert forced.replaced is not None
+    assert sorted(p.name for p in (forced.replaced / "runs").iterdir()) == [
+        "deeprm__load130__fcfs.parquet",
+        "deeprm__load50__fcfs.parquet",
+    ]
+    assert not (forced.replaced / "jobsets").exists()  # the same jobsets are kept
+
+
+FAILING = '"sjf", "tetris", { spec = "deeprm:checkpoint=bad.pt", name = "bad" }'
 
 
 def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None:
-    text = SPEC.replace('"sjf", "fcfs", "tetris"', '"sjf", "tetris", "tetris:knob=\\"x\\""')
+    (tmp_path / "bad.pt").write_text("not a checkpoint")
+    text = SPEC.replace('"sjf", "fcfs", "tetris"', FAILING)
     spec = load_spec(spec_at(tmp_path, text))
     out = tmp_path / "out"
     outcome = run_experiment(spec, out, workers=1, progress=False)
@@ -96,7 +141,7 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None
     errors = sorted((out / "errors").iterdir())
     assert len(errors) == 2
     info = json.loads(errors[0].read_text())
-    assert info["error"] == "ValueError"
+    assert info["error"] == "CheckpointError"
     assert "Traceback" in info["traceback"]
     exp = read_experiment(out)
     assert len(exp.failures) == 2
