@@ -195,7 +195,7 @@ def run_experiment(
             f"interrupted by {name} after {len(tasks) - len(pending) + len(done)} of {len(tasks)} "
             f"runs ({len(done)} now); run the same command again to resume"
         )
-        raise Interrupted(msg) from exc
+        raise Interrupted(msg, name) from exc
     finally:
         executor.close()
     write_combined(spec, out)

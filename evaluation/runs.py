@@ -199,8 +199,8 @@ def execute(task: RunTask) -> RunResult:
             Results(table, {**res.meta, "run": run}).write_parquet(task.out_path)
             return RunResult(run_id=task.run_id, warnings=said)
         except Exception as exc:
-            if interrupts.requested():
-                raise Interrupted(interrupts.requested()) from exc
+            if (name := interrupts.requested()) is not None:
+                raise Interrupted(f"interrupted by {name}", name) from exc
             record_failure(task, exc, traceback.format_exc(), time.perf_counter() - t0)
             return RunResult(run_id=task.run_id, error=f"{type(exc).__name__}: {exc}")
 

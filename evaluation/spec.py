@@ -53,7 +53,6 @@ the results.
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -65,7 +64,7 @@ import numpy as np
 from schedlab.errors import SpecError, UnknownNameError
 from schedlab.evaluation.metrics import BSLD_THRESHOLD, METRICS
 from schedlab.params import check_load, check_params
-from schedlab.registry import Registry, generators, loaders, parse_policy, policies
+from schedlab.registry import Registry, generators, loaders, make_policy, policies, policy_key
 from schedlab.simulator.config import ClusterConfig
 from schedlab.validate import Table
 
@@ -371,7 +370,7 @@ def find_checkpoint(ckpt: str, base_dir: Path) -> str | None:
 def _policies(items: list[Any], base_dir: Path, source: str) -> tuple[tuple, tuple]:
     ran: list[PolicySpec] = []
     skipped: list[tuple[str, str]] = []
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[str, int] = {}
     for i, item in enumerate(items):
         entry = {"spec": item} if isinstance(item, str) else item
         t = _table(entry, f"policies[{i}]", source, ("spec", "name", "optional"))
@@ -417,14 +416,10 @@ def _with_checkpoint(spec: str, base_dir: Path) -> str:
     return spec if ckpt is None or found is None else spec.replace(ckpt, found, 1)
 
 
-def _identity(spec: str) -> tuple[str, str]:
-    """What makes two policy specs the same policy: the name and every parameter (defaults
-    filled in), checked (:class:`~schedlab.errors.ParameterError` names the spec)."""
-    name, kwargs = parse_policy(spec)
-    kwargs.pop("label", None)
-    defaults = {k: p.default for k, p in policies.parameters(name).items()}
-    params = {**defaults, **policies.check(name, kwargs, where=spec)}
-    return policies.entry(name).name, json.dumps(params, sort_keys=True, default=str)
+def _identity(spec: str) -> str:
+    """What makes two policy specs the same policy (:func:`~schedlab.registry.policy_key`);
+    the spec's parameters are checked (:class:`~schedlab.errors.ParameterError` names it)."""
+    return policy_key(make_policy(spec))
 
 
 def _metrics(t: Table) -> MetricsSpec:

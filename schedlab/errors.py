@@ -56,6 +56,11 @@ class Interrupted(KeyboardInterrupt):
     through ``except Exception`` so no half-done work is recorded as a failure.
     """
 
+    def __init__(self, message: str, signal: str = "SIGINT") -> None:
+        super().__init__(message)
+        self.signal = signal
+        """Name of the signal that stopped the operation (``"SIGINT"``, ``"SIGTERM"``)."""
+
 
 class SchedlabWarning(UserWarning):
     """Base class of the warnings schedlab gives users."""

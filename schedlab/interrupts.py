@@ -31,7 +31,7 @@ def _raise(signum: int, _frame: FrameType | None) -> None:
     name = signal.Signals(signum).name
     if not _received:
         _received.append(name)
-    raise Interrupted(name)
+    raise Interrupted(f"interrupted by {name}", name)
 
 
 @contextlib.contextmanager

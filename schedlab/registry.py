@@ -244,3 +244,10 @@ def make_policy(spec: str, *, where: str | None = None) -> Any:
     elif kwargs:
         policy.name = spec
     return policy
+
+
+def policy_key(policy: Any) -> str:
+    """What makes two policies the same: class and every parameter (equal keys, equal
+    schedules), e.g. ``tetris`` and ``tetris:knob=0.5``."""
+    params = json.dumps(policy.get_params(), sort_keys=True, default=str)
+    return f"{type(policy).__module__}.{type(policy).__qualname__}:{params}"
