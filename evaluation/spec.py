@@ -3,7 +3,7 @@
 Schema (every key is optional unless marked *required*; unknown keys are errors)::
 
     policies = [                            # required: spec strings as for `simulate --policy`
-        "random", "fcfs", "sjf", "packer", "tetris",
+        "sjf", "tetris:knob=0.3",           #   (`schedlab list policies --params`)
         # a table gives a display name, or `optional = true`: run only when the policy is
         # registered and its checkpoint exists (a path relative to this file, or a shipped name)
         { spec = "deeprm:checkpoint=deeprm-0.7", name = "deeprm", optional = true },
