@@ -101,6 +101,10 @@ def check_writable(path: str | os.PathLike[str], *, directory: bool = False) -> 
         msg = f"{target}: exists and is not a directory"
         raise OutputError(msg)
     folder = target if directory else target.parent
+    blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        msg = f"{target}: cannot write there ({blocker} is a file, not a directory)"
+        raise OutputError(msg)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".schedlab-probe-", dir=folder)

@@ -107,7 +107,7 @@ def output_param(
 def param_option(help_text: str) -> Decorator:
     """The repeatable ``-p/--param KEY=VALUE`` option -> dict (values read as JSON)."""
     return click.option(
-        "--param", "-p", "params", multiple=True, metavar="KEY=VALUE", callback=_key_values,
+        "-p", "--param", "params", multiple=True, metavar="KEY=VALUE", callback=_key_values,
         help=help_text,
     )  # fmt: skip
 
