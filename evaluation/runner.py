@@ -190,7 +190,7 @@ def run_experiment(
     except KeyboardInterrupt as exc:
         executor.cancel()
         _remove_partial_files(out)
-        name = interrupts.requested() or "SIGINT"
+        name = getattr(exc, "signal", "SIGINT")
         msg = (
             f"interrupted by {name} after {len(tasks) - len(pending) + len(done)} of {len(tasks)} "
             f"runs ({len(done)} now); run the same command again to resume"
