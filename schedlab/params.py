@@ -149,7 +149,8 @@ def parameters(target: Callable[..., Any]) -> dict[str, Param]:
     """The parameters of ``target`` that can be given by name, in declaration order.
 
     A dataclass: its ``init`` fields. Another class: the keyword-only parameters of its
-    ``__init__``. A function: its keyword-only parameters.
+    ``__init__``. A function: its keyword-only parameters. A builtin without a signature: none
+    (it takes any keyword, see :func:`accepts_any_keyword`).
     """
     if isinstance(target, type) and dataclasses.is_dataclass(target):
         fields = [f for f in dataclasses.fields(target) if f.init]
@@ -161,7 +162,10 @@ def parameters(target: Callable[..., Any]) -> dict[str, Param]:
             for f in fields
         }  # fmt: skip
     else:
-        sig = inspect.signature(target)
+        try:
+            sig = inspect.signature(target)
+        except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+            return {}
         kw = [p for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
         fn = target.__init__ if isinstance(target, type) else target
         hints = _hints(fn, {p.name for p in kw})
