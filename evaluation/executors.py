@@ -13,15 +13,19 @@ Two implementations:
 * :class:`LocalExecutor` runs tasks in this process *and* in ``helpers`` spawned worker
   processes (``spawn``: polars is not fork-safe). This process never waits for a worker to
   start: it takes tasks from the front of the queue while workers, once warmed up (imports
-  done), take them from the back. So more workers are never slower than one: a worker that is
+  done), take them from the back, one at a time; with the queue empty it runs a worker's task
+  itself rather than wait. So more workers are never much slower than one: a worker that is
   slow to start only takes less work. Tasks are ordered so that runs of the same policy go to
-  the same process (a learned policy's torch import is paid by few processes).
+  the same process (a learned policy's torch import is paid by few processes), and the
+  libraries' thread pools are limited to one thread per process.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -78,15 +82,43 @@ class SerialExecutor:
         """Nothing to release."""
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "POLARS_MAX_THREADS", "NUMBA_NUM_THREADS")
+"""Thread pools of the libraries a run uses, limited to one per process when several
+processes share the CPUs (spinning OpenMP threads of several processes slow every one down)."""
+
+
 def _init_worker() -> None:
     interrupts.ignore_in_worker()
+    for name in THREAD_VARIABLES:  # before any library creates its pool
+        os.environ[name] = "1"
+
+
+class _OneTorchThread:
+    """While helpers run, this process's torch (if it uses torch) computes on one thread."""
+
+    def __init__(self) -> None:
+        self._previous: int | None = None
+
+    def __enter__(self) -> None:
+        if "torch" in sys.modules:
+            torch = sys.modules["torch"]
+            self._previous = torch.get_num_threads()
+            torch.set_num_threads(1)
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._previous is not None:
+            sys.modules["torch"].set_num_threads(self._previous)
+            self._previous = None
 
 
 class LocalExecutor:
     """Tasks in this process and in ``helpers`` worker processes (see the module docstring).
 
     The workers start (and import what a run needs) as soon as the executor is created, so
-    create it before other preparation (e.g. generating jobsets) to overlap the two.
+    create it before other preparation (e.g. generating jobsets) to overlap the two. When its
+    queue is empty, this process does not wait for a worker's run: it runs the same task itself
+    (runs are deterministic and written atomically, so both copies are identical) and takes
+    whichever result comes first; workers still busy at the end are stopped.
     """
 
     def __init__(self, helpers: int) -> None:
@@ -96,6 +128,8 @@ class LocalExecutor:
         ctx = multiprocessing.get_context("spawn")
         self._pool = ProcessPoolExecutor(helpers, mp_context=ctx, initializer=_init_worker)
         self._queue: deque[RunTask] = deque()
+        self._running: dict[str, RunTask] = {}
+        self._taken: set[str] = set()
         self._lock = threading.Lock()
         self._idle = threading.Semaphore(0)
         self._results: queue.SimpleQueue[RunResult] = queue.SimpleQueue()
@@ -124,17 +158,21 @@ class LocalExecutor:
                 if self._stopped or not self._queue:
                     return
                 task = self._queue.pop()
+                self._running[task.run_id] = task
             try:
                 future = self._pool.submit(execute, task)
             except RuntimeError:  # the pool broke (a worker died) or shut down
                 with self._lock:
+                    del self._running[task.run_id]
                     self._queue.append(task)  # this process will run it
                 return
             future.add_done_callback(lambda f, t=task: self._done(f, t))
 
     def _done(self, future: Future[RunResult], task: RunTask) -> None:
-        if future.cancelled() or self._stopped:  # a cancelled run is no failure
-            return
+        with self._lock:
+            self._running.pop(task.run_id, None)
+            if future.cancelled() or self._stopped or task.run_id in self._taken:
+                return  # cancelled, or this process ran the task too
         exc = future.exception()
         if exc is None:
             self._results.put(future.result())
@@ -143,23 +181,35 @@ class LocalExecutor:
             self._results.put(RunResult(run_id=task.run_id, error=f"{type(exc).__name__}: {exc}"))
         self._idle.release()
 
+    def _next_here(self) -> RunTask | None:
+        """The task this process runs next: the queue's front, else a worker's running task."""
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+            return next(iter(self._running.values()), None)
+
     def as_completed(self) -> Iterator[RunResult]:
         """Results of the workers as they come; in between, run tasks in this process."""
-        while self._outstanding > 0:
-            try:
-                result = self._results.get_nowait()
-            except queue.Empty:
+        with _OneTorchThread():
+            while self._outstanding > 0:
+                try:
+                    result = self._results.get_nowait()
+                except queue.Empty:
+                    task = self._next_here()
+                    if task is None:
+                        try:
+                            result = self._results.get(timeout=0.1)
+                        except queue.Empty:
+                            continue
+                    else:
+                        result = execute(task)
                 with self._lock:
-                    task = self._queue.popleft() if self._queue else None
-                if task is None:
-                    try:
-                        result = self._results.get(timeout=0.1)
-                    except queue.Empty:
+                    if result.run_id in self._taken:
                         continue
-                else:
-                    result = execute(task)
-            self._outstanding -= 1
-            yield result
+                    self._taken.add(result.run_id)
+                    self._running.pop(result.run_id, None)
+                self._outstanding -= 1
+                yield result
 
     def cancel(self) -> None:
         """Drop queued tasks, terminate the workers (SIGTERM, then SIGKILL after
@@ -168,6 +218,7 @@ class LocalExecutor:
             self._stopped = True
             self._queue.clear()
         self._submitted.set()
+        self._idle.release()
         processes = list(getattr(self._pool, "_processes", {}).values())  # no public API < 3.14
         self._pool.shutdown(wait=False, cancel_futures=True)
         for p in processes:
@@ -176,10 +227,15 @@ class LocalExecutor:
             p.join(JOIN_S)
             if p.is_alive():
                 p.kill()
-        self._idle.release()
 
     def close(self) -> None:
-        """Stop the feeder and the workers."""
+        """Stop the feeder and the workers (a worker still running a task this process
+        already completed is stopped, not waited for)."""
+        with self._lock:
+            busy = bool(self._running)
+        if busy:
+            self.cancel()
+            return
         with self._lock:
             self._stopped = True
         self._submitted.set()
