@@ -192,3 +192,49 @@ def test_learned_policy_statistics_of_one_load_runs_are_merged() -> None:
     assert merged["withheld_lengths"] == {"1": 3, "12": 4}
     assert merged["by_load"]["1.3"]["withheld_lengths"] == {"1": 1, "12": 4}
     assert merged["by_load"]["0.5"]["time_steps"] == 10
+
+
+def test_run_warnings_are_one_line_each_in_the_outcome_and_the_run_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import warnings
+
+    import schedlab.simulator.run as run
+
+    real = run.simulate
+
+    def noisy(*args: object, **kwargs: object) -> object:
+        warnings.warn("policy 'x': 2 jobs were placed\n  by the fallback", RuntimeWarning, 2)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run, "simulate", noisy)
+    spec = load_spec(spec_at(tmp_path, SPEC.replace('"sjf", "fcfs", "tetris"', '"sjf"')))
+    outcome = run_experiment(spec, tmp_path / "out", workers=1, progress=False)
+    assert outcome.warnings == (
+        "deeprm__load50__sjf: policy 'x': 2 jobs were placed by the fallback",
+        "deeprm__load130__sjf: policy 'x': 2 jobs were placed by the fallback",
+    )
+    meta = Results.read_parquet(tmp_path / "out" / "runs" / "deeprm__load50__sjf.parquet").meta
+    assert meta["run"]["warnings"] == ["policy 'x': 2 jobs were placed by the fallback"]
+
+
+def test_the_executor_is_injected(tmp_path: Path) -> None:
+    from schedlab.evaluation.executors import SerialExecutor
+
+    class Counting(SerialExecutor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.submitted = 0
+            self.closed = False
+
+        def submit(self, tasks):  # type: ignore[no-untyped-def]
+            self.submitted += len(tasks)
+            super().submit(tasks)
+
+        def close(self) -> None:
+            self.closed = True
+
+    ex = Counting()
+    outcome = run_experiment(load_spec(spec_at(tmp_path)), tmp_path / "o", executor=ex,
+                             progress=False)  # fmt: skip
+    assert (outcome.ran, ex.submitted, ex.closed) == (6, 6, True)
