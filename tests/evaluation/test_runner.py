@@ -208,7 +208,8 @@ def test_run_warnings_are_one_line_each_in_the_outcome_and_the_run_file(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(run, "simulate", noisy)
-    spec = load_spec(spec_at(tmp_path, SPEC.replace('"sjf", "fcfs", "tetris"', '"sjf"')))
+    text = SPEC.replace('"sjf", "fcfs", "tetris"', '"sjf"').replace('= "tetris"', '= "sjf"')
+    spec = load_spec(spec_at(tmp_path, text))
     outcome = run_experiment(spec, tmp_path / "out", workers=1, progress=False)
     assert outcome.warnings == (
         "deeprm__load50__sjf: policy 'x': 2 jobs were placed by the fallback",
