@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from schedlab.cli.options import cli_message, count_option, output_option, param_option
+from schedlab.cli.options import (
+    cli_message,
+    count_option,
+    option_name,
+    output_option,
+    param_option,
+)
 from schedlab.registry import loaders
 
 POSITIVE = click.FloatRange(min=0, min_open=True)
-
-TRACE_OPTIONS = {
-    "time_step": "--time-step", "start": "--start", "end": "--end", "machines": "--machines",
-    "slots_per_machine": "--slots-per-machine", "sample": "--sample", "seed": "--seed",
-    "jobset_window": "--jobset-window", "jobset_size": "--jobset-size", "strict": "--strict",
-}  # fmt: skip
-"""TraceOptions field -> its option, to name options in the messages of TraceOptions."""
 
 
 @click.command("load")
@@ -57,8 +57,9 @@ def load_cmd(
     kwargs = loaders.check(loader, params, where="-p")
     try:
         trace_options = TraceOptions(**options)
-    except ValueError as exc:
-        raise click.UsageError(cli_message(str(exc), TRACE_OPTIONS)) from exc
+    except ValueError as exc:  # name the options, not TraceOptions' fields
+        names = {f.name: option_name(f.name) for f in dataclasses.fields(TraceOptions)}
+        raise click.UsageError(cli_message(str(exc), names)) from exc
     t0 = time.perf_counter()
     result, cached = load_trace(
         loader, path, options=trace_options, use_cache=not no_cache, **kwargs
