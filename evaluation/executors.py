@@ -16,8 +16,9 @@ Two implementations:
   done), take them from the back, one at a time; with the queue empty it runs a worker's task
   itself rather than wait. So more workers are never much slower than one: a worker that is
   slow to start only takes less work. Tasks are ordered so that runs of the same policy go to
-  the same process (a learned policy's torch import is paid by few processes), and the
-  libraries' thread pools are limited to one thread per process.
+  the same process (a learned policy's torch import is paid by few processes), the libraries'
+  thread pools are limited to one thread per worker (as torch is in every run), and workers
+  start only when the queued work is long enough to pay for their start.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -93,40 +94,31 @@ def _init_worker() -> None:
         os.environ[name] = "1"
 
 
-class _OneTorchThread:
-    """While helpers run, this process's torch (if it uses torch) computes on one thread."""
-
-    def __init__(self) -> None:
-        self._previous: int | None = None
-
-    def __enter__(self) -> None:
-        if "torch" in sys.modules:
-            torch = sys.modules["torch"]
-            self._previous = torch.get_num_threads()
-            torch.set_num_threads(1)
-
-    def __exit__(self, *_exc: object) -> None:
-        if self._previous is not None:
-            sys.modules["torch"].set_num_threads(self._previous)
-            self._previous = None
+WORKER_START_S = float(os.environ.get("SCHEDLAB_WORKER_START_S", "2.0"))
+"""Rough seconds a worker process needs to start (imports) on a small shared machine. Workers
+are started only once the queued work, estimated from the runs done here, exceeds twice this
+(see :meth:`LocalExecutor._worth_workers`). The environment variable
+``SCHEDLAB_WORKER_START_S`` overrides it (0: start workers after the second run)."""
 
 
 class LocalExecutor:
-    """Tasks in this process and in ``helpers`` worker processes (see the module docstring).
+    """Tasks in this process and in up to ``helpers`` worker processes (see the module
+    docstring).
 
-    The workers start (and import what a run needs) as soon as the executor is created, so
-    create it before other preparation (e.g. generating jobsets) to overlap the two. When its
-    queue is empty, this process does not wait for a worker's run: it runs the same task itself
-    (runs are deterministic and written atomically, so both copies are identical) and takes
-    whichever result comes first; workers still busy at the end are stopped.
+    Runs start here at once. Workers are started only when the queued work, estimated from the
+    runs done here, would take longer than ``2 × WORKER_START_S`` serially (a short experiment
+    never pays for them). When its queue is empty, this process does not wait for a
+    worker's run: it runs the same task itself (runs are deterministic and written atomically,
+    so both copies are identical) and takes whichever result comes first; workers still busy
+    or starting at the end are stopped, not waited for.
     """
 
     def __init__(self, helpers: int) -> None:
         if helpers < 1:
             msg = f"a LocalExecutor needs >= 1 helper process, got {helpers}"
             raise ValueError(msg)
-        ctx = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(helpers, mp_context=ctx, initializer=_init_worker)
+        self._helpers = helpers
+        self._pool: ProcessPoolExecutor | None = None
         self._queue: deque[RunTask] = deque()
         self._running: dict[str, RunTask] = {}
         self._taken: set[str] = set()
@@ -135,11 +127,28 @@ class LocalExecutor:
         self._results: queue.SimpleQueue[RunResult] = queue.SimpleQueue()
         self._outstanding = 0
         self._stopped = False
-        self._submitted = threading.Event()
-        for _ in range(helpers):
-            self._pool.submit(warm_up).add_done_callback(lambda _f: self._idle.release())
-        self._feeder = threading.Thread(target=self._feed, name="schedlab-feeder", daemon=True)
-        self._feeder.start()
+        self._last_s = 0.0
+        self._done_here = 0
+        self.workers_started = False
+        """Whether the worker processes were started (see :data:`WORKER_START_S`)."""
+
+    def _start_workers(self) -> None:
+        """Spawn the workers (they warm up, then the feeder thread gives them tasks)."""
+        self.workers_started = True
+        ctx = multiprocessing.get_context("spawn")
+        self._pool = ProcessPoolExecutor(self._helpers, mp_context=ctx, initializer=_init_worker)
+        with interrupts.sigint_ignored():  # each submit spawns one worker, born ignoring Ctrl-C
+            for _ in range(self._helpers):
+                self._pool.submit(warm_up).add_done_callback(lambda _f: self._idle.release())
+        threading.Thread(target=self._feed, name="schedlab-feeder", daemon=True).start()
+
+    def _worth_workers(self) -> bool:
+        """True once the queued work (the last run's time here × queued runs; the first run,
+        which pays for imports and compiled-code loading, is not used) exceeds
+        ``2 × WORKER_START_S``."""
+        if self.workers_started or self._stopped or self._done_here < 2:
+            return False
+        return self._last_s * len(self._queue) > 2 * WORKER_START_S
 
     def submit(self, tasks: Sequence[RunTask]) -> None:
         """Queue ``tasks``, grouped by policy (this process takes the front)."""
@@ -147,11 +156,11 @@ class LocalExecutor:
         with self._lock:
             self._queue.extend(sorted(tasks, key=lambda t: order[t.spec]))
             self._outstanding += len(tasks)
-        self._submitted.set()
 
     def _feed(self) -> None:
         """Feeder thread: give each idle worker one task from the back of the queue."""
-        self._submitted.wait()
+        pool = self._pool
+        assert pool is not None
         while True:
             self._idle.acquire()
             with self._lock:
@@ -160,7 +169,7 @@ class LocalExecutor:
                 task = self._queue.pop()
                 self._running[task.run_id] = task
             try:
-                future = self._pool.submit(execute, task)
+                future = pool.submit(execute, task)
             except RuntimeError:  # the pool broke (a worker died) or shut down
                 with self._lock:
                     del self._running[task.run_id]
@@ -190,26 +199,30 @@ class LocalExecutor:
 
     def as_completed(self) -> Iterator[RunResult]:
         """Results of the workers as they come; in between, run tasks in this process."""
-        with _OneTorchThread():
-            while self._outstanding > 0:
-                try:
-                    result = self._results.get_nowait()
-                except queue.Empty:
-                    task = self._next_here()
-                    if task is None:
-                        try:
-                            result = self._results.get(timeout=0.1)
-                        except queue.Empty:
-                            continue
-                    else:
-                        result = execute(task)
-                with self._lock:
-                    if result.run_id in self._taken:
+        while self._outstanding > 0:
+            try:
+                result = self._results.get_nowait()
+            except queue.Empty:
+                task = self._next_here()
+                if task is None:
+                    try:
+                        result = self._results.get(timeout=0.1)
+                    except queue.Empty:
                         continue
-                    self._taken.add(result.run_id)
-                    self._running.pop(result.run_id, None)
-                self._outstanding -= 1
-                yield result
+                else:
+                    t0 = time.perf_counter()
+                    result = execute(task)
+                    self._last_s = time.perf_counter() - t0
+                    self._done_here += 1
+                    if self._worth_workers():
+                        self._start_workers()
+            with self._lock:
+                if result.run_id in self._taken:
+                    continue
+                self._taken.add(result.run_id)
+                self._running.pop(result.run_id, None)
+            self._outstanding -= 1
+            yield result
 
     def cancel(self) -> None:
         """Drop queued tasks, terminate the workers (SIGTERM, then SIGKILL after
@@ -217,10 +230,12 @@ class LocalExecutor:
         with self._lock:
             self._stopped = True
             self._queue.clear()
-        self._submitted.set()
         self._idle.release()
-        processes = list(getattr(self._pool, "_processes", {}).values())  # no public API < 3.14
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())  # no API < 3.14
+        pool.shutdown(wait=False, cancel_futures=True)
         for p in processes:
             p.terminate()
         for p in processes:
@@ -229,15 +244,6 @@ class LocalExecutor:
                 p.kill()
 
     def close(self) -> None:
-        """Stop the feeder and the workers (a worker still running a task this process
-        already completed is stopped, not waited for)."""
-        with self._lock:
-            busy = bool(self._running)
-        if busy:
-            self.cancel()
-            return
-        with self._lock:
-            self._stopped = True
-        self._submitted.set()
-        self._idle.release()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """Stop the feeder and the workers; a worker still starting, or running a task this
+        process already completed, is stopped rather than waited for."""
+        self.cancel()

@@ -23,11 +23,11 @@ not reproduce identically is moved to ``replaced/<time>/`` and the rest is kept.
 Jobsets are generated (or loaded) once per workload, before any run, into ``jobsets/``; every
 run of the workload reads that file and selects its load, so every policy sees exactly the same
 jobsets. Runs execute through an :class:`~schedlab.evaluation.executors.Executor`: by default
-this process plus ``workers − 1`` spawned worker processes
-(:class:`~schedlab.evaluation.executors.LocalExecutor`), serially for one worker or a couple of
-runs. SIGINT or SIGTERM stops the workers within about a second, keeps the completed runs and
-raises :class:`~schedlab.errors.Interrupted`; a failing run is recorded in ``errors/`` and the
-others go on.
+this process plus up to ``workers − 1`` spawned worker processes, started only when the work
+left is long enough to pay for them (:class:`~schedlab.evaluation.executors.LocalExecutor`),
+serially for one worker or a couple of runs. SIGINT or SIGTERM stops the workers within about
+a second, keeps the completed runs and raises :class:`~schedlab.errors.Interrupted`; a failing
+run is recorded in ``errors/`` and the others go on.
 """
 
 from __future__ import annotations

@@ -7,15 +7,18 @@ Layout of the files it reads and writes: :mod:`schedlab.evaluation.runner`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import os
 import re
+import sys
 import time
 import traceback
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,11 +171,28 @@ def read_jobsets(task: RunTask) -> JobSet:
     return JobSet(js.jobs.filter(pl.col("load").is_close(task.load)), js.meta)  # type: ignore[attr-defined]
 
 
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """A learned policy's batched inference on one torch thread (tiny networks: more threads
+    only spin, and several processes may share the CPUs); the setting is restored after."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def execute(task: RunTask) -> RunResult:
     """Run one task: write ``runs/<id>.parquet``, or ``errors/<id>.json`` on failure.
 
     Warnings are captured (one line each) into the result and the run's metadata. An interrupt
-    (:func:`schedlab.interrupts.guard`) is re-raised, never recorded as a failure.
+    (:func:`schedlab.interrupts.guard`) is re-raised, never recorded as a failure. A learned
+    policy runs on one torch thread.
     """
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -185,7 +205,8 @@ def execute(task: RunTask) -> RunResult:
             js = read_jobsets(task)
             policy = make_policy(task.spec)
             policy.name = task.policy
-            res = simulate(js, [policy], ClusterConfig(**task.cluster))
+            with _one_torch_thread():
+                res = simulate(js, [policy], ClusterConfig(**task.cluster))
             table = res.table.with_columns(pl.lit(task.workload).alias("workload"))
             said = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
             run = {

@@ -51,6 +51,20 @@ def guard() -> Iterator[None]:
         _received.clear()
 
 
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT within the block (main thread only): processes started here inherit the
+    ignored signal from their first instruction on, so Ctrl-C cannot hit them mid-start."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _exit(_signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(128 + signal.SIGTERM)
 

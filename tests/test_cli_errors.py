@@ -169,3 +169,18 @@ def test_train_options_are_checked(tmp_path: Path) -> None:
     assert "Invalid value for '--objective': 'slowdwn' is not one of" in one_error_line(out)
     out = run_fail("train", "deeprm", "--load", "0", "-o", str(tmp_path / "r"))
     assert "--load 0: an offered load must be a number > 0" in one_error_line(out)
+
+
+def test_train_resume_without_a_checkpoint_fails_clearly(tmp_path: Path) -> None:
+    import dataclasses
+    import json
+
+    from schedlab.registry import trainers
+
+    run = tmp_path / "run"
+    run.mkdir()
+    config = dataclasses.asdict(trainers.load_config("deeprm")())
+    (run / "config.json").write_text(json.dumps({"train_config": config}))
+    out = run_fail("train", "deeprm", "--resume", "-o", str(run))
+    assert "holds no training state to continue (no last.pt)" in one_error_line(out)
+    assert sorted(p.name for p in run.iterdir()) == ["config.json"]  # nothing started

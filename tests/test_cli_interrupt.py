@@ -83,11 +83,31 @@ def test_ctrl_c_in_a_terminal_reaches_the_workers_too(tmp_path: Path) -> None:
     spec, out = tmp_path / "spec.toml", tmp_path / "out"
     spec.write_text(SPEC)
     cmd = schedlab("experiment", "run", str(spec), "-o", str(out), "--workers", "2")
+    env = {**os.environ, "SCHEDLAB_WORKER_START_S": "0"}  # start the worker after two runs
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # fmt: skip
+                            start_new_session=True, env=env)  # fmt: skip
     wait_for_a_run(out, proc)
+    deadline = time.monotonic() + 60
+    while not children(proc.pid):  # the worker process exists
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no worker started"
+        time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert not (out / "errors").exists() or not list((out / "errors").iterdir())
+    assert not children(proc.pid)
+
+
+def children(pid: int) -> list[int]:
+    """Process ids of the live children of ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found

@@ -150,10 +150,17 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None
     assert sorted(runs["status"].to_list()).count("failed") == 2
 
 
-def test_parallel_workers_give_the_same_results_as_serial(done: Path, tmp_path: Path) -> None:
+def test_parallel_workers_give_the_same_results_as_serial(
+    done: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schedlab.evaluation import executors
+
+    monkeypatch.setattr(executors, "WORKER_START_S", 0.0)  # start workers even for tiny runs
     spec = load_spec(done / "spec.toml")
-    outcome = run_experiment(spec, tmp_path / "par", workers=2, progress=False)
+    ex = executors.LocalExecutor(helpers=1)
+    outcome = run_experiment(spec, tmp_path / "par", executor=ex, progress=False)
     assert outcome.ran == 6
+    assert ex.workers_started
     for task in plan(spec, done):
         a = Results.read_parquet(task.out_path).table
         b = Results.read_parquet(tmp_path / "par" / "runs" / Path(task.out_path).name).table
