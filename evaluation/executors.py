@@ -98,7 +98,7 @@ WORKER_START_S = float(os.environ.get("SCHEDLAB_WORKER_START_S", "2.0"))
 """Rough seconds a worker process needs to start (imports) on a small shared machine. Workers
 are started only once the queued work, estimated from the runs done here, exceeds twice this
 (see :meth:`LocalExecutor._worth_workers`). The environment variable
-``SCHEDLAB_WORKER_START_S`` overrides it (0: start workers after the second run)."""
+``SCHEDLAB_WORKER_START_S`` overrides it (0: start workers after the second run here)."""
 
 
 class LocalExecutor:
@@ -127,8 +127,7 @@ class LocalExecutor:
         self._results: queue.SimpleQueue[RunResult] = queue.SimpleQueue()
         self._outstanding = 0
         self._stopped = False
-        self._last_s = 0.0
-        self._done_here = 0
+        self._recent: deque[float] = deque(maxlen=2)
         self.workers_started = False
         """Whether the worker processes were started (see :data:`WORKER_START_S`)."""
 
@@ -143,12 +142,12 @@ class LocalExecutor:
         threading.Thread(target=self._feed, name="schedlab-feeder", daemon=True).start()
 
     def _worth_workers(self) -> bool:
-        """True once the queued work (the last run's time here × queued runs; the first run,
-        which pays for imports and compiled-code loading, is not used) exceeds
-        ``2 × WORKER_START_S``."""
-        if self.workers_started or self._stopped or self._done_here < 2:
+        """True once the queued work, estimated as the shorter of the last two runs here times
+        the queued runs, exceeds ``2 × WORKER_START_S`` (a run that paid for imports, e.g. the
+        first of a learned policy, does not count alone)."""
+        if self.workers_started or self._stopped or len(self._recent) < 2:
             return False
-        return self._last_s * len(self._queue) > 2 * WORKER_START_S
+        return min(self._recent) * len(self._queue) > 2 * WORKER_START_S
 
     def submit(self, tasks: Sequence[RunTask]) -> None:
         """Queue ``tasks``, grouped by policy (this process takes the front)."""
@@ -212,8 +211,7 @@ class LocalExecutor:
                 else:
                     t0 = time.perf_counter()
                     result = execute(task)
-                    self._last_s = time.perf_counter() - t0
-                    self._done_here += 1
+                    self._recent.append(time.perf_counter() - t0)
                     if self._worth_workers():
                         self._start_workers()
             with self._lock:

@@ -81,7 +81,7 @@ def test_a_signal_stops_promptly_and_the_rerun_resumes(
 def test_ctrl_c_in_a_terminal_reaches_the_workers_too(tmp_path: Path) -> None:
     """Ctrl-C signals the whole process group: workers ignore it, the parent stops them."""
     spec, out = tmp_path / "spec.toml", tmp_path / "out"
-    spec.write_text(SPEC)
+    spec.write_text(SPEC.replace("jobsets = 300", "jobsets = 1500"))  # still running at Ctrl-C
     cmd = schedlab("experiment", "run", str(spec), "-o", str(out), "--workers", "2")
     env = {**os.environ, "SCHEDLAB_WORKER_START_S": "0"}  # start the worker after two runs
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
