@@ -20,6 +20,8 @@ class SchedlabGroup(click.Group):
         """Invoke the subcommand, translating schedlab's errors and interrupts."""
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+            ctx.exit(141)
         except KeyboardInterrupt as exc:
             name = getattr(exc, "signal", "SIGINT")
             click.echo(f"Error: {one_line(exc) or f'interrupted by {name}'}", err=True)
