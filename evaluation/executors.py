@@ -136,7 +136,7 @@ class LocalExecutor:
         self.workers_started = True
         ctx = multiprocessing.get_context("spawn")
         self._pool = ProcessPoolExecutor(self._helpers, mp_context=ctx, initializer=_init_worker)
-        with interrupts.sigint_ignored():  # each submit spawns one worker, born ignoring Ctrl-C
+        with interrupts.spawning():  # each submit spawns a worker, born deaf to Ctrl-C
             for _ in range(self._helpers):
                 self._pool.submit(warm_up).add_done_callback(lambda _f: self._idle.release())
         threading.Thread(target=self._feed, name="schedlab-feeder", daemon=True).start()

@@ -20,6 +20,7 @@ from schedlab.errors import Interrupted
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _received: list[str] = []
+_deferred: list[bool] = []
 
 
 def requested() -> str | None:
@@ -31,7 +32,8 @@ def _raise(signum: int, _frame: FrameType | None) -> None:
     name = signal.Signals(signum).name
     if not _received:
         _received.append(name)
-    raise Interrupted(f"interrupted by {name}", name)
+    if not _deferred:
+        raise Interrupted(f"interrupted by {name}", name)
 
 
 @contextlib.contextmanager
@@ -52,17 +54,23 @@ def guard() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def sigint_ignored() -> Iterator[None]:
-    """Ignore SIGINT within the block (main thread only): processes started here inherit the
-    ignored signal from their first instruction on, so Ctrl-C cannot hit them mid-start."""
+def spawning() -> Iterator[None]:
+    """Start processes within the block: they inherit SIGINT blocked, so Ctrl-C cannot hit them
+    mid-start (:func:`ignore_in_worker` unblocks it once ignored), and an interrupt of this
+    process (inside :func:`guard`) is raised only after the block, never halfway through
+    handing a new process its start-up data. Main thread only; elsewhere a plain block."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    _deferred.append(True)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _deferred.pop()
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    if (name := requested()) is not None and not _deferred:
+        raise Interrupted(f"interrupted by {name}", name)
 
 
 def _exit(_signum: int, _frame: FrameType | None) -> None:
@@ -70,7 +78,9 @@ def _exit(_signum: int, _frame: FrameType | None) -> None:
 
 
 def ignore_in_worker() -> None:
-    """For worker processes: ignore SIGINT (the parent handles it) and turn SIGTERM into
-    :class:`SystemExit`, so an atomic write in progress removes its temporary file."""
+    """For worker processes: ignore SIGINT (the parent handles it; unblocked once ignored, see
+    :func:`spawning`) and turn SIGTERM into :class:`SystemExit`, so an atomic write in
+    progress removes its temporary file."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGTERM, _exit)
