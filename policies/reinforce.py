@@ -39,8 +39,6 @@ from schedlab.simulator.cluster.batched import BatchedEngine, RewardWeights
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, ObsGeometry, SparseObs
 
-BASELINE_POLICIES = ("sjf", "packer", "tetris")
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainConfig:
@@ -155,6 +153,10 @@ class TrainResult:
     baselines: dict[str, float]
     """Validation slowdown of the heuristics and of the initial policy."""
     seconds: float
+    withholding: dict[str, Any] | None = None
+    """Withheld-job statistics of the best policy on the validation jobsets (Figure 7a;
+    :meth:`~schedlab.simulator.cluster.batched.BatchedEngine.withholding`); None without
+    ``report``."""
 
 
 # -- returns and baseline (seed 000 Figure 3) ---------------------------------------------------
@@ -287,7 +289,7 @@ def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
     for name, value in (("window", config.window), ("machines", config.machines)):
         if name not in params and name in known:
             params[name] = value
-    gen = cls(**params)
+    gen = generators.create(config.workload, params, where="workload_params (-p)")
     train_js = gen.generate(config.load, n_jobsets=config.n_jobsets, seed=seeds["train"])
     val_js = gen.generate(config.load, n_jobsets=config.eval_jobsets, seed=seeds["validation"])
     return train_js, val_js, seeds
@@ -305,11 +307,12 @@ def evaluate(
 
 
 def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
-    """Validation slowdown of SJF, Packer and Tetris* on the same engine."""
+    """Validation slowdown of the baseline heuristics (SJF, Packer, Tetris*: the registry's
+    ``baseline`` tag) on the same engine."""
     from schedlab.registry import policies
 
     out = {}
-    for name in BASELINE_POLICIES:
+    for name in policies.names(tag="baseline"):
         policy = policies.make(name)
         engine.reset()
         engine.run_heuristic(policy.score, policy.rule, policy.knob)
@@ -338,7 +341,11 @@ def _check_resume(out: Path, config: TrainConfig, resume: bool) -> dict[str, Any
             raise SchedlabError(msg)
         return None
     if not last.exists():
-        return None
+        msg = (
+            f"--resume: {out} holds no training state to continue (no last.pt); "
+            "drop --resume to start a run there"
+        )
+        raise SchedlabError(msg)
     saved = json.loads((out / "config.json").read_text())["train_config"]
     mine = json.loads(json.dumps(asdict(config)))
     diff = {k for k in mine if k != "iterations" and saved.get(k) != mine[k]}
@@ -371,7 +378,9 @@ def train(
 ) -> TrainResult:
     """Train a DeepRM policy; write ``config.json``, ``curve.csv``/``.parquet``, ``best.pt``
     (best validation), ``final.pt``, ``last.pt`` (training state for ``resume``),
-    ``baselines.json`` and, with ``report``, a small report into ``out_dir``.
+    ``baselines.json`` into ``out_dir``; with ``report``, also evaluate the best policy for the
+    learning report (:attr:`TrainResult.withholding`; the caller draws the report, e.g.
+    :func:`schedlab.reports.learning.write_training_report`).
 
     Curve columns: ``iteration`` (1-based: updates done), ``mean_reward``/``max_reward`` (total
     reward of the training episodes, before the update), ``train_slowdown`` (their mean),
@@ -460,9 +469,9 @@ def train(
     bar.close()
     curve = _write_curve(out, rows)
     save_checkpoint(out / "final.pt", net, {**spec, "iteration": config.iterations})
-    if report:
-        _write_report(out, curve, baselines, val_engine, config)
-    return TrainResult(out, curve, best_it, best, baselines, time.perf_counter() - t_start)
+    withholding = _best_withholding(out, val_engine, config) if report else None
+    seconds = time.perf_counter() - t_start
+    return TrainResult(out, curve, best_it, best, baselines, seconds, withholding)
 
 
 def _progress(enabled: bool, start: int, total: int) -> Any:
@@ -497,17 +506,13 @@ def _save_state(
         torch.save(state, tmp)
 
 
-def _write_report(
-    out: Path, curve: pl.DataFrame, baselines: dict[str, float], engine: BatchedEngine,
-    config: TrainConfig,
-) -> None:  # fmt: skip
-    """Learning curves and withheld jobs of the best policy on the validation jobsets."""
+def _best_withholding(out: Path, engine: BatchedEngine, config: TrainConfig) -> dict[str, Any]:
+    """Withheld jobs of the best policy on the validation jobsets (sampled as validated)."""
     from schedlab.policies.deeprm import load_network
-    from schedlab.reports.learning import write_training_report
 
     best = out / "best.pt"
     net, _ = load_network(best if best.exists() else out / "final.pt")
     seed = None if config.eval_greedy else _val_seed(config)
     geometry = engine_geometry(engine, config)
     evaluate(engine, Logits(net, geometry), mask_invalid=config.mask_invalid, seed=seed)
-    write_training_report(out, curve, baselines, engine.withholding(), asdict(config))
+    return engine.withholding()

@@ -56,12 +56,13 @@ def experiment(tmp: Path, jobsets: int, extra: str = "", loads: str = "[0.5, 1.3
     return tmp / "exp"
 
 
-FAILING = ', "tetris:knob=\\"x\\""]'
+FAILING = ', { spec = "deeprm:bad.pt", name = "bad" }]'
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("rep")
+    (tmp / "bad.pt").write_text("not a checkpoint")  # the run fails when it loads it
     (tmp / "spec.toml").write_text(SPEC.format(jobsets=12).replace("]", FAILING, 1))
     run_experiment(load_spec(tmp / "spec.toml"), tmp / "exp", workers=1, progress=False)
     return write_experiment_report(tmp / "exp", tmp / "out")
@@ -86,7 +87,7 @@ def test_experiment_report_has_every_section(report: dict[str, Path]) -> None:
     ):
         assert needle in text, needle
     assert "too few" not in text  # 12 jobsets suffice for 3 policies (7 needed)
-    assert text.count("failed (ValueError") == 2  # the failing policy, at both loads
+    assert text.count("failed (CheckpointError") == 2  # the failing policy, at both loads
     html = report["html"].read_text(encoding="utf-8")
     assert html.count("src='data:image/png;base64,") == 7
     assert not re.search(r"https?://|<link|<script|src='(?!data:)", html)
