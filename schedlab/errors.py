@@ -36,3 +36,8 @@ class SpecError(SchedlabError, ValueError):
 
 class WorkloadModelError(SchedlabError, ValueError):
     """A fitted workload model file is invalid; the message names the file and the key."""
+
+
+class ResultsError(SchedlabError, ValueError):
+    """Results lack what was asked of them (a jobset, a policy, the jobs' demands) or do not match
+    a JobSet; the message says what was expected and what the results hold."""

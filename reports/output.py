@@ -1,0 +1,238 @@
+"""Figures as files: PNG at any resolution, PDF and SVG, in a screen or a paper style.
+
+A report figure is a :class:`Plot`: a drawing function and its size, drawn only when written
+(:func:`render`), so the same figure can be written in several formats and styles. Drawing
+happens on a fresh :class:`~matplotlib.figure.Figure` (no pyplot: no global state, no GUI
+backend) inside a :func:`matplotlib.rc_context` holding the style, which stays active while the
+files are saved (tick labels are created when the figure is drawn).
+
+Styles (:data:`STYLES`):
+
+``screen``
+    The figure's own size (about 9 × 5 inches), 10 pt text: for the HTML report and slides.
+``paper``
+    One column of a two-column paper: 3.3 inches wide (ACM and IEEE columns are 3.33 and 3.5
+    inches), or 7 inches for a figure spanning the page (``span="page"``), 8 pt text, 7 pt tick
+    labels and legends, thinner lines. Legends move below the plot (:func:`place_legend`).
+
+Fonts: PDFs embed TrueType (Type 42) fonts, which publishers' checkers accept (Type 3 fonts are
+rejected by IEEE PDF eXpress); SVGs keep text as text (``svg.fonttype = "none"``), small and
+editable, rendered with the viewer's DejaVu Sans or a substitute.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import matplotlib as mpl
+import numpy as np
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+VECTOR_FORMATS = ("pdf", "svg")
+"""Vector formats a figure can be written in, besides PNG."""
+
+BASE_RC: dict[str, Any] = {"pdf.fonttype": 42, "svg.fonttype": "none", "savefig.facecolor": "white"}
+"""Settings of every style: TrueType fonts in PDFs, text as text in SVGs, white background."""
+
+NARROW_INCHES = 5.0
+"""Figures narrower than this get their legends below the plot (:func:`place_legend`)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Style:
+    """How figures look: sizes in inches, text in points."""
+
+    name: str
+    """``"screen"`` or ``"paper"``."""
+    column_width: float | None
+    """Width of a one-column figure (inches); None keeps each figure's own size."""
+    page_width: float | None
+    """Width of a figure spanning the page (inches); None keeps each figure's own size."""
+    height_scale: float
+    """Paper height = screen height × (paper width / screen width) × this (room for legends
+    moved below the plot)."""
+    rc: Mapping[str, Any] = field(default_factory=dict)
+    """matplotlib settings on top of seaborn's ``whitegrid`` and :data:`BASE_RC`."""
+
+    def size(self, plot: Plot) -> tuple[float, float]:
+        """Figure size (inches) of ``plot`` in this style."""
+        w, h = plot.size
+        width = self.page_width if plot.span == "page" else self.column_width
+        if width is None:
+            return w, h
+        return width, max(1.6, h * width / w * self.height_scale)
+
+
+SCREEN = Style(
+    name="screen",
+    column_width=None,
+    page_width=None,
+    height_scale=1.0,
+    rc={"font.size": 10, "legend.fontsize": 9, "legend.title_fontsize": 9},
+)
+PAPER = Style(
+    name="paper",
+    column_width=3.3,
+    page_width=7.0,
+    height_scale=1.45,
+    rc={
+        "font.size": 8,
+        "axes.titlesize": 8,
+        "axes.labelsize": 8,
+        "xtick.labelsize": 7,
+        "ytick.labelsize": 7,
+        "legend.fontsize": 7,
+        "legend.title_fontsize": 7,
+        "lines.linewidth": 1.1,
+        "lines.markersize": 3.5,
+        "axes.linewidth": 0.6,
+        "grid.linewidth": 0.4,
+        "patch.linewidth": 0.5,
+        "xtick.major.width": 0.6,
+        "ytick.major.width": 0.6,
+        "xtick.major.size": 3,
+        "ytick.major.size": 3,
+        "legend.handlelength": 1.6,
+        "legend.columnspacing": 1.0,
+    },
+)
+STYLES = {"screen": SCREEN, "paper": PAPER}
+"""Styles by name (``--style screen|paper``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plot:
+    """A figure to draw: ``draw(fig)`` adds its Axes to the (empty) Figure ``fig``."""
+
+    draw: Callable[[Figure], Any]
+    """Draws onto an empty Figure."""
+    size: tuple[float, float]
+    """Size in the screen style (width, height), inches."""
+    span: Literal["column", "page"] = "column"
+    """Width in the paper style: one column, or the whole page (two columns)."""
+
+
+def figure(
+    draw: Callable[[Axes], Any],
+    size: tuple[float, float],
+    *,
+    span: Literal["column", "page"] = "column",
+) -> Plot:
+    """A :class:`Plot` of one Axes: ``draw(ax)`` draws on it."""
+    return Plot(lambda fig: draw(fig.subplots()), size, span)
+
+
+def panels(
+    draw: Callable[[np.ndarray], Any],
+    size: tuple[float, float],
+    *,
+    nrows: int = 1,
+    ncols: int = 1,
+    span: Literal["column", "page"] = "page",
+    **subplots: Any,
+) -> Plot:
+    """A :class:`Plot` of a grid of Axes: ``draw(axes)`` gets them as an array of shape
+    ``(nrows, ncols)``; ``subplots`` go to :meth:`~matplotlib.figure.Figure.subplots` (e.g.
+    ``sharex=True``, ``gridspec_kw``)."""
+    return Plot(lambda fig: draw(fig.subplots(nrows, ncols, squeeze=False, **subplots)), size, span)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FigureOptions:
+    """Which files a report writes for each figure."""
+
+    dpi: int = 200
+    """Resolution of the PNG files (dots per inch)."""
+    style: str = "screen"
+    """A name of :data:`STYLES`."""
+    vector: tuple[str, ...] = VECTOR_FORMATS
+    """Vector copies written beside each PNG (a subset of :data:`VECTOR_FORMATS`)."""
+    html_dpi: int = 100
+    """Resolution of the lighter PNG copies embedded in HTML."""
+
+    def __post_init__(self) -> None:
+        if self.style not in STYLES:
+            msg = f"style must be one of {sorted(STYLES)}, got {self.style!r}"
+            raise ValueError(msg)
+        bad = [f for f in self.vector if f not in VECTOR_FORMATS]
+        if bad:
+            msg = f"vector formats must be among {VECTOR_FORMATS}, got {bad}"
+            raise ValueError(msg)
+        if not (self.dpi > 0 and self.html_dpi > 0):
+            msg = f"dpi and html_dpi must be > 0, got {self.dpi} and {self.html_dpi}"
+            raise ValueError(msg)
+
+
+def render(
+    plot: Plot, formats: Mapping[str, int | None], *, style: str | Style = "screen"
+) -> dict[str, bytes]:
+    """Draw ``plot`` once and save it in every format.
+
+    Parameters
+    ----------
+    plot
+        The figure.
+    formats
+        Key -> resolution in dots per inch (None for vector formats); a key is a format name
+        (``"png"``, ``"pdf"``, ``"svg"``), optionally with a suffix after ``":"`` to save the
+        same format twice, e.g. ``{"png": 200, "png:html": 100, "pdf": None}``.
+    style
+        A :class:`Style` or the name of one.
+
+    Returns
+    -------
+    dict
+        The same keys -> file contents.
+    """
+    st = STYLES[style] if isinstance(style, str) else style
+    out: dict[str, bytes] = {}
+    with sns.axes_style("whitegrid"), mpl.rc_context({**BASE_RC, **st.rc}):
+        fig = Figure(figsize=st.size(plot), layout="constrained")
+        plot.draw(fig)
+        for key, dpi in formats.items():
+            buf = io.BytesIO()
+            fig.savefig(buf, format=key.split(":")[0], dpi=dpi or 72)
+            out[key] = buf.getvalue()
+            fig.set_layout_engine("none")  # keep the layout of the first save: one draw each
+    return out
+
+
+def png(plot: Plot, *, dpi: int = 100, style: str | Style = "screen") -> bytes:
+    """PNG bytes of ``plot`` (e.g. for a notebook or an HTML page)."""
+    return render(plot, {"png": dpi}, style=style)["png"]
+
+
+def is_narrow(ax: Axes) -> bool:
+    """Whether the figure of ``ax`` is too narrow for a legend beside the plot."""
+    return bool(ax.figure.get_figwidth() < NARROW_INCHES)
+
+
+def place_legend(ax: Axes, *, title: str | None = "Policy", ncol: int | None = None) -> None:
+    """Legend outside the Axes: right of it on wide figures, below it on narrow ones.
+
+    Narrow figures (:data:`NARROW_INCHES`, e.g. one paper column) cannot spare the width of a
+    legend; below the plot it spreads over up to three columns. Nothing happens when no artist
+    has a label.
+    """
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    if is_narrow(ax):
+        cols = ncol or min(3, len(labels))
+        ax.legend(
+            title=title, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=cols, frameon=False
+        )
+    else:
+        ax.legend(
+            title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, ncol=ncol or 1
+        )
+
+
+def formats(options: FigureOptions) -> dict[str, int | None]:
+    """The :func:`render` formats of a report figure: PNG file, HTML copy, vector copies."""
+    return {"png": options.dpi, "png:html": options.html_dpi, **dict.fromkeys(options.vector)}
