@@ -94,6 +94,19 @@ def compare_policies(
     )
 
 
+def cd_inputs(comp: Comparison) -> tuple[dict[str, float], list[list[str]]]:
+    """Mean ranks (primary metric) and the groups of not significantly different policies at
+    the focus: what a critical-difference diagram draws."""
+    mean_ranks = dict(
+        comp.at_focus(comp.summary)
+        .filter(pl.col("metric") == comp.cfg.primary)
+        .select("policy", "mean_rank")
+        .rows()
+    )
+    pairs = comp.at_focus(comp.pairwise)
+    return mean_ranks, (an.cliques(mean_ranks, pairs) if pairs.height else [])
+
+
 def figures(
     comp: Comparison, pj: pl.DataFrame, palette: dict[str, Any]
 ) -> dict[str, tuple[Plot, str]]:
@@ -121,13 +134,7 @@ def figures(
     )
     omni, pairs = comp.at_focus(comp.omnibus), comp.at_focus(comp.pairwise)
     if omni.height and pairs.height:
-        mean_ranks = dict(
-            comp.at_focus(comp.summary)
-            .filter(pl.col("metric") == cfg.primary)
-            .select("policy", "mean_rank")
-            .rows()
-        )
-        groups = an.cliques(mean_ranks, pairs)
+        mean_ranks, groups = cd_inputs(comp)
         o = omni.row(0, named=True)
         size = sf.cd_figsize(mean_ranks, len(groups))
         out["cd_diagram.png"] = (

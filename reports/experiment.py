@@ -13,6 +13,7 @@ Friedman test over conditions, pairwise tests and a critical-difference diagram.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from schedlab.jobset import JobSet
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.figures import policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
-from schedlab.reports.output import VECTOR_FORMATS, FigureOptions, Plot, figure
+from schedlab.reports.output import FigureOptions, Plot, figure
 from schedlab.reports.render import analysis_config, build_report
 from schedlab.reports.tables import num, pairwise_table
 
@@ -62,7 +63,7 @@ def _context(exp: Experiment, workload: str) -> dict[str, Any]:
     }
 
 
-def _jobs(exp: Experiment) -> dict[str, JobSet]:
+def experiment_jobs(exp: Experiment) -> dict[str, JobSet]:
     """Each workload's JobSet, from the experiment's ``jobsets/`` (workloads without one absent)."""
     paths = {t.workload: Path(t.jobsets_path) for t in plan(exp.spec, exp.path)}
     return {w: JobSet.read_parquet(p) for w, p in paths.items() if p.is_file()}
@@ -76,7 +77,7 @@ def write_experiment_report(
     reference: str | None = None,
     dpi: int = 200,
     style: str = "screen",
-    vector: tuple[str, ...] = VECTOR_FORMATS,
+    vector: Sequence[str] | None = None,
 ) -> dict[str, Path]:
     """Write the report(s) of the experiment directory ``path`` into ``out_dir``.
 
@@ -111,7 +112,7 @@ def write_experiment_report(
         msg = f"{path}: no run of experiment {spec.name!r} has completed; nothing to report"
         raise SpecError(msg)
     m = spec.metrics
-    options = FigureOptions(dpi=dpi, style=style, vector=tuple(vector))
+    options = FigureOptions(dpi=dpi, style=style, vector=None if vector is None else tuple(vector))
     settings: dict[str, Any] = {
         "reference": reference or spec.reference,
         "primary": m.primary,
@@ -122,7 +123,7 @@ def write_experiment_report(
         "seed": spec.seed if seed is None else seed,
     }
     title = spec.report.title or spec.description or spec.name
-    jobs = _jobs(exp)
+    jobs = experiment_jobs(exp)
     several = len(exp.results) > 1
     paths: dict[str, Path] = {}
     summaries, links = [], []

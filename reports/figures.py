@@ -73,6 +73,11 @@ def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
     return {p: tuple(base[index[p]]) for p in policies}  # type: ignore[misc]
 
 
+def line_style(palette: Mapping[str, Any], policy: str) -> Any:
+    """The dash pattern of ``policy``: by its place in ``palette``, the same in every plot."""
+    return LINESTYLES[list(palette).index(policy) % len(LINESTYLES)]
+
+
 def format_load(load: float | None) -> str:
     """Offered load as a percentage label, e.g. ``1.9 -> "190%"``; None -> ``"n/a"``."""
     return "n/a" if load is None else f"{round(100 * load, 1):g}%"
@@ -154,7 +159,9 @@ def band_lines(
     ``x`` is the column on the x axis (a fraction shown in percent when it is ``"load"``);
     ``y`` names the columns of the value and of the interval's low and high ends.
     """
-    for k, policy in enumerate(_present(palette, rows)):
+    index = {p: k for k, p in enumerate(palette)}  # a policy keeps its marker in every plot
+    for policy in _present(palette, rows):
+        k = index[policy]
         r = rows.filter(pl.col("policy") == policy).sort(x)
         xs = r.get_column(x).to_numpy() * (100 if x == "load" else 1)
         value, low, high = (r.get_column(c).to_numpy() for c in y)
@@ -319,7 +326,7 @@ def plot_slowdown_cdf(
     """
     ax = ax if ax is not None else plt.gca()
     rows, where = _default_load(results_table, load)
-    for k, policy in enumerate(_present(palette, rows)):
+    for policy in _present(palette, rows):
         x = rows.filter(pl.col("policy") == policy).get_column("slowdown").to_numpy()
         values, counts = np.unique(x, return_counts=True)  # one step per distinct value
         ax.step(
@@ -328,7 +335,7 @@ def plot_slowdown_cdf(
             where="post",
             label=policy,
             color=palette[policy],
-            linestyle=LINESTYLES[k % len(LINESTYLES)],
+            linestyle=line_style(palette, policy),
         )
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)

@@ -21,7 +21,7 @@ import polars as pl
 
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.reports.latex import to_latex
-from schedlab.reports.output import FigureOptions, Plot, formats, render
+from schedlab.reports.output import FigureOptions, Plot, render
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
@@ -108,7 +108,7 @@ def to_html(
                 f"<figcaption>{html.escape(caption)}{links}</figcaption></figure>"
             )
         elif kind == "table":
-            out.append(_html_table(content))
+            out.append(html_table(content))
         elif kind == "links":
             items = "".join(
                 f"<li><a href='{html.escape(href)}'>{html.escape(text)}</a></li>"
@@ -121,7 +121,9 @@ def to_html(
     return "\n".join(out)
 
 
-def _html_table(t: Table) -> str:
+def html_table(t: Table) -> str:
+    """HTML of ``t`` (``<table>``, then its notes as paragraphs)."""
+
     def cell(tag: str, text: str, j: int, strong: bool = False) -> str:
         body = f"<strong>{html.escape(text)}</strong>" if strong else html.escape(text)
         style = " style='text-align:left'" if 0 < j < t.left else ""
@@ -153,9 +155,14 @@ def to_markdown(blocks: Sequence[Block], vector: Sequence[str] = ()) -> str:
     return "\n\n".join(out) + "\n"
 
 
+def _md_escape(text: str) -> str:
+    """``text`` with the Markdown characters of table cells and notes escaped (``|``, ``*``)."""
+    return text.replace("|", "\\|").replace("*", "\\*")
+
+
 def _md_table(t: Table) -> str:
     def cell(text: str, strong: bool) -> str:
-        text = text.replace("|", "\\|")
+        text = _md_escape(text)
         return f"**{text}**" if strong else text
 
     lines = ["| " + " | ".join(cell(h, False) for h in t.header) + " |"]
@@ -164,7 +171,7 @@ def _md_table(t: Table) -> str:
         "| " + " | ".join(cell(c, (i, j) in t.bold) for j, c in enumerate(row)) + " |"
         for i, row in enumerate(t.rows)
     ]
-    return "\n".join(lines + [f"\n{n}" for n in t.notes])
+    return "\n".join(lines + [f"\n{_md_escape(n)}" for n in t.notes])
 
 
 def write_bundle(
@@ -195,7 +202,8 @@ def write_bundle(
         CSV file name -> data.
     images
         PNG file name -> (figure, caption); each is written as PNG at ``options.dpi``, in the
-        vector formats of ``options``, and embedded in the HTML at ``options.html_dpi``.
+        vector formats of ``options``, and embedded in the HTML at ``options.html_dpi``
+        (downscaled from the PNG).
     options
         Resolution, style and vector formats of the figures; default :class:`FigureOptions`.
     formatted
@@ -215,8 +223,14 @@ def write_bundle(
         paths[Path(name).stem] = out / name
     embedded: dict[str, bytes] = {}
     for name, (plot, _) in images.items():
-        files = render(plot, formats(opts), style=opts.style)
-        embedded[name] = files.pop("png:html")
+        files = render(
+            plot,
+            ("png", *opts.vector_formats),
+            dpi=opts.dpi,
+            html_dpi=opts.html_dpi,
+            style=opts.style,
+        )
+        embedded[name] = files.pop("html")
         for key, data in files.items():
             target = out / (name if key == "png" else f"{Path(name).stem}.{key}")
             with atomic_path(target) as tmp:
@@ -227,6 +241,6 @@ def write_bundle(
             write_text_atomic(out / f"{name}.{ext}", text + ("" if ext == "tex" else "\n"))
             paths[f"{name}.{ext}"] = out / f"{name}.{ext}"
     paths["md"], paths["html"] = out / f"{stem}.md", out / f"{stem}.html"
-    write_text_atomic(paths["md"], to_markdown(blocks, opts.vector))
-    write_text_atomic(paths["html"], to_html(blocks, title, embedded, opts.vector))
+    write_text_atomic(paths["md"], to_markdown(blocks, opts.vector_formats))
+    write_text_atomic(paths["html"], to_html(blocks, title, embedded, opts.vector_formats))
     return paths

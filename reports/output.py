@@ -23,8 +23,10 @@ editable, rendered with the viewer's DejaVu Sans or a substitute.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import matplotlib as mpl
@@ -32,9 +34,15 @@ import numpy as np
 import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from PIL import Image
+
+from schedlab.io import atomic_path
 
 VECTOR_FORMATS = ("pdf", "svg")
 """Vector formats a figure can be written in, besides PNG."""
+
+FILE_FORMATS = ("png", *VECTOR_FORMATS)
+"""Every format a figure can be written in."""
 
 BASE_RC: dict[str, Any] = {"pdf.fonttype": 42, "svg.fonttype": "none", "savefig.facecolor": "white"}
 """Settings of every style: TrueType fonts in PDFs, text as text in SVGs, white background."""
@@ -150,16 +158,17 @@ class FigureOptions:
     """Resolution of the PNG files (dots per inch)."""
     style: str = "screen"
     """A name of :data:`STYLES`."""
-    vector: tuple[str, ...] = VECTOR_FORMATS
-    """Vector copies written beside each PNG (a subset of :data:`VECTOR_FORMATS`)."""
+    vector: tuple[str, ...] | None = None
+    """Vector copies written beside each PNG (a subset of :data:`VECTOR_FORMATS`); None: PDF
+    and SVG in the paper style, none in the screen style (they cost more time than the PNG)."""
     html_dpi: int = 100
-    """Resolution of the lighter PNG copies embedded in HTML."""
+    """Resolution of the lighter PNG copies embedded in HTML (at most ``dpi``)."""
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
             msg = f"style must be one of {sorted(STYLES)}, got {self.style!r}"
             raise ValueError(msg)
-        bad = [f for f in self.vector if f not in VECTOR_FORMATS]
+        bad = [f for f in self.vector or () if f not in VECTOR_FORMATS]
         if bad:
             msg = f"vector formats must be among {VECTOR_FORMATS}, got {bad}"
             raise ValueError(msg)
@@ -167,49 +176,108 @@ class FigureOptions:
             msg = f"dpi and html_dpi must be > 0, got {self.dpi} and {self.html_dpi}"
             raise ValueError(msg)
 
+    @property
+    def vector_formats(self) -> tuple[str, ...]:
+        """The vector formats written (``vector``, or the style's default)."""
+        if self.vector is not None:
+            return tuple(dict.fromkeys(self.vector))
+        return VECTOR_FORMATS if self.style == "paper" else ()
+
 
 def render(
-    plot: Plot, formats: Mapping[str, int | None], *, style: str | Style = "screen"
+    plot: Plot,
+    formats: Sequence[str] = ("png",),
+    *,
+    dpi: int = 100,
+    html_dpi: int | None = None,
+    style: str | Style = "screen",
 ) -> dict[str, bytes]:
-    """Draw ``plot`` once and save it in every format.
+    """Draw ``plot`` once and save it in each of ``formats``.
 
     Parameters
     ----------
     plot
         The figure.
     formats
-        Key -> resolution in dots per inch (None for vector formats); a key is a format name
-        (``"png"``, ``"pdf"``, ``"svg"``), optionally with a suffix after ``":"`` to save the
-        same format twice, e.g. ``{"png": 200, "png:html": 100, "pdf": None}``.
+        Formats to save, among :data:`FILE_FORMATS`.
+    dpi
+        Resolution of the PNG (dots per inch).
+    html_dpi
+        Resolution of a lighter PNG copy, downscaled from the PNG (no second drawing); None for
+        none. Needs ``"png"`` in ``formats``.
     style
         A :class:`Style` or the name of one.
 
     Returns
     -------
     dict
-        The same keys -> file contents.
+        Each format (and ``"html"`` with ``html_dpi``) -> file contents.
+
+    Raises
+    ------
+    ValueError
+        If a format is unknown.
     """
+    bad = [f for f in formats if f not in FILE_FORMATS]
+    if bad:
+        msg = f"figure formats must be among {FILE_FORMATS}, got {bad}"
+        raise ValueError(msg)
     st = STYLES[style] if isinstance(style, str) else style
     out: dict[str, bytes] = {}
     with sns.axes_style("whitegrid"), mpl.rc_context({**BASE_RC, **st.rc}):
         fig = Figure(figsize=st.size(plot), layout="constrained")
         plot.draw(fig)
-        for key, dpi in formats.items():
+        for fmt in formats:
             buf = io.BytesIO()
-            fig.savefig(buf, format=key.split(":")[0], dpi=dpi or 72)
-            out[key] = buf.getvalue()
+            fig.savefig(buf, format=fmt, dpi=dpi if fmt == "png" else 72)
+            out[fmt] = buf.getvalue()
             fig.set_layout_engine("none")  # keep the layout of the first save: one draw each
+    if html_dpi is not None and "png" in out:
+        out["html"] = _downscale(out["png"], min(1.0, html_dpi / dpi))
     return out
+
+
+def save(
+    plot: Plot, path: str | os.PathLike[str], *, dpi: int = 200, style: str | Style = "screen"
+) -> Path:
+    """Write ``plot`` to ``path`` (atomically) in the format its suffix names.
+
+    Raises
+    ------
+    ValueError
+        If the suffix is not one of :data:`FILE_FORMATS`.
+    """
+    target = Path(path)
+    fmt = target.suffix.lower().lstrip(".")
+    if fmt not in FILE_FORMATS:
+        msg = f"{target}: the file name must end in one of {[f'.{f}' for f in FILE_FORMATS]}"
+        raise ValueError(msg)
+    data = render(plot, (fmt,), dpi=dpi, style=style)[fmt]
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(data)
+    return target
+
+
+def _downscale(png_bytes: bytes, factor: float) -> bytes:
+    """The PNG ``png_bytes`` resized by ``factor`` (<= 1; Lanczos filter)."""
+    if factor >= 1.0:
+        return png_bytes
+    with Image.open(io.BytesIO(png_bytes)) as im:
+        size = (max(1, round(im.width * factor)), max(1, round(im.height * factor)))
+        small = im.resize(size, Image.Resampling.LANCZOS)
+    buf = io.BytesIO()
+    small.save(buf, format="png")
+    return buf.getvalue()
 
 
 def png(plot: Plot, *, dpi: int = 100, style: str | Style = "screen") -> bytes:
     """PNG bytes of ``plot`` (e.g. for a notebook or an HTML page)."""
-    return render(plot, {"png": dpi}, style=style)["png"]
+    return render(plot, ("png",), dpi=dpi, style=style)["png"]
 
 
 def is_narrow(ax: Axes) -> bool:
     """Whether the figure of ``ax`` is too narrow for a legend beside the plot."""
-    return bool(ax.figure.get_figwidth() < NARROW_INCHES)
+    return bool(ax.figure.figure.get_figwidth() < NARROW_INCHES)  # the root Figure
 
 
 def place_legend(ax: Axes, *, title: str | None = "Policy", ncol: int | None = None) -> None:
@@ -231,8 +299,3 @@ def place_legend(ax: Axes, *, title: str | None = "Policy", ncol: int | None = N
         ax.legend(
             title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, ncol=ncol or 1
         )
-
-
-def formats(options: FigureOptions) -> dict[str, int | None]:
-    """The :func:`render` formats of a report figure: PNG file, HTML copy, vector copies."""
-    return {"png": options.dpi, "png:html": options.html_dpi, **dict.fromkeys(options.vector)}

@@ -35,7 +35,7 @@ from schedlab.jobset import JobSet
 from schedlab.reports import comparison, figures, learning, sections, views
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports.markup import Block, Table, write_bundle
-from schedlab.reports.output import VECTOR_FORMATS, FigureOptions, Plot, figure, panels
+from schedlab.reports.output import FigureOptions, Plot, figure, panels
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, pairwise_table, summary_table
 from schedlab.results import Results
@@ -333,7 +333,7 @@ def write_report(
     jobs: JobSet | None = None,
     dpi: int = 200,
     style: str = "screen",
-    vector: Sequence[str] = VECTOR_FORMATS,
+    vector: Sequence[str] | None = None,
 ) -> dict[str, Path]:
     """Write the report of ``results`` into ``out_dir``, every file atomically.
 
@@ -349,7 +349,7 @@ def write_report(
     ``.md``; figures ``ratio_grid``, ``jobset_values``, ``cd_diagram``, ``pairwise_heatmap``,
     ``ratio_to_reference``, ``schedule_diff``, ``timeline``, ``timeline_mean``,
     ``length_boxplot``, ``slowdown_cdf`` and, with two offered loads or more, ``load_sweep``,
-    each as ``.png`` and in the ``vector`` formats.
+    each as ``.png`` and in the ``vector`` formats (``.pdf``, ``.svg``).
 
     Parameters
     ----------
@@ -392,7 +392,8 @@ def write_report(
         ``"screen"`` or ``"paper"`` (one column of a two-column paper;
         :mod:`schedlab.reports.output`).
     vector
-        Vector copies of each figure (``"pdf"``, ``"svg"``); ``()`` for PNG only (faster).
+        Vector copies of each figure (``"pdf"``, ``"svg"``); default (None) both in the paper
+        style and none in the screen style, as they take more time than the PNGs.
 
     Returns
     -------
@@ -401,7 +402,7 @@ def write_report(
         stem (``"summary"``, ``"load_sweep"``, ...); other files by file name
         (``"load_sweep.pdf"``, ``"summary_table.tex"``, ...).
     """
-    options = FigureOptions(dpi=dpi, style=style, vector=tuple(vector))
+    options = FigureOptions(dpi=dpi, style=style, vector=None if vector is None else tuple(vector))
     cfg = analysis_config(
         results,
         reference=reference,

@@ -30,7 +30,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from schedlab.evaluation.metrics import bucket_expr
-from schedlab.reports.figures import LINESTYLES, bucket_label
+from schedlab.reports.figures import bucket_label, line_style
 from schedlab.reports.output import is_narrow, place_legend
 
 WAIT_COLOR = "0.6"
@@ -39,7 +39,7 @@ WAIT_COLOR = "0.6"
 TIMELINE_LABELS = {
     "running": "Running jobs",
     "queue": "Waiting jobs",
-    "fragmentation": "Fragmented capacity\n(share, mean over resources)",
+    "fragmentation": "Fragmented",
 }
 
 
@@ -323,11 +323,8 @@ def plot_schedule_diff(
     axes[2].barh(y, delta, height=0.8, color=colors, linewidth=0)
     axes[2].axvline(0, color="black", linewidth=0.8)
     axes[2].set_ylim(delta.size - 0.4, -0.6)
-    axes[2].set_xlabel("Δ finish (steps)")
-    axes[2].set_title(
-        f"{names[1]} − {names[0]}:\n{(delta < 0).sum()} jobs sooner, {(delta > 0).sum()} later",
-        fontsize="medium",
-    )
+    axes[2].set_xlabel(f"Δ finish (steps),\n{names[1]} − {names[0]}")
+    axes[2].set_title(f"{(delta < 0).sum()} sooner, {(delta > 0).sum()} later", fontsize="medium")
     axes[2].grid(axis="y", visible=False)
     groups, colors = job_colors(a, color_by=color_by, buckets=buckets)
     axes[0].figure.legend(
@@ -363,7 +360,7 @@ def plot_timeline(
     """
     ax = ax if ax is not None else plt.gca()
     have = set(tl.get_column("policy").unique().to_list())
-    for k, policy in enumerate(p for p in palette if p in have):
+    for policy in (p for p in palette if p in have):
         r = tl.filter(pl.col("policy") == policy).sort("time")
         ax.step(
             r.get_column("time").to_numpy(),
@@ -371,18 +368,19 @@ def plot_timeline(
             where="post",
             color=palette[policy],
             label=policy,
-            linestyle=LINESTYLES[k % len(LINESTYLES)],
+            linestyle=line_style(palette, policy),
         )
-    if quantity.startswith(("util_", "frag_")) or quantity == "fragmentation":
+    if quantity.startswith("util_"):
         ax.set_ylim(-0.02, 1.02)
-        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{100 * v:.0f}%"))
     else:
         ax.set_ylim(bottom=0)
+    if quantity in ("queue", "running"):
+        ax.yaxis.set_major_locator(plt.MaxNLocator(4, integer=True))
+    if quantity.startswith(("util_", "frag_")) or quantity == "fragmentation":
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{100 * v:.0f}%"))
     name = quantity.split("_", 1)[-1]
     label = TIMELINE_LABELS.get(quantity) or (
-        f"{name} in use\n(share of capacity)"
-        if quantity.startswith("util_")
-        else f"Fragmented {name}\n(share of capacity)"
+        f"{name} in use" if quantity.startswith("util_") else f"Fragmented {name}"
     )
     ax.set_ylabel(label)
     ax.set_xlabel("Time (steps)")

@@ -257,13 +257,16 @@ def overview_table(comp: Comparison, ratios: pl.DataFrame) -> Table:
     have = set(ratios.get_column("policy").to_list())
     pols = [p for p in comp.order if p in have]
     cells = {(r["load"], r["policy"]): r for r in ratios.iter_rows(named=True)}
+    omni = comp.omnibus.filter(pl.col("p") > cfg.alpha) if comp.omnibus.height else comp.omnibus
+    not_significant = set(omni.get_column("load").to_list()) if omni.height else set()
     body, bold = [], set()
     for i, load in enumerate(loads):
         at = prim.filter(
             pl.col("load").is_close(load) if load is not None else pl.col("load").is_null()
         )  # type: ignore[attr-defined]
         best = at.sort("mean_rank", maintain_order=True).row(0, named=True)
-        row = [fmt_load(load), f"{best['policy']} ({num(best['mean_rank'])})"]
+        ns = " n.s." if load in not_significant else ""
+        row = [fmt_load(load), f"{best['policy']} ({num(best['mean_rank'])}){ns}"]
         for j, p in enumerate(pols, start=2):
             r = cells.get((load, p))
             row.append("–" if r is None or r["ratio"] is None else ratio_cell(r))
@@ -277,5 +280,10 @@ def overview_table(comp: Comparison, ratios: pl.DataFrame) -> Table:
         f"{cfg.reference}; bold: significantly better.",
         *ratio_notes(comp, marks),
     ]
+    if not_significant:
+        notes.append(
+            f"n.s.: at this load the Friedman test over all policies is not significant at "
+            f"α = {cfg.alpha:g}: no policy is shown to be best."
+        )
     header = ["offered load", "best (mean rank)", *pols]
     return Table(header, body, bold, left=2, notes=notes)

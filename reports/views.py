@@ -123,9 +123,13 @@ def figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, tuple[Plo
     if v.timeline is None or v.mean_timeline is None:
         return out
     n = len(v.resources) + 2
+    n_jobsets = (
+        v.summary.filter(pl.col("policy") == v.policies[0]).height if v.summary is not None else 0
+    )
+    at = "" if v.load is None else f" at {fmt_load(v.load)}"
     for name, data, what in (
         ("timeline.png", v.timeline, f"on {where}"),
-        ("timeline_mean.png", v.mean_timeline, "averaged over the jobsets"),
+        ("timeline_mean.png", v.mean_timeline, f"averaged over the {n_jobsets} jobsets{at}"),
     ):
         draw = lambda axes, d=data: plot_timelines(  # noqa: E731
             d, resources=v.resources, palette=palette, axes=axes[:, 0]
@@ -142,7 +146,7 @@ def figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, tuple[Plo
 SUMMARY_LABELS = {
     "makespan": "makespan (steps)",
     "mean_queue": "waiting jobs",
-    "mean_fragmentation": "fragmented",
+    "mean_fragmentation": "fragmented (%)",
 }
 
 
@@ -162,14 +166,16 @@ def summary_table(
         "mean_queue",
         "mean_fragmentation",
     ]
+    shares = [m for m in metrics if m.startswith(("mean_util_", "mean_frag"))]
+    percent = summary.with_columns(pl.col(shares) * 100)
     s = summarize(
-        summary, metrics=metrics, by=("policy",), seed=seed, confidence=confidence, n_resamples=1000
+        percent, metrics=metrics, by=("policy",), seed=seed, confidence=confidence, n_resamples=1000
     )
     cells = {
         (p, m): ci(a, lo, hi)
         for p, m, a, lo, hi in s.select("policy", "metric", "mean", "ci_low", "ci_high").rows()
     }
-    label = {**SUMMARY_LABELS, **{f"mean_util_{r}": f"{r} in use" for r in resources}}
+    label = {**SUMMARY_LABELS, **{f"mean_util_{r}": f"{r} in use (%)" for r in resources}}
     rows = [
         [p, *(cells.get((p, m), "–") for m in metrics)] for p in order if (p, metrics[0]) in cells
     ]

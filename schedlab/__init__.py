@@ -37,6 +37,7 @@ _LAZY = {
     "simulate": "schedlab.simulator.run",
     "write_report": "schedlab.reports.render",
     "fit": "schedlab.evaluation.fit",
+    "compare": "schedlab.reports.notebook",
     "WorkloadModel": "schedlab.loaders.workload_model",
 }
 
@@ -53,6 +54,7 @@ __all__ = [
     "UnknownNameError",
     "WorkloadModel",
     "__version__",
+    "compare",
     "fit",
     "generators",
     "loaders",
