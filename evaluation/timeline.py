@@ -291,7 +291,8 @@ def mean_timeline(tl: pl.DataFrame) -> pl.DataFrame:
     """
     by = [c for c in ("policy", "workload", "load") if c in tl.columns]
     values = _value_columns(tl)
-    n = tl.group_by(by).agg(pl.struct("seed", "jobset").n_unique().alias("n_jobsets"))
+    ids = [c for c in ("seed", "jobset") if c in tl.columns]
+    n = tl.group_by(by).agg(pl.struct(ids).n_unique().alias("n_jobsets"))
     sums = tl.group_by(*by, "time").agg(
         *(pl.col(c).sum().cast(pl.Float64) for c in values), pl.len().alias("active")
     )
