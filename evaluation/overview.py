@@ -66,7 +66,7 @@ def ratio_overview(
             *cond,
             pl.when(pl.col("a") == cfg.reference).then("b").otherwise("a").alias("policy"),
             "p_holm",
-        )
+        ).with_columns(pl.col(c).cast(rows.schema[c]) for c in cond)  # an all-null load: Null
         rows = rows.join(tests, on=[*cond, "policy"], how="left", nulls_equal=True)
     else:
         rows = rows.with_columns(p_holm=pl.lit(None, pl.Float64))

@@ -246,7 +246,7 @@ def build_report(
     }
     view_table = None
     if c.views is not None and c.views.summary is not None:
-        tables["timeline.csv"] = c.views.timeline
+        tables["timeline_jobset.csv"] = c.views.timeline
         tables["timeline_summary.csv"] = c.views.summary
         view_table = views.summary_table(
             c.views.summary,
@@ -343,7 +343,7 @@ def write_report(
     load), ``comparison.csv`` (summary, ranks and ratio to the reference, every load),
     ``ratios.csv`` (ratio to the reference with the Holm-adjusted test, every load),
     ``omnibus.csv``, ``pairwise.csv``, ``exploratory.csv`` and, when the jobs' demands are
-    known, ``timeline.csv`` (the representative jobset over time) and ``timeline_summary.csv``
+    known, ``timeline_jobset.csv`` (the representative jobset over time) and ``timeline_summary.csv``
     (every jobset at the focus load); the summary, ratio and pairwise tables as LaTeX
     (booktabs) and Markdown: ``summary_table``, ``ratio_table``, ``pairwise_table`` ``.tex`` /
     ``.md``; figures ``ratio_grid``, ``jobset_values``, ``cd_diagram``, ``pairwise_heatmap``,
