@@ -343,13 +343,14 @@ def write_report(
     load), ``comparison.csv`` (summary, ranks and ratio to the reference, every load),
     ``ratios.csv`` (ratio to the reference with the Holm-adjusted test, every load),
     ``omnibus.csv``, ``pairwise.csv``, ``exploratory.csv`` and, when the jobs' demands are
-    known, ``timeline_jobset.csv`` (the representative jobset over time) and ``timeline_summary.csv``
-    (every jobset at the focus load); the summary, ratio and pairwise tables as LaTeX
-    (booktabs) and Markdown: ``summary_table``, ``ratio_table``, ``pairwise_table`` ``.tex`` /
-    ``.md``; figures ``ratio_grid``, ``jobset_values``, ``cd_diagram``, ``pairwise_heatmap``,
-    ``ratio_to_reference``, ``schedule_diff``, ``timeline``, ``timeline_mean``,
-    ``length_boxplot``, ``slowdown_cdf`` and, with two offered loads or more, ``load_sweep``,
-    each as ``.png`` and in the ``vector`` formats (``.pdf``, ``.svg``).
+    known, ``timeline_jobset.csv`` (the representative jobset over time) and
+    ``timeline_summary.csv`` (every jobset at the focus load); the summary, ratio and
+    pairwise tables as LaTeX (booktabs) and Markdown (``summary_table``, ``ratio_table``,
+    ``pairwise_table``, each ``.tex`` and ``.md``); figures ``ratio_grid``,
+    ``jobset_values``, ``cd_diagram``, ``pairwise_heatmap``, ``ratio_to_reference``,
+    ``schedule_diff``, ``timeline``, ``timeline_mean``, ``length_boxplot``,
+    ``slowdown_cdf`` and, with two offered loads or more, ``load_sweep``, each as ``.png``
+    and in the ``vector`` formats (``.pdf``, ``.svg``).
 
     Parameters
     ----------

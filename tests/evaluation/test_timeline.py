@@ -150,7 +150,7 @@ def test_select_names_what_is_missing(sim: tuple[JobSet, Results]) -> None:
         s.select(policies=["hrrn"])
     with pytest.raises(ResultsError, match=r"jobset \[9999\]"):
         s.select(jobsets=[9999])
-    with pytest.raises(ResultsError, match="no results at offered load 0.9"):
+    with pytest.raises(ResultsError, match=r"no results at offered load 0\.9"):
         s.select(load=0.9)
 
 
@@ -166,7 +166,7 @@ def test_representative_jobset_is_the_median_of_the_reference() -> None:
     assert representative_jobset(pj, reference="a") == 13  # sorted 1, 2, 3, 4: lower middle
     assert representative_jobset(pj, reference="b") == 10  # ties at 9 go to the lower id
     assert representative_jobset(pj.head(3), reference="a", load=1.0) == 12
-    with pytest.raises(ResultsError, match="policy 'c' has no jobset at offered load 2.0"):
+    with pytest.raises(ResultsError, match=r"policy 'c' has no jobset at offered load 2\.0"):
         representative_jobset(pj, reference="c", load=2.0)
 
 
