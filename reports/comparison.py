@@ -170,6 +170,7 @@ def figures(
                     summ, reference=cfg.reference, metrics=cfg.metrics, palette=palette, ax=ax
                 ),
                 (9, 4.5),
+                paper=(3.3, 3.4),
             ),
             f"Objectives {where}: geometric-mean ratio of each policy's per-jobset value to "
             f"{cfg.reference}'s on the same jobset, with paired bootstrap "

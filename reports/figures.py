@@ -22,10 +22,20 @@ from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
 from schedlab.frames import to_pandas
-from schedlab.reports.output import place_legend
+from schedlab.reports.output import fit_text, is_narrow, place_legend
 
 Color = tuple[float, float, float]
 BOX_COLUMNS = ("policy", "bucket", "slowdown")
+
+SHORT_METRIC = {
+    "slowdown": "slowdown",
+    "completion": "completion time",
+    "wait": "waiting time",
+    "bounded_slowdown": "bounded slowdown",
+    "p95_slowdown": "p95 slowdown",
+    "max_slowdown": "max slowdown",
+}
+"""Short names of the per-jobset metrics, for ticks and narrow axis labels."""
 
 METRIC_LABELS = {
     "slowdown": "Average job slowdown",
@@ -174,7 +184,10 @@ def load_ticks(ax: Axes, loads: np.ndarray) -> None:
     """Offered loads (fractions) as percent ticks of the x axis, when at most 12."""
     pct = np.unique(100 * loads)
     if pct.size <= 12:
-        ax.set_xticks(pct, [format_load(v / 100) for v in pct])
+        every = 2 if is_narrow(ax) and pct.size > 6 else 1  # a paper column fits ~6 labels
+        ax.set_xticks(
+            pct, [format_load(v / 100) if i % every == 0 else "" for i, v in enumerate(pct)]
+        )
     ax.set_xlabel("Offered load (%)")
 
 
@@ -232,8 +245,13 @@ def plot_load_sweep(
         ax.set_yscale("log")
         plain_log_ticks(ax.yaxis)
         scale = ", log scale"
-    ax.set_ylabel(f"{label}\n(mean over jobsets, {100 * confidence:g}% CI{scale})")
-    ax.set_title(f"{label.split(' (')[0]} vs offered load")
+    short = SHORT_METRIC.get(metric, metric).capitalize()
+    fit_text(
+        ax,
+        title=f"{label.split(' (')[0]} vs offered load",
+        ylabel=f"{label}\n(mean over jobsets, {100 * confidence:g}% CI{scale})",
+        short={"ylabel": short + (" (log)" if scale else "")},
+    )
     if legend:
         place_legend(ax)
     return ax
@@ -292,9 +310,14 @@ def plot_length_boxplot(
         ax.set_xticks(range(len(order)), [bucket_label(b, buckets[b]) for b in order])
     plain_log_ticks(ax.yaxis)
     n = rows.select(pl.struct("seed", "jobset").n_unique()).item()
-    ax.set_xlabel("Job length (duration bucket)")
-    ax.set_ylabel("Per-jobset average slowdown (log scale)")
-    ax.set_title(f"Slowdown by job length {where} ({n} jobsets)")
+    fit_text(
+        ax,
+        title=f"Slowdown by job length {where} ({n} jobsets)",
+        xlabel="Job length (duration bucket)",
+        ylabel="Per-jobset average slowdown (log scale)",
+        short={"ylabel": "Per-jobset slowdown", "xlabel": "Job length"},
+        slant=len(order) > 2,
+    )
     place_legend(ax)
     return ax
 
@@ -340,9 +363,13 @@ def plot_slowdown_cdf(
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
     ax.set_ylim(0, 1.01)
-    ax.set_xlabel("Job slowdown (completion time / duration, log scale)")
-    ax.set_ylabel("Fraction of jobs with slowdown ≤ x")
+    fit_text(
+        ax,
+        xlabel="Job slowdown (completion time / duration, log scale)",
+        ylabel="Fraction of jobs with slowdown ≤ x",
+        short={"xlabel": "Job slowdown (log scale)", "ylabel": "Fraction of jobs"},
+    )
     n_jobs = rows.filter(pl.col("policy") == rows.get_column("policy").first()).height
-    ax.set_title(f"Per-job slowdown CDF {where} ({n_jobs} jobs per policy)")
+    fit_text(ax, title=f"Per-job slowdown CDF {where} ({n_jobs} jobs per policy)")
     place_legend(ax)
     return ax

@@ -217,6 +217,7 @@ def write_training_report(
                     curve, baselines, policy=TRAINED, palette=palette, sampled=sampled, ax=ax
                 ),
                 (9, 4.5),
+                paper=(3.3, 3.6),
             ),
             "Average slowdown per iteration vs the heuristics (Figure 6a)",
         ),
@@ -302,7 +303,7 @@ def learning_figures(
         )
         mode = "sampled" if sampled else "greedy"
         out[f"learning_{k}.png"] = (
-            figure(draw, (9, 4.5)),
+            figure(draw, (9, 4.5), paper=(3.3, 3.6)),
             f"Learning curve of {policy} (training run {folder}): average job slowdown per "
             f"training iteration on the run's own validation jobsets ({mode} policy; faint: "
             "sampled on the training jobsets), heuristics as horizontal lines.",

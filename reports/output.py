@@ -73,6 +73,8 @@ class Style:
         width = self.page_width if plot.span == "page" else self.column_width
         if width is None:
             return w, h
+        if plot.paper is not None:
+            return plot.paper
         return width, max(1.6, h * width / w * self.height_scale)
 
 
@@ -123,6 +125,8 @@ class Plot:
     """Size in the screen style (width, height), inches."""
     span: Literal["column", "page"] = "column"
     """Width in the paper style: one column, or the whole page (two columns)."""
+    paper: tuple[float, float] | None = None
+    """Size in the paper style (inches), when the default scaling of ``size`` does not fit."""
 
 
 def figure(
@@ -130,9 +134,10 @@ def figure(
     size: tuple[float, float],
     *,
     span: Literal["column", "page"] = "column",
+    paper: tuple[float, float] | None = None,
 ) -> Plot:
     """A :class:`Plot` of one Axes: ``draw(ax)`` draws on it."""
-    return Plot(lambda fig: draw(fig.subplots()), size, span)
+    return Plot(lambda fig: draw(fig.subplots()), size, span, paper)
 
 
 def panels(
@@ -280,22 +285,73 @@ def is_narrow(ax: Axes) -> bool:
     return bool(ax.figure.figure.get_figwidth() < NARROW_INCHES)  # the root Figure
 
 
-def place_legend(ax: Axes, *, title: str | None = "Policy", ncol: int | None = None) -> None:
-    """Legend outside the Axes: right of it on wide figures, below it on narrow ones.
+def fit_text(
+    ax: Axes,
+    *,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    short: dict[str, str] | None = None,
+    slant: bool = False,
+) -> None:
+    """Set the title and axis labels; on a narrow figure use the ``short`` variants (keys
+    ``"xlabel"``, ``"ylabel"``), leave the title out (the caption carries it) and, with
+    ``slant``, slant the x tick labels (categories) so they do not overlap."""
+    narrow = is_narrow(ax)
+    alt = short or {}
+    if title is not None and not narrow:
+        ax.set_title(title)
+    if xlabel is not None:
+        ax.set_xlabel(alt.get("xlabel", xlabel) if narrow else xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(alt.get("ylabel", ylabel) if narrow else ylabel)
+    if narrow and slant:
+        ax.tick_params(axis="x", labelrotation=35)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
+
+
+def place_panel_legend(axes: Sequence[Axes], **kwargs: Any) -> None:
+    """One legend for panels stacked top to bottom: beside the top one, or below the bottom
+    one on a narrow figure; ``kwargs`` go to :func:`place_legend`."""
+    place_legend(axes[-1] if is_narrow(axes[0]) else axes[0], **kwargs)
+
+
+def place_legend(
+    ax: Axes,
+    *,
+    title: str | None = "Policy",
+    ncol: int | None = None,
+    handles: Sequence[Any] | None = None,
+) -> None:
+    """Legend outside the Axes: right of it on wide figures, below the figure on narrow ones.
 
     Narrow figures (:data:`NARROW_INCHES`, e.g. one paper column) cannot spare the width of a
-    legend; below the plot it spreads over up to three columns. Nothing happens when no artist
-    has a label.
+    legend; below the figure (a figure legend, placed by the constrained layout) it spreads over
+    up to three columns (one for long labels). The entries are ``handles`` (artists with
+    labels) or the labelled artists of ``ax``; nothing happens when there are none.
     """
-    handles, labels = ax.get_legend_handles_labels()
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    else:
+        labels = [h.get_label() for h in handles]
     if not handles:
         return
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()  # e.g. seaborn's own, replaced by this one
     if is_narrow(ax):
-        cols = ncol or min(3, len(labels))
-        ax.legend(
-            title=title, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=cols, frameon=False
+        cols = ncol or (1 if max(map(len, labels)) > 24 else min(3, len(labels)))
+        ax.figure.legend(
+            handles, labels, title=title, loc="outside lower center", ncol=cols, frameon=False
         )
     else:
         ax.legend(
-            title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, ncol=ncol or 1
+            handles,
+            labels,
+            title=title,
+            loc="upper left",
+            frameon=False,
+            ncol=ncol or 1,
+            bbox_to_anchor=(1.01, 1.0),
         )

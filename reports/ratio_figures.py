@@ -18,9 +18,8 @@ import polars as pl
 from matplotlib import ticker
 from matplotlib.axes import Axes
 
-from schedlab.reports.figures import band_lines, format_load, load_ticks
-from schedlab.reports.output import place_legend
-from schedlab.reports.stats_figures import SHORT_METRIC
+from schedlab.reports.figures import SHORT_METRIC, band_lines, format_load, load_ticks
+from schedlab.reports.output import fit_text, is_narrow, place_legend
 
 RATIO_TICK_LEVELS = (
     (1.0,),
@@ -102,8 +101,13 @@ def plot_ratio_to_reference(
     ratio_ticks(ax)
     ax.set_xticks(range(len(metrics)), [SHORT_METRIC.get(m, m) for m in metrics])
     ax.set_xlim(-0.5, len(metrics) - 0.5)
-    ax.set_xlabel("Metric (per-jobset average; lower is better)")
-    ax.set_ylabel(f"Geometric-mean ratio to {reference}\n(log scale; < 1: better)")
+    fit_text(
+        ax,
+        xlabel="Metric (per-jobset average; lower is better)",
+        ylabel=f"Geometric-mean ratio to {reference}\n(log scale; < 1: better)",
+        short={"xlabel": "Metric", "ylabel": f"Ratio to {reference}"},
+        slant=True,
+    )
     place_legend(ax)
     return ax
 
@@ -147,8 +151,11 @@ def plot_ratio_sweep(
     load_ticks(ax, summary.filter(pl.col("load").is_not_null()).get_column("load").to_numpy())
     ax.set_yscale("log")
     ratio_ticks(ax)
-    ax.set_ylabel(
-        f"Ratio to {reference}\n(geometric mean, {100 * confidence:g}% CI, log; < 1: better)"
+    fit_text(
+        ax,
+        ylabel=f"Ratio to {reference}\n(geometric mean, {100 * confidence:g}% CI, "
+        "log; < 1: better)",
+        short={"ylabel": f"Ratio to {reference} (log)"},
     )
     if legend:
         place_legend(ax)
@@ -213,6 +220,10 @@ def plot_ratio_grid(
     ax.grid(False)
     ax.grid(which="minor", color="white", linewidth=1.5)
     ax.tick_params(which="minor", length=0)
-    ax.set_xlabel("Offered load")
-    ax.set_title(f"Ratio to {reference} (* Holm-adjusted p ≤ {alpha:g}; † CI and test disagree)")
+    fit_text(
+        ax,
+        title=f"Ratio to {reference} (* Holm-adjusted p ≤ {alpha:g}; † CI and test disagree)",
+        xlabel="Offered load",
+        slant=is_narrow(ax) and len(loads) > 6,
+    )
     return ax

@@ -35,7 +35,7 @@ from schedlab.jobset import JobSet
 from schedlab.reports import comparison, figures, learning, sections, views
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports.markup import Block, Table, write_bundle
-from schedlab.reports.output import FigureOptions, Plot, figure, panels
+from schedlab.reports.output import FigureOptions, Plot, figure, panels, place_panel_legend
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, pairwise_table, summary_table
 from schedlab.results import Results
@@ -105,15 +105,17 @@ def _sweep_figures(c: Computed, palette: dict[str, Any]) -> dict[str, tuple[Plot
         has_ratio = c.ratios.get_column("ratio").drop_nulls().len() > 0
 
         def draw(axes: Any) -> None:
-            figures.plot_load_sweep(
+            top = figures.plot_load_sweep(
                 c.summary,
                 palette=palette,
                 metric=cfg.primary,
                 confidence=c.confidence,
+                legend=False,
                 ax=axes[0, 0],
             )
+            handles = top.get_legend_handles_labels()[0]
             if has_ratio:
-                rf.plot_ratio_sweep(
+                low = rf.plot_ratio_sweep(
                     c.comp.summary,
                     reference=cfg.reference,
                     palette=palette,
@@ -122,7 +124,9 @@ def _sweep_figures(c: Computed, palette: dict[str, Any]) -> dict[str, tuple[Plot
                     legend=False,
                     ax=axes[1, 0],
                 )
-                axes[0, 0].set_xlabel("")
+                top.set_xlabel("")
+                handles += low.get_legend_handles_labels()[0][-1:]  # the reference line
+            place_panel_legend(list(axes[:, 0]), handles=handles)
 
         rows = 2 if has_ratio else 1
         out["load_sweep.png"] = (
@@ -173,14 +177,17 @@ def _figures(
             c.per_length, palette=palette, buckets=c.buckets, load=focus, ax=ax
         )
         out["length_boxplot.png"] = (
-            figure(draw, (9, 5)),
+            figure(draw, (9, 5), paper=(3.3, 3.2)),
             f"Per-jobset average slowdown by job length {where}",
         )
     out |= learning.learning_figures(experiment.get("learning", {}), palette)
     draw = lambda ax: figures.plot_slowdown_cdf(  # noqa: E731
         c.results.table, palette=palette, load=focus, ax=ax
     )
-    out["slowdown_cdf.png"] = (figure(draw, (9, 5)), f"CDF of per-job slowdown {where}")
+    out["slowdown_cdf.png"] = (
+        figure(draw, (9, 5), paper=(3.3, 3.2)),
+        f"CDF of per-job slowdown {where}",
+    )
     if c.views is not None:
         out |= views.figures(c.views, palette)
     return out | learning.agent_figures(c.results, palette)

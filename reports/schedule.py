@@ -31,7 +31,7 @@ from matplotlib.patches import Patch
 
 from schedlab.evaluation.metrics import bucket_expr
 from schedlab.reports.figures import bucket_label, line_style
-from schedlab.reports.output import is_narrow, place_legend
+from schedlab.reports.output import is_narrow, place_panel_legend
 
 WAIT_COLOR = "0.6"
 """Colour of the waiting lines."""
@@ -403,5 +403,5 @@ def plot_timelines(
         plot_timeline(tl, quantity=q, palette=palette, ax=ax)
         if k < len(quantities) - 1:
             ax.set_xlabel("")
-    place_legend(axes[-1] if is_narrow(axes[0]) else axes[0])
+    place_panel_legend(axes)
     return axes

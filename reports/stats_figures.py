@@ -22,17 +22,10 @@ from matplotlib.axes import Axes
 from schedlab.frames import to_pandas
 from schedlab.reports.figures import (
     METRIC_LABELS,
+    SHORT_METRIC,
     plain_log_ticks,
 )
-
-SHORT_METRIC = {
-    "slowdown": "slowdown",
-    "completion": "completion time",
-    "wait": "waiting time",
-    "bounded_slowdown": "bounded slowdown",
-    "p95_slowdown": "p95 slowdown",
-    "max_slowdown": "max slowdown",
-}
+from schedlab.reports.output import fit_text
 
 
 def format_p(p: float | None) -> str:
@@ -155,7 +148,7 @@ def plot_pairwise_heatmap(
             continue
         for (i, j), sign in (((idx[a], idx[b]), 1.0), ((idx[b], idx[a]), -1.0)):
             r[i, j] = sign * rb
-            text[i, j] = f"{sign * rb:+.2f}\np {format_p(p)}{' *' if sig else ''}"
+            text[i, j] = f"{sign * rb:+.2f}\np{format_p(p)}{'*' if sig else ''}"
     with warnings.catch_warnings():
         # seaborn 0.13.2 calls Colormap.set_bad, pending deprecation since matplotlib 3.11.
         warnings.filterwarnings("ignore", "The set_bad function", PendingDeprecationWarning)
@@ -168,7 +161,7 @@ def plot_pairwise_heatmap(
             cmap="RdBu",
             annot=text,
             fmt="",
-            annot_kws={"fontsize": 8},
+            annot_kws={"fontsize": "small"},
             xticklabels=list(order),
             yticklabels=list(order),
             linewidths=0.5,
@@ -182,7 +175,7 @@ def plot_pairwise_heatmap(
     ax.set_ylabel("Row policy")
     ax.tick_params(axis="x", rotation=0)
     ax.tick_params(axis="y", rotation=0)
-    ax.set_title(f"Pairwise Wilcoxon signed-rank, Holm-adjusted p (* p ≤ {alpha:g})")
+    fit_text(ax, title=f"Pairwise Wilcoxon signed-rank, Holm-adjusted p (* p ≤ {alpha:g})")
     return ax
 
 
@@ -248,7 +241,12 @@ def plot_jobset_values(
     if log:
         plain_log_ticks(ax.yaxis)
     label = METRIC_LABELS.get(metric, metric.replace("_", " "))
-    ax.set_xlabel("Policy (ordered by mean rank)")
-    ax.set_ylabel(f"Per-jobset {label[0].lower()}{label[1:]}" + (" (log scale)" if log else ""))
-    ax.set_title(title)
+    fit_text(
+        ax,
+        title=title,
+        xlabel="Policy (ordered by mean rank)",
+        ylabel=f"Per-jobset {label[0].lower()}{label[1:]}" + (" (log scale)" if log else ""),
+        short={"xlabel": "Policy", "ylabel": f"Per-jobset {SHORT_METRIC.get(metric, metric)}"},
+        slant=True,
+    )
     return ax

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.figures import format_load
+from schedlab.reports.figures import SHORT_METRIC, format_load
 from schedlab.reports.markup import Table
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def secondary_table(comp: Comparison) -> Table:
         for p, m, v, lo, hi in summ.select("policy", "metric", "mean", "ci_low", "ci_high").rows()
     }
     rows = [[p] + [cells.get((p, m), "–") for m in comp.cfg.metrics] for p in comp.ranked()]
-    return Table(["policy", *(sf.SHORT_METRIC.get(m, m) for m in comp.cfg.metrics)], rows)
+    return Table(["policy", *(SHORT_METRIC.get(m, m) for m in comp.cfg.metrics)], rows)
 
 
 def omnibus_table(comp: Comparison) -> Table:
@@ -187,9 +187,9 @@ def exploratory_table(comp: Comparison, bucket_labels: dict[str, str]) -> Table:
     body = []
     for r in comp.at_focus(comp.exploratory).iter_rows(named=True):
         what = (
-            sf.SHORT_METRIC.get(r["metric"], r["metric"])
+            SHORT_METRIC.get(r["metric"], r["metric"])
             if r["family"] == "metric"
-            else f"{sf.SHORT_METRIC.get(r['metric'], r['metric'])}, "
+            else f"{SHORT_METRIC.get(r['metric'], r['metric'])}, "
             f"{bucket_labels.get(r['bucket'], r['bucket'])} jobs"
         )
         body.append(

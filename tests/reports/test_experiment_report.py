@@ -174,7 +174,7 @@ def test_pairwise_heatmap_is_antisymmetric_with_p_values() -> None:
     )
     ax = plot_pairwise_heatmap(pairs, ["tetris", "fcfs"], ax=Figure().subplots())
     texts = sorted(t.get_text() for t in ax.texts)
-    assert texts == ["+0.80\np 0.004 *", "-0.80\np 0.004 *"]
+    assert texts == ["+0.80\np0.004*", "-0.80\np0.004*"]
     assert ax.get_xlabel() == "Column policy"
 
 

@@ -20,6 +20,7 @@ from schedlab.reports.output import (
     PAPER,
     FigureOptions,
     figure,
+    fit_text,
     panels,
     place_legend,
     render,
@@ -65,16 +66,35 @@ def test_paper_style_is_one_column_wide_with_the_legend_below() -> None:
     width, height = png_size(files["png"])
     assert width == round(PAPER.column_width * 100)
     assert height == round(PAPER.size(LINES)[1] * 100)
-    fig = Figure(figsize=PAPER.size(LINES))
+    fig = Figure(figsize=PAPER.size(LINES), layout="constrained")
     ax = fig.subplots()
     draw_lines(ax)
-    legend = ax.get_legend()
-    assert legend._loc == 9  # "upper center", anchored below the Axes
+    assert ax.get_legend() is None
+    (legend,) = fig.legends  # below the figure, placed by the constrained layout
+    assert [t.get_text() for t in legend.get_texts()] == ["policy 0", "policy 1", "policy 2"]
+    assert legend._ncols == 3
     wide = Figure(figsize=(9, 5)).subplots()
     draw_lines(wide)
     assert wide.get_legend()._loc == 2  # "upper left", beside the Axes
+    assert wide.figure.legends == []
     page = panels(lambda axes: draw_lines(axes[0, 0]), (12, 5), span="page")
     assert PAPER.size(page)[0] == PAPER.page_width
+
+
+def test_fit_text_shortens_labels_on_narrow_figures() -> None:
+    text = {"title": "A long title", "xlabel": "Policy (ordered by rank)", "ylabel": "Slowdown"}
+    short = {"xlabel": "Policy"}
+    narrow = Figure(figsize=(3.3, 2.5)).subplots()
+    narrow.set_xticks([0, 1], ["sjf", "tetris"])
+    fit_text(narrow, **text, short=short, slant=True)
+    assert narrow.get_title() == ""  # the caption carries it
+    assert (narrow.get_xlabel(), narrow.get_ylabel()) == ("Policy", "Slowdown")
+    assert narrow.get_xticklabels()[0].get_rotation() == 35
+    wide = Figure(figsize=(9, 5)).subplots()
+    fit_text(wide, **text, short=short, slant=True)
+    assert wide.get_title() == "A long title"
+    assert wide.get_xlabel() == "Policy (ordered by rank)"
+    assert wide.get_xticklabels()[0].get_rotation() == 0
 
 
 def test_save_picks_the_format_from_the_suffix(tmp_path: Path) -> None:
