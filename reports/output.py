@@ -208,8 +208,8 @@ def render(
     dpi
         Resolution of the PNG (dots per inch).
     html_dpi
-        Resolution of a lighter PNG copy, downscaled from the PNG (no second drawing); None for
-        none. Needs ``"png"`` in ``formats``.
+        Resolution of a lighter PNG copy, averaged down from the PNG's pixels (no second
+        drawing); None for none. Needs ``"png"`` in ``formats``.
     style
         A :class:`Style` or the name of one.
 
@@ -229,17 +229,50 @@ def render(
         raise ValueError(msg)
     st = STYLES[style] if isinstance(style, str) else style
     out: dict[str, bytes] = {}
+    image: Image.Image | None = None
     with sns.axes_style("whitegrid"), mpl.rc_context({**BASE_RC, **st.rc}):
         fig = Figure(figsize=st.size(plot), layout="constrained")
         plot.draw(fig)
         for fmt in formats:
-            buf = io.BytesIO()
-            fig.savefig(buf, format=fmt, dpi=dpi if fmt == "png" else 72)
-            out[fmt] = buf.getvalue()
+            if fmt == "png":
+                image = _raster(fig, dpi)
+                out["png"] = _encode(image)
+            else:
+                buf = io.BytesIO()
+                fig.savefig(buf, format=fmt)
+                out[fmt] = buf.getvalue()
             fig.set_layout_engine("none")  # keep the layout of the first save: one draw each
-    if html_dpi is not None and "png" in out:
-        out["html"] = _downscale(out["png"], min(1.0, html_dpi / dpi))
+    if html_dpi is not None and image is not None:
+        out["html"] = _encode(_shrink(image, html_dpi / dpi))
     return out
+
+
+def _raster(fig: Figure, dpi: int) -> Image.Image:
+    """``fig`` drawn at ``dpi`` as an RGB image (white background)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="rgba", dpi=dpi)
+    width = int(fig.get_figwidth() * dpi)
+    raw = buf.getvalue()
+    rgba = Image.frombuffer("RGBA", (width, len(raw) // (4 * width)), raw, "raw", "RGBA", 0, 1)
+    return rgba.convert("RGB")
+
+
+def _shrink(image: Image.Image, factor: float) -> Image.Image:
+    """``image`` scaled by ``factor`` (<= 1) with a box filter (pixel averages)."""
+    if factor >= 1.0:
+        return image
+    inverse = 1.0 / factor
+    if abs(inverse - round(inverse)) < 1e-9:
+        return image.reduce(round(inverse))
+    size = (max(1, round(image.width * factor)), max(1, round(image.height * factor)))
+    return image.resize(size, Image.Resampling.BOX)
+
+
+def _encode(image: Image.Image) -> bytes:
+    """PNG bytes of ``image`` (zlib level 3: nearly the size of level 6, in 2/3 of the time)."""
+    buf = io.BytesIO()
+    image.save(buf, format="png", compress_level=3)
+    return buf.getvalue()
 
 
 def save(
@@ -261,18 +294,6 @@ def save(
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
     return target
-
-
-def _downscale(png_bytes: bytes, factor: float) -> bytes:
-    """The PNG ``png_bytes`` resized by ``factor`` (<= 1; Lanczos filter)."""
-    if factor >= 1.0:
-        return png_bytes
-    with Image.open(io.BytesIO(png_bytes)) as im:
-        size = (max(1, round(im.width * factor)), max(1, round(im.height * factor)))
-        small = im.resize(size, Image.Resampling.LANCZOS)
-    buf = io.BytesIO()
-    small.save(buf, format="png")
-    return buf.getvalue()
 
 
 def png(plot: Plot, *, dpi: int = 100, style: str | Style = "screen") -> bytes:
