@@ -149,7 +149,7 @@ def figures(
             f"significantly different by two-sided Wilcoxon signed-rank tests (zero_method="
             f"{ZERO_METHOD}) with Holm correction at α = {cfg.alpha:g}; the scale bar is the "
             f"Nemenyi critical difference (CD = {o['nemenyi_cd']:.2f}) for comparison. Omnibus "
-            f"Friedman test with Iman–Davenport correction: p = {sf.format_p(o['p'])}.",
+            f"Friedman test with Iman–Davenport correction: {sf.p_equals(o['p'])}.",
         )
         k = len(ranked)
         out["pairwise_heatmap.png"] = (
@@ -226,7 +226,7 @@ def headline(comp: Comparison) -> str:
     return text + (
         f" {other} versus {cfg.reference}: geometric-mean ratio "
         f"{ci(r['ratio'], r['ratio_low'], r['ratio_high'])}, wins/ties/losses "
-        f"{r['wins']}/{r['ties']}/{r['losses']}, Holm-adjusted Wilcoxon p = {sf.format_p(p)} "
+        f"{r['wins']}/{r['ties']}/{r['losses']}, Holm-adjusted Wilcoxon {sf.p_equals(p)} "
         f"({verdict} at α = {cfg.alpha:g})."
     )
 

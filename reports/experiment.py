@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from schedlab.errors import SpecError
+from schedlab.errors import ResultsError, SpecError
 from schedlab.evaluation.analysis import AnalysisConfig, cliques
 from schedlab.evaluation.collect import Experiment, read_experiment
 from schedlab.evaluation.overview import AcrossConditions, across_conditions
@@ -33,6 +33,7 @@ from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure
 from schedlab.reports.render import analysis_config, build_report
 from schedlab.reports.tables import num, pairwise_table
+from schedlab.results import Results
 
 
 def training_run(spec: str) -> Path | None:
@@ -67,6 +68,38 @@ def experiment_jobs(exp: Experiment) -> dict[str, JobSet]:
     """Each workload's JobSet, from the experiment's ``jobsets/`` (workloads without one absent)."""
     paths = {t.workload: Path(t.jobsets_path) for t in plan(exp.spec, exp.path)}
     return {w: JobSet.read_parquet(p) for w, p in paths.items() if p.is_file()}
+
+
+def load_results(
+    source: Results | str | os.PathLike[str],
+    *,
+    workload: str | None = None,
+    jobs: JobSet | str | os.PathLike[str] | None = None,
+) -> tuple[Results, JobSet | None]:
+    """Per-job results and their JobSet from a Results, a results Parquet file or an experiment
+    directory (one workload: ``workload``, or its only one).
+
+    ``jobs`` (a JobSet or its Parquet file) is the JobSet to use; by default an experiment's
+    own (``jobsets/``), and none for a results file.
+
+    Raises
+    ------
+    ResultsError
+        If an experiment directory has several workloads and ``workload`` names none of them.
+    """
+    given = JobSet.read_parquet(jobs) if isinstance(jobs, str | os.PathLike) else jobs
+    if isinstance(source, Results):
+        return source, given
+    path = Path(source)
+    if not path.is_dir():
+        return Results.read_parquet(path), given
+    exp = read_experiment(path)
+    names = list(exp.results)
+    name = workload if workload is not None else (names[0] if len(names) == 1 else None)
+    if name not in exp.results:
+        msg = f"{path}: name a workload (--workload / workload=); the experiment holds {names}"
+        raise ResultsError(msg)
+    return exp.results[name], given or experiment_jobs(exp).get(name)
 
 
 def write_experiment_report(
@@ -237,7 +270,7 @@ def across_headline(across: AcrossConditions, cfg: AnalysisConfig) -> str:
     verdict = "differ significantly" if o["p"] <= cfg.alpha else "do not differ significantly"
     return text + (
         f" Friedman test over conditions (Iman–Davenport): F({o['df1']}, {o['df2']}) = "
-        f"{num(o['f'])}, p = {sf.format_p(o['p'])}: the {o['k']} policies {verdict} at "
+        f"{num(o['f'])}, {sf.p_equals(o['p'])}: the {o['k']} policies {verdict} at "
         f"α = {cfg.alpha:g}; Kendall's W = {num(o['kendall_w'])}."
     )
 

@@ -37,6 +37,7 @@ from schedlab.jobset import JobSet
 from schedlab.reports import comparison, figures, markup, schedule
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
+from schedlab.reports.experiment import load_results
 from schedlab.reports.render import DEFAULT_SECONDARY, analysis_config, compute, write_report
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, summary_table
@@ -367,8 +368,7 @@ def compare(
     ResultsError
         If an experiment directory has several workloads and ``workload`` names none of them.
     """
-    res, found = _load(results, workload)
-    js = JobSet.read_parquet(jobs) if isinstance(jobs, str | os.PathLike) else jobs
+    res, js = load_results(results, workload=workload, jobs=jobs)
     cfg = analysis_config(
         res,
         reference=reference,
@@ -379,26 +379,5 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
     )
-    c = compute(res, cfg, focus_load=focus_load, bsld_threshold=bsld_threshold, jobs=js or found)
-    return ComparisonResult(c, js or found)
-
-
-def _load(
-    results: Results | str | os.PathLike[str], workload: str | None
-) -> tuple[Results, JobSet | None]:
-    """Results (and the JobSet of an experiment directory) from what :func:`compare` accepts."""
-    if isinstance(results, Results):
-        return results, None
-    path = Path(results)
-    if not path.is_dir():
-        return Results.read_parquet(path), None
-    from schedlab.evaluation.collect import read_experiment
-    from schedlab.reports.experiment import experiment_jobs
-
-    exp = read_experiment(path)
-    names = list(exp.results)
-    name = workload if workload is not None else (names[0] if len(names) == 1 else None)
-    if name not in exp.results:
-        msg = f"{path}: pick a workload with workload=...; it holds {names}"
-        raise ResultsError(msg)
-    return exp.results[name], experiment_jobs(exp).get(name)
+    c = compute(res, cfg, focus_load=focus_load, bsld_threshold=bsld_threshold, jobs=js)
+    return ComparisonResult(c, js)

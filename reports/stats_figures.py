@@ -37,6 +37,12 @@ def format_p(p: float | None) -> str:
     return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
 
 
+def p_equals(p: float | None) -> str:
+    """``"p < 0.001"``, ``"p = 0.042"`` or ``"p = –"``, for sentences."""
+    text = format_p(p)
+    return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
+
+
 def _sides(ranks: Sequence[float]) -> tuple[int, float, float]:
     """Policies labelled on the left (those ranked in the better half) and the axis range."""
     lo, hi = 1.0, float(max(len(ranks), 2))

@@ -131,3 +131,29 @@ def test_results_and_jobsets_render_in_notebooks(results: Results, jobs: JobSet)
     assert "resources (capacity): cpu (10), mem (10)" in jhtml
     jdf = jobs.to_pandas()
     assert jdf["cpu"].tolist() == jobs.jobs["cpu"].to_list()
+
+
+def test_load_results_picks_a_workload_of_an_experiment(tmp_path: Path) -> None:
+    from schedlab.evaluation.runner import run_experiment
+    from schedlab.evaluation.spec import load_spec
+    from schedlab.reports.experiment import load_results
+
+    spec = (
+        'policies = ["fcfs", "sjf"]\n[experiment]\nname = "two"\nseed = 1\nreference = "sjf"\n'
+        + "".join(
+            f'[[workloads]]\nname = "{w}"\ngenerator = "deeprm"\nloads = [0.7]\njobsets = 3\n'
+            f"seed = {k}\n"
+            for k, w in enumerate(("a", "b"))
+        )
+    )
+    (tmp_path / "spec.toml").write_text(spec)
+    run_experiment(load_spec(tmp_path / "spec.toml"), tmp_path / "exp", workers=1, progress=False)
+    res, js = load_results(tmp_path / "exp", workload="b")
+    assert set(res.table.get_column("workload")) == {"b"}
+    assert js is not None
+    assert set(js.jobs.get_column("jobset")) <= set(range(3))
+    with pytest.raises(ResultsError, match=r"name a workload .* holds \['a', 'b'\]"):
+        load_results(tmp_path / "exp")
+    c = schedlab.compare(tmp_path / "exp", workload="a", n_resamples=50)
+    assert c.jobs is not None
+    assert set(c.per_jobset.get_column("workload")) == {"a"}
