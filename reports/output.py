@@ -13,11 +13,13 @@ Styles (:data:`STYLES`):
 ``paper``
     One column of a two-column paper: 3.3 inches wide (ACM and IEEE columns are 3.33 and 3.5
     inches), or 7 inches for a figure spanning the page (``span="page"``), 8 pt text, 7 pt tick
-    labels and legends, thinner lines. Legends move below the plot (:func:`place_legend`).
+    labels and legends, thinner lines. On figures this narrow, legends move below the figure,
+    descriptive titles are left to the caption and axis labels are shortened (:func:`fit_text`,
+    :func:`place_legend`).
 
-Fonts: PDFs embed TrueType (Type 42) fonts, which publishers' checkers accept (Type 3 fonts are
-rejected by IEEE PDF eXpress); SVGs keep text as text (``svg.fonttype = "none"``), small and
-editable, rendered with the viewer's DejaVu Sans or a substitute.
+Fonts: PDFs embed TrueType (Type 42) fonts, as publishers' PDF checkers ask (Type 3 fonts are
+commonly flagged); SVGs keep text as text (``svg.fonttype = "none"``), small and editable,
+rendered with the viewer's DejaVu Sans or a substitute.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ BASE_RC: dict[str, Any] = {"pdf.fonttype": 42, "svg.fonttype": "none", "savefig.
 """Settings of every style: TrueType fonts in PDFs, text as text in SVGs, white background."""
 
 NARROW_INCHES = 5.0
-"""Figures narrower than this get their legends below the plot (:func:`place_legend`)."""
+"""Figures narrower than this get their legends below the figure (:func:`place_legend`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -66,6 +66,11 @@ def compute(
 
     ``ranked`` lists the policies best first at the focus load; the second policy drawn is the
     best one other than ``reference``.
+
+    Raises
+    ------
+    ResultsError
+        If ``jobs`` is given and does not match the results.
     """
     try:
         k = tl.representative_jobset(per_jobset, reference=reference, metric=metric, load=load)
@@ -76,6 +81,8 @@ def compute(
     try:
         s = tl.schedules(results, jobs)
     except ResultsError:
+        if jobs is not None:  # a JobSet that does not match the results is an error
+            raise
         buckets = length_buckets(results)
         return ScheduleViews(
             jobset=k,

@@ -14,9 +14,11 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from schedlab.errors import ResultsError
 from schedlab.evaluation.metrics import per_jobset, per_length
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet
+from schedlab.loaders.deeprm import DeepRMGenerator
 from schedlab.reports.figures import (
     plot_length_boxplot,
     plot_load_sweep,
@@ -257,3 +259,9 @@ def test_paper_style_writes_vector_copies(results: Results, tmp_path: Path) -> N
     # without the JobSet: the Gantt charts, no views over time
     assert "timeline" not in paths
     assert "need the jobs' demands" in md
+
+
+def test_a_jobset_that_does_not_match_is_an_error(results: Results, tmp_path: Path) -> None:
+    other = DeepRMGenerator().generate_sweep([0.5, 1.5], n_jobsets=8, seed=4)
+    with pytest.raises(ResultsError, match="not simulated on it"):
+        write_report(results, tmp_path, n_resamples=50, jobs=other)
