@@ -45,6 +45,7 @@ _LAZY = {
     "simulate": "schedlab.simulator.run",
     "write_report": "schedlab.reports.render",
     "fit": "schedlab.evaluation.fitting.workload",
+    "compare": "schedlab.reports.notebook",
     "WorkloadModel": "schedlab.loaders.workload.model",
 }
 
@@ -62,6 +63,7 @@ __all__ = [
     "UnknownNameError",
     "WorkloadModel",
     "__version__",
+    "compare",
     "fit",
     "generators",
     "loaders",

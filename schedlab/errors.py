@@ -72,3 +72,8 @@ class SchedlabWarning(UserWarning):
 
 class ImplausibleValueWarning(SchedlabWarning):
     """A value is allowed but far outside its usual range (e.g. ``--load 70`` = 7000%)."""
+
+
+class ResultsError(SchedlabError, ValueError):
+    """Results lack what was asked of them (a jobset, a policy, the jobs' demands) or do not match
+    a JobSet; the message says what was expected and what the results hold."""
