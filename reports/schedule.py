@@ -133,7 +133,7 @@ def plot_gantt(
     layout
         ``"rows"``: one row per job in arrival order (top: first), waiting line and run bar.
         ``"lanes"``: jobs stacked by their demand of ``resource`` in one lane per machine (or
-        one for the pool); the default when a ``machine`` column is present.
+        one for the pool); the default when the jobs ran on several machines.
     resource
         Demand column that sets the jobs' heights in lanes; default the first resource-like
         column (not a results column).
@@ -150,7 +150,7 @@ def plot_gantt(
     """
     ax = ax if ax is not None else plt.gca()
     df = _one_schedule(jobs)
-    if "machine" in df.columns:
+    if _machines(df) > 1:
         layout = "lanes"
     groups, colors = job_colors(df, color_by=color_by, buckets=buckets)
     start, finish = (df.get_column(c).to_numpy() for c in ("start", "finish"))
@@ -256,7 +256,8 @@ def _lanes(
         raise ValueError(msg)
     demand = df.get_column(res).to_numpy().astype(float)
     cap = float(capacity or demand.max(initial=1.0) or 1.0)
-    lanes = df.get_column("machine").to_numpy() if "machine" in df.columns else np.zeros(df.height)
+    several = _machines(df) > 1
+    lanes = df.get_column("machine").to_numpy() if several else np.zeros(df.height)
     names = np.unique(lanes)
     polys: list[np.ndarray] = [np.zeros((0, 2))] * df.height
     for k, lane in enumerate(names):
@@ -267,13 +268,18 @@ def _lanes(
             polys[j] = poly
     face = [colors[g] for g in groups]
     ax.add_collection(PolyCollection(polys, facecolors=face, edgecolors="white", linewidths=0.3))
-    if "machine" in df.columns:
+    if several:
         ax.set_yticks(np.arange(names.size) + 0.45, [str(n) for n in names])
         ax.set_ylabel(f"Machine ({res} in use, stacked)")
     else:
         ax.set_yticks([0, 0.45, 0.9], ["0", "50%", "100%"])
         ax.set_ylabel(f"{res} in use (share of capacity)")
     ax.set_ylim(0, names.size - 0.1 + 0.02)
+
+
+def _machines(df: pl.DataFrame) -> int:
+    """Distinct machines jobs ran on (1 for a single pool or without a ``machine`` column)."""
+    return df.get_column("machine").n_unique() if "machine" in df.columns else 1
 
 
 def plot_schedule_diff(
