@@ -226,9 +226,15 @@ def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[s
 
 def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     """``(name, parameters)`` of a policy spec, its positional option filled (see
-    :func:`parse_spec`); the name must be registered."""
-    name = spec.partition(":")[0].strip()
-    return parse_spec(spec, positional=policies.entry(name).positional)
+    :func:`parse_spec`); the name must be registered. ``order+rule`` names a heuristic with a
+    placement rule: ``sjf+bestfit`` is ``sjf:placement=bestfit``."""
+    head, colon, rest = spec.partition(":")
+    order, plus, rule = head.partition("+")
+    name = order.strip()
+    base, kwargs = parse_spec(name + colon + rest, positional=policies.entry(name).positional)
+    if plus:
+        kwargs = {"placement": rule.strip(), **kwargs}
+    return base, kwargs
 
 
 def make_policy(spec: str, *, where: str | None = None) -> Any:
@@ -243,8 +249,8 @@ def make_policy(spec: str, *, where: str | None = None) -> Any:
     policy = policies.create(name, kwargs, where=spec if where is None else where)
     if label is not None:
         policy.name = str(label)
-    elif kwargs:
-        policy.name = spec
+    elif kwargs and set(kwargs) != {"placement"}:
+        policy.name = spec  # (a placement alone names itself: sjf+bestfit)
     return policy
 
 
