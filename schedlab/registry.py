@@ -224,13 +224,17 @@ def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[s
     return name.strip(), kwargs
 
 
+def policy_name(spec: str) -> str:
+    """The registered name a policy spec starts with: ``"tetris+align:knob=0.3"`` -> ``tetris``."""
+    return spec.partition(":")[0].partition("+")[0].strip()
+
+
 def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     """``(name, parameters)`` of a policy spec, its positional option filled (see
     :func:`parse_spec`); the name must be registered. ``order+rule`` names a heuristic with a
     placement rule: ``sjf+bestfit`` is ``sjf:placement=bestfit``."""
     head, colon, rest = spec.partition(":")
-    order, plus, rule = head.partition("+")
-    name = order.strip()
+    name, plus, rule = policy_name(spec), *head.partition("+")[1:]
     base, kwargs = parse_spec(name + colon + rest, positional=policies.entry(name).positional)
     if plus:
         kwargs = {"placement": rule.strip(), **kwargs}
