@@ -3,8 +3,8 @@
 Axes-level functions in seaborn's style (``plot_*(..., ax=None) -> Axes``); they draw per-job
 results (one policy on one jobset) and the tables of :mod:`schedlab.evaluation.timeline`.
 
-**Gantt chart of a single pool** (:func:`plot_gantt`, the default ``layout="rows"``): one row
-per job in arrival order, a thin grey line while it waits and a bar while it runs, coloured by
+**Gantt chart of a single pool** (:func:`plot_gantt`, ``layout="rows"``): one row per job in
+arrival order, a thin grey line while it waits and a bar while it runs, coloured by
 its length bucket. With 50–200 jobs this reads best: the waiting lines show at a glance what
 slowdown is made of (slowdown = 1 + wait / duration), and because rows follow arrival order, not
 start, the same job sits in the same row under every policy, so two charts side by side
@@ -114,7 +114,7 @@ def _stack(
 def plot_gantt(
     jobs: pl.DataFrame,
     *,
-    layout: Literal["rows", "lanes"] = "rows",
+    layout: Literal["rows", "lanes"] | None = None,
     resource: str | None = None,
     capacity: float | None = None,
     color_by: Literal["length", "category"] = "length",
@@ -133,7 +133,7 @@ def plot_gantt(
     layout
         ``"rows"``: one row per job in arrival order (top: first), waiting line and run bar.
         ``"lanes"``: jobs stacked by their demand of ``resource`` in one lane per machine (or
-        one for the pool); the default when the jobs ran on several machines.
+        one for the pool). Default: lanes when the jobs ran on several machines, else rows.
     resource
         Demand column that sets the jobs' heights in lanes; default the first resource-like
         column (not a results column).
@@ -150,8 +150,8 @@ def plot_gantt(
     """
     ax = ax if ax is not None else plt.gca()
     df = _one_schedule(jobs)
-    if _machines(df) > 1:
-        layout = "lanes"
+    if layout is None:
+        layout = "lanes" if _machines(df) > 1 else "rows"
     groups, colors = job_colors(df, color_by=color_by, buckets=buckets)
     start, finish = (df.get_column(c).to_numpy() for c in ("start", "finish"))
     arrival = df.get_column("arrival").to_numpy()
@@ -318,7 +318,7 @@ def plot_schedule_diff(
     names = [str(x.get_column("policy")[0]) for x in (a, b)]
     end = max(int(a.get_column("finish").max()), int(b.get_column("finish").max()))  # type: ignore[arg-type]
     for k, (df, ax) in enumerate(zip((a, b), axes[:2], strict=True)):
-        plot_gantt(df, color_by=color_by, buckets=buckets, legend=False, ax=ax)
+        plot_gantt(df, layout="rows", color_by=color_by, buckets=buckets, legend=False, ax=ax)
         sd = df.get_column("slowdown").mean()
         ax.set_title(f"{names[k]} (average slowdown {sd:.2f})", color=palette.get(names[k]))
         ax.set_xlim(0, end)

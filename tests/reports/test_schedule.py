@@ -160,3 +160,25 @@ def test_timelines_draw_each_quantity_per_policy(results: Results, jobs: JobSet)
     assert axes[0].get_legend() is not None
     dashes = {line.get_linestyle() for line in axes[2].get_lines()}
     assert len(dashes) == 3  # one dash pattern per policy, so equal lines stay visible
+
+
+def test_schedule_diff_on_machines_keeps_one_row_per_job() -> None:
+    """On several machines the diff still compares job by job: rows, not machine lanes."""
+    a = pl.DataFrame(
+        {
+            "policy": ["p"] * 3,
+            "job_id": [0, 1, 2],
+            "arrival": [0, 0, 1],
+            "start": [0, 0, 2],
+            "finish": [2, 3, 4],
+            "duration": [2, 3, 2],
+            "slowdown": [1.0, 1.0, 1.5],
+            "machine": [0, 1, 0],
+        }
+    )
+    b = a.with_columns(policy=pl.lit("q"), start=pl.Series([0, 1, 1]), finish=pl.Series([2, 4, 3]))
+    axes = Figure(layout="constrained").subplots(1, 3, sharey=True)
+    plot_schedule_diff(a, b, palette=policy_palette(["p", "q"]), buckets=BUCKETS, axes=axes)
+    assert axes[0].get_ylabel() == "Job (in order of arrival)"
+    assert len(bars(axes[0])) == 3
+    assert axes[0].get_ylim() == pytest.approx((2.6, -0.6))
