@@ -22,9 +22,9 @@ Where things live; no filesystem shared between the nodes is needed:
 A local instance (no address, and no ``RAY_ADDRESS`` in the environment) gets the CPUs given
 (default: those this process may use), no dashboard, usage statistics off (unless
 ``RAY_USAGE_STATS_ENABLED`` says otherwise), and its session files in a private temporary
-directory that is removed when it stops; it requires Ray's authentication token
-(``~/.ray/auth_token``, created by Ray if missing) as Ray does by default. A Ray instance that is already initialised in this
-process (a test fixture, a notebook) is used as it is and left running.
+directory that is removed when it stops; as Ray does for any local instance, it requires
+Ray's authentication token (``~/.ray/auth_token``, created by Ray if missing). A Ray already
+initialised in this process (a test fixture, a notebook) is used as it is and left running.
 
 Ray is an optional dependency (``pip install 'schedlab[ray]'``); without it, every entry point
 raises :class:`~schedlab.errors.BackendError` saying how to get it.
@@ -253,6 +253,11 @@ class RayTasks:
                     ray.cancel(ref, force=True)
         self._pending.clear()
 
+    def close(self) -> None:
+        """Cancel what is left; stop (or disconnect from) Ray if this session started it."""
+        self.cancel()
+        self.session.stop()
+
 
 class RayExecutor:
     """The runs of an experiment as Ray tasks of one CPU each (see the module docstring).
@@ -302,6 +307,6 @@ class RayExecutor:
 
     def close(self) -> None:
         """Cancel what is left and stop (or disconnect from) Ray if this executor started it."""
-        self.cancel()
+        self._queued.clear()
         self._jobsets.clear()
-        self._tasks.session.stop()
+        self._tasks.close()
