@@ -373,8 +373,10 @@ def run_sweep(
                 if output.files:
                     write_files(out / name, output.files)
                 if output.error is None:
-                    _finish(by_name[name], output.result, out, on_done)
+                    _mark_complete(by_name[name], output.result, out)
                     completed += 1
+                    if on_done is not None:
+                        on_done(out / name, by_name[name], output.result)
                 else:
                     failures[name] = " ".join(output.error.split())[:600]
                     _record_failure(by_name[name], output, out)
@@ -416,7 +418,8 @@ def sweep_record(trainer: str, runs: Sequence[SweepRun], base: Mapping[str, Any]
     }
 
 
-def _finish(run: SweepRun, result: Any, out: Path, on_done: Callable[..., object] | None) -> None:
+def _mark_complete(run: SweepRun, result: Any, out: Path) -> None:
+    """Write the run's :data:`DONE` file: its summary, and the config it completed."""
     done = {
         "run": run.name,
         "seed": run.seed,
@@ -427,8 +430,6 @@ def _finish(run: SweepRun, result: Any, out: Path, on_done: Callable[..., object
         "train_config": _config_json(run.config),
     }
     io.write_text_atomic(out / run.name / DONE, json.dumps(done, indent=2, default=str))
-    if on_done is not None:
-        on_done(out / run.name, run, result)
 
 
 def _record_failure(run: SweepRun, output: TrainOutput, out: Path) -> None:
