@@ -9,9 +9,10 @@ their results as they complete; :class:`RayExecutor` is the experiment runner's
 Where things live; no filesystem shared between the nodes is needed:
 
 * **Jobsets** are generated (or loaded) once, on the *driver* (the machine running
-  ``schedlab``), into ``DIR/jobsets/`` exactly as with the local backend. Each workload's JobSet
-  is then put into Ray's **object store** once, and every task of the workload receives a
-  reference to it (Ray copies it to a node at most once). Trace files are read on the driver.
+  ``schedlab``), into ``DIR/jobsets/`` exactly as with the local backend. The jobsets of each
+  (workload, load) are then put into Ray's **object store** once, and every task of that load
+  receives a reference to them (Ray copies an object to a node at most once). Trace files are
+  read on the driver.
 * **Results** come back to the driver: a task returns its run's results (or its failure
   record) through the object store, and the driver writes ``DIR/runs/<id>.parquet`` (or
   ``DIR/errors/<id>.json``) atomically, as the local backend does. ``DIR`` is a path on the
@@ -48,7 +49,7 @@ from schedlab import interrupts
 from schedlab.errors import BackendError, Interrupted
 from schedlab.evaluation.executors import THREAD_VARIABLES
 from schedlab.evaluation.runner import available_cpus
-from schedlab.evaluation.runs import RunResult, RunTask, compute, record_failure
+from schedlab.evaluation.runs import RunResult, RunTask, compute, record_failure, select_load
 from schedlab.jobset import JobSet
 
 INSTALL_HINT = "the ray backend needs Ray, an optional dependency: pip install 'schedlab[ray]'"
@@ -277,16 +278,20 @@ class RayExecutor:
         self, address: str | None = None, *, cpus: int | None = None, retries: int = 1
     ) -> None:
         self._tasks = RayTasks(RaySession(address, cpus=cpus), retries=retries)
-        self._jobsets: dict[str, Any] = {}
+        self._jobsets: dict[tuple[str, float | None], Any] = {}
         self._queued: dict[str, RunTask] = {}
 
     def submit(self, tasks: Sequence[RunTask]) -> None:
-        """Send ``tasks`` to Ray (starting it if needed); each workload's jobsets go into the
-        object store once."""
+        """Send ``tasks`` to Ray (starting it if needed); the jobsets of each (workload, load)
+        go into the object store once, read from the workload's file once."""
+        workloads: dict[str, JobSet] = {}
         for t in tasks:
-            if t.jobsets_path not in self._jobsets:
-                self._jobsets[t.jobsets_path] = self._tasks.put(JobSet.read_parquet(t.jobsets_path))
-            self._tasks.submit(t.run_id, compute, t, self._jobsets[t.jobsets_path])
+            key = (t.jobsets_path, t.load)
+            if key not in self._jobsets:
+                if t.jobsets_path not in workloads:
+                    workloads[t.jobsets_path] = JobSet.read_parquet(t.jobsets_path)
+                self._jobsets[key] = self._tasks.put(select_load(workloads[t.jobsets_path], t.load))
+            self._tasks.submit(t.run_id, compute, t, self._jobsets[key])
             self._queued[t.run_id] = t
 
     def as_completed(self) -> Iterator[RunResult]:

@@ -143,8 +143,8 @@ def write_sweep_report(
                 paper=(3.3, 3.6),
             ),
             "Validation curve of every seed (thin) and the mean over seeds (thick) per grid "
-            "point; each seed validates on its own held-out jobsets; heuristics (their mean over the "
-            "seeds) as lines.",
+            "point; each seed validates on its own held-out jobsets; heuristics (their mean "
+            "over the seeds) as lines.",
         )
     }
     sweep = config.get("sweep", {})

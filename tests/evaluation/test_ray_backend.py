@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -176,7 +179,8 @@ def test_the_jobsets_are_shared_through_the_object_store_once(
     finally:
         executor.close()
     assert len(results) == N_RUNS
-    assert len(puts) == 1  # one workload, put once for its 8 runs
+    assert len(puts) == 2  # one workload of two loads, each put once for its 4 runs
+    assert sorted(len(js.jobset_ids) for js in puts) == [4, 4]  # type: ignore[attr-defined]
 
 
 def test_without_ray_the_backend_says_how_to_get_it(
@@ -209,3 +213,68 @@ def test_the_command_line_runs_on_ray(
                  "--backend", "ray")  # fmt: skip
     assert f"{N_RUNS} runs: {N_RUNS} run now, 0 already done, 0 failed" in out
     assert_same_runs(local, tmp_path / "o")
+
+
+def descendants(pid: int) -> set[int]:
+    """Process ids of every live descendant of ``pid`` (from ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found.update(kids)
+        todo += kids
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    """The processes of ``pids`` still running (not gone, not zombies)."""
+    out = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            out.add(pid)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_sigterm_stops_a_ray_experiment_leaves_no_ray_process_and_the_rerun_resumes(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("ray")
+    spec = spec_at(tmp_path, SPEC.replace("jobsets = 4", "jobsets = 400"))
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-c", "from schedlab.cli import main; main()", "experiment", "run",
+           str(spec), "-o", str(out), "--backend", "ray", "--workers", "2"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list((out / "runs").glob("*.parquet")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no run finished in time"
+        time.sleep(0.05)
+    ray_processes = descendants(proc.pid)
+    assert ray_processes  # Ray's GCS, raylet, workers...
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "interrupted by SIGTERM after" in err
+    for _ in range(100):  # Ray's processes stop with the command
+        if not alive(ray_processes):
+            break
+        time.sleep(0.1)
+    assert not alive(ray_processes)
+    assert not list(out.rglob(".*.tmp"))
+    done = len(list((out / "runs").iterdir()))
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{N_RUNS - done} run now, {done} already done" in rerun.stdout
