@@ -130,12 +130,10 @@ class RaySession:
         try:
             ray.init(**kwargs)
         except Exception as exc:
-            self._remove_temp_dir()
-            hint = (
-                "is `ray start --head` running there, and is the address right?"
-                if self.address
-                else "see the error above"
-            )
+            if self.address is None:  # keep the instance's logs, and say where they are
+                hint, self._temp_dir = f"its logs are in {self._temp_dir}", None
+            else:
+                hint = "is `ray start --head` running there, and is the address right?"
             msg = f"could not {where} ({type(exc).__name__}: {exc}); {hint}"
             raise BackendError(msg) from exc
         finally:
@@ -152,9 +150,6 @@ class RaySession:
         if self._ray is not None and self._owned:
             self._ray.shutdown()
         self._ray, self._owned = None, False
-        self._remove_temp_dir()
-
-    def _remove_temp_dir(self) -> None:
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None

@@ -206,6 +206,20 @@ def test_backend_options_that_mean_nothing_are_refused(tmp_path: Path) -> None:
     assert "--workers 2 sets the CPUs of a local Ray instance" in out
 
 
+@pytest.mark.slow
+def test_an_unreachable_cluster_is_one_line_naming_the_address(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    cmd = [sys.executable, "-c", "from schedlab.cli import main; main()", "experiment", "run",
+           str(spec_at(tmp_path)), "-o", str(tmp_path / "o"), "--backend", "ray",
+           "--address", "auto"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: could not connect to the Ray cluster at 'auto'")
+    assert "is `ray start --head` running there" in last
+
+
 def test_the_command_line_runs_on_ray(
     ray_instance: ModuleType, local: Path, tmp_path: Path
 ) -> None:
