@@ -104,8 +104,8 @@ are started only once the queued work, estimated from the runs done here, exceed
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Shut ``pool`` down without waiting: pending calls are cancelled, its processes get
-    SIGTERM, then SIGKILL after :data:`JOIN_S` seconds."""
+    """Shut ``pool`` down without waiting for its calls: pending calls are cancelled, its
+    processes get SIGTERM, then SIGKILL (and are reaped) after :data:`JOIN_S` seconds."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # no API < 3.14
     pool.shutdown(wait=False, cancel_futures=True)
     for p in processes:
@@ -114,6 +114,7 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
         p.join(JOIN_S)
         if p.is_alive():
             p.kill()
+            p.join(JOIN_S)  # reap it: no zombie left behind
 
 
 class LocalExecutor:

@@ -346,11 +346,9 @@ def run_sweep(
     check_sweep_directory(out, sweep, resume=resume)
     io.write_text_atomic(out / "config.json", json.dumps(sweep, indent=2, default=str))
     pending = [r for r in runs if not is_complete(r, out)]
-    threads = max(int(getattr(r.config, "threads", 1)) for r in runs)
-    local_workers = workers or max(1, available_cpus() // threads)
+    local_workers = workers or max(1, available_cpus() // max(map(_cpus, runs)))
     tasks = make_tasks(backend, address=address, n_tasks=len(pending),
                        workers=local_workers if backend == "local" else workers)  # fmt: skip
-    shipped = backend == "ray"
     by_name = {r.name: r for r in pending}
     failures: dict[str, str] = {}
     completed = 0
@@ -358,16 +356,9 @@ def run_sweep(
                unit="run", disable=not progress or None)  # fmt: skip
     try:
         with interrupts.guard(), bar:
-            for r in pending:
-                (out / "errors" / f"{r.name}.json").unlink(missing_ok=True)
-                cpus = int(getattr(r.config, "threads", 1))
-                if shipped:
-                    files = read_files(out / r.name)
-                    tasks.submit(r.name, train_shipped, trainer, r.config, files, cpus=cpus)
-                else:
-                    tasks.submit(r.name, train_in, trainer, r.config, str(out / r.name), cpus=cpus)
+            _submit(tasks, trainer, pending, out, shipped=backend == "ray")
             for name, output, error in tasks.completed():
-                if error is not None:
+                if error is not None:  # the worker died, or Ray lost the task
                     output = TrainOutput(error=f"{type(error).__name__}: {error}",
                                          traceback=str(error))  # fmt: skip
                 if output.files:
@@ -400,6 +391,24 @@ def run_sweep(
         wall_s=time.perf_counter() - t0,
         tables=tables,
     )
+
+
+def _cpus(run: SweepRun) -> int:
+    """CPUs a run uses: its torch ``threads`` (1 for a config without)."""
+    return int(getattr(run.config, "threads", 1))
+
+
+def _submit(tasks: Any, trainer: str, runs: Sequence[SweepRun], out: Path, *,
+            shipped: bool) -> None:  # fmt: skip
+    """Submit ``runs``: trained in their directory, or (``shipped``, Ray) elsewhere with the
+    directory's files sent along and brought back."""
+    for r in runs:
+        (out / "errors" / f"{r.name}.json").unlink(missing_ok=True)
+        if shipped:
+            files = read_files(out / r.name)
+            tasks.submit(r.name, train_shipped, trainer, r.config, files, cpus=_cpus(r))
+        else:
+            tasks.submit(r.name, train_in, trainer, r.config, str(out / r.name), cpus=_cpus(r))
 
 
 def sweep_record(trainer: str, runs: Sequence[SweepRun], base: Mapping[str, Any]) -> dict[str, Any]:
