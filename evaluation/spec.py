@@ -64,7 +64,15 @@ import numpy as np
 from schedlab.errors import SpecError, UnknownNameError
 from schedlab.evaluation.metrics import BSLD_THRESHOLD, METRICS
 from schedlab.params import check_load, check_params
-from schedlab.registry import Registry, generators, loaders, make_policy, policies, policy_key
+from schedlab.registry import (
+    Registry,
+    generators,
+    loaders,
+    make_policy,
+    policies,
+    policy_key,
+    policy_name,
+)
 from schedlab.simulator.config import ClusterConfig
 from schedlab.validate import Table
 
@@ -400,7 +408,7 @@ def _unavailable(spec: str, base_dir: Path) -> str | None:
     """Why the policy ``spec`` cannot run here (unregistered name with the closest known
     names, checkpoint not found), or None."""
     try:
-        policies.entry(spec.partition(":")[0].strip())
+        policies.entry(policy_name(spec))
     except UnknownNameError as exc:
         return str(exc)
     ckpt = checkpoint_path(spec)

@@ -60,7 +60,7 @@ class Schedules:
     resources: tuple[str, ...]
     """Resource names (demand columns)."""
     capacity: tuple[float, ...]
-    """Cluster capacity per resource, in the units of the demands."""
+    """Cluster capacity per resource (all machines together), in the units of the demands."""
     length_buckets: dict[str, tuple[int, int]]
     """Named inclusive duration ranges (steps) for colouring jobs by length
     (:func:`~schedlab.evaluation.metrics.length_buckets` of the whole results)."""
@@ -321,6 +321,41 @@ def timeline_summary(tl: pl.DataFrame) -> pl.DataFrame:
         *(pl.col(c).mean().alias(f"mean_{c}") for c in util),
         pl.col("fragmentation").mean().alias("mean_fragmentation"),
     )
+
+
+def machine_utilisation(s: Schedules, machines: int) -> pl.DataFrame:
+    """Utilisation of every machine of a cluster of ``machines`` identical machines.
+
+    Per schedule and machine: for each resource ``r``, ``util_<r>`` = Σ demand_r · duration of
+    the jobs that ran there over (one machine's capacity_r · makespan), where the makespan is the
+    schedule's last finish; and ``jobs`` run there. A machine no job ran on has zeros.
+
+    Returns
+    -------
+    polars.DataFrame
+        The schedule columns, ``machine`` (int64), ``jobs`` (int64), ``util_<r>`` (float64).
+    """
+    if "machine" not in s.jobs.columns:
+        msg = "the results have no machine column (simulate them again to place jobs on machines)"
+        raise ResultsError(msg)
+    group = [c for c in GROUP if c in s.jobs.columns]
+    per_machine = [c / machines for c in s.capacity]
+    span = s.jobs.group_by(group).agg(pl.col("finish").max().alias("_makespan"))
+    grid = span.join(pl.DataFrame({"machine": np.arange(machines, dtype=np.int64)}), how="cross")
+    work = s.jobs.group_by([*group, "machine"]).agg(
+        pl.len().cast(pl.Int64).alias("jobs"),
+        *((pl.col(r) * pl.col("duration")).sum().alias(f"_work_{r}") for r in s.resources),
+    )
+    out = grid.join(work, on=[*group, "machine"], how="left").fill_null(0)
+    return out.select(
+        *group,
+        "machine",
+        "jobs",
+        *(
+            (pl.col(f"_work_{r}") / (cap * pl.col("_makespan"))).alias(f"util_{r}")
+            for r, cap in zip(s.resources, per_machine, strict=True)
+        ),
+    ).sort([*group, "machine"], nulls_last=True)
 
 
 def representative_jobset(

@@ -68,6 +68,9 @@ class TrainConfig:
     """RMSProp decay of the squared-gradient average."""
     eps: float = 1e-9
     """RMSProp epsilon."""
+    entropy_bonus: float = 0.0
+    """Weight of the policy's entropy added to the objective (0: plain REINFORCE, as the
+    papers); a small bonus keeps a network with many inputs from collapsing early."""
     network: str = "mlp"
     """Policy network (:data:`schedlab.policies.networks.NETWORKS`): ``mlp`` or ``chen-cnn``."""
     layout: Layout = "deeprm"
@@ -246,9 +249,11 @@ def policy_gradient_step(
     adv: np.ndarray,
     *,
     mask_invalid: bool,
+    entropy_bonus: float = 0.0,
     chunk: int | None = None,
 ) -> tuple[float, float]:
-    """One batch update on ``−Σ log π(a|s) · adv / n``; returns (loss, mean entropy).
+    """One batch update on ``−Σ (log π(a|s) · adv + entropy_bonus · H(π(·|s))) / n``; returns
+    (loss, mean entropy).
 
     Gradients are accumulated over chunks of decisions (default 65,536 for networks with the
     sparse path, 4,096 for the others, whose intermediate activations are large)."""
@@ -264,11 +269,11 @@ def policy_gradient_step(
         mask = batch.mask[sl]
         logp = masked_log_softmax(logits, mask) if mask_invalid else logits.log_softmax(-1)
         chosen = logp.gather(1, torch.from_numpy(batch.actions[sl])[:, None]).squeeze(1)
-        loss = -(chosen * torch.from_numpy(adv[sl])).sum() / n
+        entropy = -(logp.exp() * logp.nan_to_num(neginf=0.0)).sum()
+        loss = -((chosen * torch.from_numpy(adv[sl])).sum() + entropy_bonus * entropy) / n
         loss.backward()
         loss_sum += loss.item()
-        with torch.no_grad():
-            entropy_sum -= float((logp.exp() * logp.nan_to_num(neginf=0.0)).sum())
+        entropy_sum += float(entropy.detach())
     optimizer.step()
     return loss_sum, entropy_sum / max(n, 1)
 
@@ -432,7 +437,9 @@ def train(
         batch = collect(engine, logits_fn, rng, mask_invalid=mask, record=True)
         t1 = time.perf_counter()
         adv = advantages(batch, config.gamma, config.rollouts)
-        loss, entropy = policy_gradient_step(logits_fn, optimizer, batch, adv, mask_invalid=mask)
+        loss, entropy = policy_gradient_step(
+            logits_fn, optimizer, batch, adv, mask_invalid=mask, entropy_bonus=config.entropy_bonus
+        )
         t2 = time.perf_counter()
         totals = batch.rewards.sum(axis=0)
         row: dict[str, Any] = {

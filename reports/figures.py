@@ -21,7 +21,6 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
-from schedlab.frames import to_pandas
 from schedlab.reports.output import fit_text, is_narrow, place_legend
 
 Color = tuple[float, float, float]
@@ -289,7 +288,7 @@ def plot_length_boxplot(
     present = set(rows.get_column("bucket").cast(pl.String).unique().to_list())
     order = [b for b in order if b in present]
     hue_order = _present(palette, rows)
-    data = to_pandas(rows.select(BOX_COLUMNS).with_columns(pl.col("bucket").cast(pl.String)))
+    data = rows.select(BOX_COLUMNS).with_columns(pl.col("bucket").cast(pl.String)).to_pandas()
     with warnings.catch_warnings():
         # seaborn 0.13.2 passes ``vert=`` to Axes.bxp, deprecated since matplotlib 3.11.
         warnings.filterwarnings("ignore", "vert: bool", MatplotlibDeprecationWarning)

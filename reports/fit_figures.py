@@ -18,7 +18,6 @@ from matplotlib.axes import Axes
 
 from schedlab.evaluation.fitting.durations import DurationData
 from schedlab.evaluation.fitting.gof import kaplan_meier, model_quantile
-from schedlab.frames import to_pandas
 from schedlab.loaders.workload.families import build
 from schedlab.loaders.workload.model import WorkloadModel
 from schedlab.reports.figures import plain_log_ticks
@@ -162,8 +161,10 @@ def plot_demands(table: pl.DataFrame, resources: Sequence[str], *, top: int = 12
     )
     order = rows.group_by("demand").agg(pl.col("count").sum()).sort("count", descending=True)
     keep = order["demand"].head(top).to_list()
-    shown = to_pandas(
-        rows.filter(pl.col("demand").is_in(keep)).select("prob", "demand", "duration class")
+    shown = (
+        rows.filter(pl.col("demand").is_in(keep))
+        .select("prob", "demand", "duration class")
+        .to_pandas()
     )
     sns.barplot(
         shown,

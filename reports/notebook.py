@@ -2,7 +2,7 @@
 
 :func:`compare` runs the report's analysis (:func:`~schedlab.reports.render.compute`) and
 returns a :class:`ComparisonResult`: its attributes are tidy polars DataFrames (convert one with
-:func:`schedlab.frames.to_pandas` or ``.to_pandas()`` when pyarrow is installed), its ``plot_*``
+``.to_pandas()``), its ``plot_*``
 methods draw the report's figures onto a given Axes (or the current one), and it renders itself
 in Jupyter as the report's first screen::
 

@@ -255,6 +255,8 @@ def build_report(
     if c.views is not None and c.views.summary is not None:
         tables["timeline_jobset.csv"] = c.views.timeline
         tables["timeline_summary.csv"] = c.views.summary
+        if c.views.machines is not None:
+            tables["machine_utilisation.csv"] = c.views.machines
         view_table = views.summary_table(
             c.views.summary,
             c.views.resources,

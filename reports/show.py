@@ -20,7 +20,7 @@ from schedlab.errors import ResultsError
 from schedlab.evaluation import timeline as tl
 from schedlab.evaluation.metrics import length_buckets, per_jobset
 from schedlab.jobset import JobSet
-from schedlab.registry import parse_spec, policies
+from schedlab.registry import parse_policy, parse_spec, policies, policy_name
 from schedlab.reports.figures import policy_palette
 from schedlab.reports.output import Plot, save
 from schedlab.reports.schedule import plot_gantt, plot_schedule_diff, plot_timelines
@@ -42,10 +42,10 @@ def resolve_policy(results: Results, wanted: str) -> str:
     names = list(params) or results.table.get_column("policy").unique().sort().to_list()
     if wanted in names:
         return wanted
-    base = wanted.partition(":")[0].strip()
-    positional = policies.entry(base).positional if base in policies else None
     try:
-        name, kwargs = parse_spec(wanted, positional=positional)
+        name, kwargs = (
+            parse_policy(wanted) if policy_name(wanted) in policies else parse_spec(wanted)
+        )
     except ValueError as exc:
         msg = f"policy {wanted!r} is neither a policy of the results {names} nor a spec: {exc}"
         raise ResultsError(msg) from exc

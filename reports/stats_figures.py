@@ -19,7 +19,6 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning
 from matplotlib.axes import Axes
 
-from schedlab.frames import to_pandas
 from schedlab.reports.figures import (
     METRIC_LABELS,
     SHORT_METRIC,
@@ -213,7 +212,7 @@ def plot_jobset_values(
     """
     ax = ax if ax is not None else plt.gca()
     order = [p for p in order if p in set(df.get_column("policy").unique())]
-    data = to_pandas(df.select("policy", metric))
+    data = df.select("policy", metric).to_pandas()
     log = bool((df.get_column(metric) > 0).all())
     colors = {p: palette[p] for p in order}
     common: dict[str, Any] = {

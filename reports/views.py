@@ -50,6 +50,9 @@ class ScheduleViews:
     """:func:`~schedlab.evaluation.timeline.mean_timeline` of every policy at the load."""
     summary: pl.DataFrame | None
     """:func:`~schedlab.evaluation.timeline.timeline_summary` of every jobset at the load."""
+    machines: pl.DataFrame | None = None
+    """:func:`~schedlab.evaluation.timeline.machine_utilisation` of every jobset at the load,
+    when the jobs ran on several machines."""
 
 
 def compute(
@@ -97,6 +100,7 @@ def compute(
         )
     at_load = s.select(load=load) if load is not None else s
     full = tl.timeline(at_load)
+    m = int((results.meta.get("config") or {}).get("machines") or 1)
     return ScheduleViews(
         jobset=k,
         load=load,
@@ -107,7 +111,28 @@ def compute(
         timeline=full.filter((pl.col("jobset") == k) & pl.col("policy").is_in(pair)),
         mean_timeline=tl.mean_timeline(full),
         summary=tl.timeline_summary(full),
+        machines=tl.machine_utilisation(at_load, m) if m > 1 else None,
     )
+
+
+def machine_table(util: pl.DataFrame, resources: tuple[str, ...]) -> Table:
+    """Per policy and resource: how evenly the machines were used (means over jobsets of each
+    schedule's per-machine utilisation: mean, least and most used machine, in %)."""
+    rows = []
+    for p in util.get_column("policy").unique(maintain_order=True).to_list():
+        part = util.filter(pl.col("policy") == p)
+        cells = [p]
+        for r in resources:
+            per = part.group_by("jobset").agg(
+                pl.col(f"util_{r}").mean().alias("mean"),
+                pl.col(f"util_{r}").min().alias("min"),
+                pl.col(f"util_{r}").max().alias("max"),
+            )
+            mean, lo, hi = (100 * per.get_column(c).mean() for c in ("mean", "min", "max"))
+            cells.append(f"{mean:.1f} ({lo:.1f}–{hi:.1f})")
+        rows.append(cells)
+    header = ["policy", *(f"{r} in use per machine, % mean (least–most)" for r in resources)]
+    return Table(header, rows)
 
 
 def figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, tuple[Plot, str]]:
@@ -221,6 +246,17 @@ def blocks(
         return [*out, ("note", note)]
     if "timeline_mean.png" in images:
         out.append(("figure", ("timeline_mean.png", images["timeline_mean.png"][1])))
+    if v.machines is not None:
+        n = int(v.machines.get_column("machine").n_unique())
+        out += [
+            ("table", machine_table(v.machines, v.resources)),
+            (
+                "p",
+                f"Utilisation of each of the {n} machines over the makespan (work placed on it "
+                "over its capacity × makespan), averaged over jobsets: the mean machine, and the "
+                "least and most used; a wide range is an unbalanced placement.",
+            ),
+        ]
     if table is not None:
         out += [
             ("table", table),

@@ -17,7 +17,7 @@ import polars as pl
 
 from schedlab import io
 from schedlab.errors import InfeasibleJobError, JobSetError
-from schedlab.frames import html_preview, to_pandas
+from schedlab.frames import html_preview
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -141,8 +141,8 @@ class JobSet:
         return self.jobs.select(self.resources).to_numpy().astype(np.float64, copy=False)
 
     def to_pandas(self) -> pd.DataFrame:
-        """The jobs table as a pandas DataFrame (:func:`schedlab.frames.to_pandas`)."""
-        return to_pandas(self.jobs)
+        """The jobs table as a pandas DataFrame."""
+        return self.jobs.to_pandas()
 
     def _repr_html_(self) -> str:
         m = self.meta

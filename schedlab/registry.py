@@ -224,11 +224,21 @@ def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[s
     return name.strip(), kwargs
 
 
+def policy_name(spec: str) -> str:
+    """The registered name a policy spec starts with: ``"tetris+align:knob=0.3"`` -> ``tetris``."""
+    return spec.partition(":")[0].partition("+")[0].strip()
+
+
 def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     """``(name, parameters)`` of a policy spec, its positional option filled (see
-    :func:`parse_spec`); the name must be registered."""
-    name = spec.partition(":")[0].strip()
-    return parse_spec(spec, positional=policies.entry(name).positional)
+    :func:`parse_spec`); the name must be registered. ``order+rule`` names a heuristic with a
+    placement rule: ``sjf+bestfit`` is ``sjf:placement=bestfit``."""
+    head, colon, rest = spec.partition(":")
+    name, plus, rule = policy_name(spec), *head.partition("+")[1:]
+    base, kwargs = parse_spec(name + colon + rest, positional=policies.entry(name).positional)
+    if plus:
+        kwargs = {"placement": rule.strip(), **kwargs}
+    return base, kwargs
 
 
 def make_policy(spec: str, *, where: str | None = None) -> Any:
@@ -243,8 +253,8 @@ def make_policy(spec: str, *, where: str | None = None) -> Any:
     policy = policies.create(name, kwargs, where=spec if where is None else where)
     if label is not None:
         policy.name = str(label)
-    elif kwargs:
-        policy.name = spec
+    elif kwargs and set(kwargs) != {"placement"}:
+        policy.name = spec  # (a placement alone names itself: sjf+bestfit)
     return policy
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from schedlab import io
-from schedlab.frames import html_preview, to_pandas
+from schedlab.frames import html_preview
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,8 +65,8 @@ class Results:
         return list(self.meta["policies"])
 
     def to_pandas(self) -> pd.DataFrame:
-        """The per-job table as a pandas DataFrame (:func:`schedlab.frames.to_pandas`)."""
-        return to_pandas(self.table)
+        """The per-job table as a pandas DataFrame."""
+        return self.table.to_pandas()
 
     def _repr_html_(self) -> str:
         t = self.table

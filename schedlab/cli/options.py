@@ -140,6 +140,40 @@ def cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return count_option("--horizon", 20, "Horizon T (steps).")(fn)
 
 
+class SlotsType(click.ParamType):
+    """Visible job slots: an integer >= 1, or ``all`` for the whole queue (None)."""
+
+    name = "M|all"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or value == "all":
+            return None
+        if isinstance(value, int) and value >= 1:
+            return value
+        try:
+            slots = int(value)
+        except ValueError:
+            slots = 0
+        if slots < 1:
+            self.fail(f"expected an integer >= 1 or 'all', got {value!r}", param, ctx)
+        return slots
+
+
+def simulation_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--slots`` (M or ``all``), ``--horizon`` and ``--machines``: a ClusterConfig."""
+    fn = click.option(
+        "--machines", type=click.IntRange(min=1),
+        help="Machines the JobSet's capacity is split into (default: the JobSet's own; a "
+        "JobSet made for one pool keeps its machine size, so the cluster grows).",
+    )(fn)  # fmt: skip
+    fn = count_option("--horizon", 20, "Horizon T (steps).")(fn)
+    return click.option(
+        "--slots", type=SlotsType(), default="10", show_default=True,
+        help="Visible job slots M, or 'all': heuristics see the whole queue (trace replay; ties "
+        "go to the earlier arrival).",
+    )(fn)  # fmt: skip
+
+
 def force_option(what: str) -> Decorator:
     """The ``--force`` flag, explained for this command."""
     return click.option("--force", is_flag=True, help=what)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import cluster_options, output_option
+from schedlab.cli.options import output_option, simulation_options
 from schedlab.registry import make_policy, policies, policy_key
 
 
@@ -22,14 +22,16 @@ from schedlab.registry import make_policy, policies, policy_key
     help="Policy spec, repeatable (default: every heuristic). "
     f"Known: {', '.join(policies.names())}.",
 )
-@cluster_options
+@simulation_options
 @output_option("Results Parquet file to write.")
 def simulate_cmd(
-    jobs: Path, policy_specs: tuple[str, ...], slots: int, horizon: int, output: Path
-) -> None:
-    """Simulate policies on every jobset of JOBS and write per-job results."""
+    jobs: Path, policy_specs: tuple[str, ...], slots: int | None, horizon: int,
+    machines: int | None, output: Path,
+) -> None:  # fmt: skip
+    """Simulate policies on every jobset of JOBS and write per-job results (with the machine
+    each job ran on). Heuristics name a placement rule on several machines: sjf+bestfit."""
     made = make_policies(policy_specs or tuple(policies.names(tag="heuristic")))
-    results = _simulate(jobs, made, slots, horizon)
+    results = _simulate(jobs, made, slots, horizon, machines)
     results.write_parquet(output)
     click.echo(f"wrote {output}: {results.table.height} job results for {results.policies}")
 
@@ -50,7 +52,9 @@ def make_policies(specs: tuple[str, ...]) -> list[tuple[str, Any]]:
     return made
 
 
-def _simulate(jobs: Path, made: list[tuple[str, Any]], slots: int, horizon: int) -> Any:
+def _simulate(
+    jobs: Path, made: list[tuple[str, Any]], slots: int | None, horizon: int, machines: int | None
+) -> Any:
     from tqdm import tqdm
 
     from schedlab.jobset import JobSet
@@ -59,7 +63,7 @@ def _simulate(jobs: Path, made: list[tuple[str, Any]], slots: int, horizon: int)
     from schedlab.simulator.run import simulate
 
     js = JobSet.read_parquet(jobs)
-    config = ClusterConfig(slots=slots, horizon=horizon)
+    config = ClusterConfig(slots=slots, horizon=horizon, machines=machines)
     parts = []
     for spec, policy in tqdm(made, desc="simulating", unit="policy", disable=None):
         t0 = time.perf_counter()

@@ -28,6 +28,8 @@ from schedlab.simulator.cluster.placement import FIRST_FIT, fits, place
 from schedlab.simulator.cluster.trees import first_dominating
 
 TIE_RTOL = 1e-12
+TREE_FROM = 16
+"""First fit scans up to this many machines; beyond, it descends the machine tree."""
 
 SCORE_SIGNATURE = types.float64(
     types.int64,  # duration: steps
@@ -79,8 +81,8 @@ def machine_for(
     free: np.ndarray, capacity: np.ndarray, demand: np.ndarray, rule: int, mtree: np.ndarray
 ) -> int:
     """The machine placement ``rule`` picks for ``demand`` among those where it fits (``free``:
-    shape ``(m, d)``), or -1; one machine needs no rule, and first fit uses the machine tree
-    ``mtree`` (free capacity now, :mod:`.trees`) when one is kept (else it is empty)."""
+    shape ``(m, d)``), or -1; one machine needs no rule, and first fit over many machines uses
+    the machine tree ``mtree`` (free capacity now, :mod:`.trees`) when one is kept."""
     if free.shape[0] == 1:
         return 0 if fits(free[0], demand) else -1
     if rule == FIRST_FIT and mtree.shape[0] > 0:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from schedlab.simulator.cluster.dispatch import choose, machine_for, static_keys
-from schedlab.simulator.cluster.trees import first_dominating, leq, tree_set
+from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for, static_keys
+from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree, tree_set
 
 STALLED = -1
 WHOLE_QUEUE = 0
@@ -93,23 +93,17 @@ def _next_in_order(
     ``mtree`` (a max-tree) the machines' free capacity; ``order[rank]`` is the job row. A subtree
     is skipped unless some machine fits its component-wise smallest demand."""
     P = jtree.shape[0] // 2
-    stack = np.empty(128, dtype=np.int64)
-    stack[0] = 1
-    top = 1
-    while top > 0:
-        top -= 1
-        i = stack[top]
+    i = 1
+    while i > 0:
         if not _fits_some_machine(jtree[i], free, mtree):
-            continue
-        if i < P:
-            stack[top] = 2 * i + 1
-            stack[top + 1] = 2 * i
-            top += 2
-            continue
-        j = order[i - P]
-        machine = machine_for(free, capacity, demand[j], rule, mtree)
-        if machine >= 0:
-            return i - P, machine
+            i = next_subtree(i)
+        elif i < P:
+            i = 2 * i
+        else:
+            machine = machine_for(free, capacity, demand[order[i - P]], rule, mtree)
+            if machine >= 0:
+                return i - P, machine
+            i = next_subtree(i)
     return -1, -1
 
 
@@ -160,9 +154,11 @@ def _one_jobset(
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
     jtree = np.full((2 * _pow2(n) if tree else 0, d), np.inf)
-    # machines' free capacity now, for first fit in O(log m) (not needed with one machine)
-    mtree = np.full((2 * _pow2(machines) if machines > 1 else 0, d), -np.inf)
-    for i in range(machines if machines > 1 else 0):
+    # machines' free capacity now: first fit in O(log m) on many machines, and the whole
+    # queue's test "some machine fits this subtree" (not needed with one machine)
+    keep = machines > 1 and (tree or machines > TREE_FROM)
+    mtree = np.full((2 * _pow2(machines) if keep else 0, d), -np.inf)
+    for i in range(machines if keep else 0):
         tree_set(mtree, i, capacity, False)
     heap_key = np.empty(n, dtype=np.int64)
     heap_val = np.empty(n, dtype=np.int64)

@@ -37,22 +37,25 @@ def tree_set(tree: np.ndarray, leaf: int, value: np.ndarray, take_min: bool) -> 
         i //= 2
 
 
+@numba.njit(cache=True, inline="always")
+def next_subtree(i: int) -> int:
+    """The node after subtree ``i`` in pre-order (0 when ``i``'s subtree was the last)."""
+    while i % 2 == 1:  # a right child: its parent's subtree is done too
+        i //= 2
+    return i + 1 if i > 0 else 0
+
+
 @numba.njit(cache=True)
 def first_dominating(tree: np.ndarray, vector: np.ndarray) -> int:
     """The lowest leaf of a max-tree whose value is ≥ ``vector`` in every component, or -1
     (first fit of a demand ``vector`` over machines' free capacities)."""
     P = tree.shape[0] // 2
-    stack = np.empty(128, dtype=np.int64)
-    stack[0] = 1
-    top = 1
-    while top > 0:
-        top -= 1
-        i = stack[top]
+    i = 1
+    while i > 0:
         if not leq(vector, tree[i]):
-            continue
-        if i >= P:
+            i = next_subtree(i)
+        elif i >= P:
             return i - P
-        stack[top] = 2 * i + 1
-        stack[top + 1] = 2 * i
-        top += 2
+        else:
+            i = 2 * i
     return -1

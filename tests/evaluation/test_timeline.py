@@ -178,3 +178,25 @@ def test_representative_jobset_of_simulated_results(sim: tuple[JobSet, Results])
     value = rows.filter(pl.col("jobset") == k).get_column("slowdown").item()
     below = (rows["slowdown"] < value).sum()
     assert below == (rows.height - 1) // 2
+
+
+def test_machine_utilisation_accounts_for_the_work_on_each_machine() -> None:
+    from schedlab.evaluation import timeline as tl
+    from schedlab.registry import generators, make_policy
+    from schedlab.simulator.config import ClusterConfig
+
+    js = generators.make("deeprm", machines=3).generate(0.9, n_jobsets=4, seed=2)
+    res = simulate(js, [make_policy("sjf+worstfit")], ClusterConfig())
+    s = tl.schedules(res, js)
+    util = tl.machine_utilisation(s, 3)
+    assert util.height == 4 * 3  # every (jobset, machine), also one no job ran on
+    assert util.get_column("jobs").sum() == len(js)
+    table = s.jobs.with_columns(work=pl.col("cpu") * pl.col("duration"))
+    span = table.group_by("jobset").agg(pl.col("finish").max().alias("makespan"))
+    work = table.group_by("jobset", "machine").agg(pl.col("work").sum())
+    expected = work.join(span, on="jobset").with_columns(
+        util=pl.col("work") / (10.0 * pl.col("makespan"))  # one machine: 10 cpu slots
+    )
+    got = util.join(expected, on=["jobset", "machine"])
+    np.testing.assert_allclose(got["util_cpu"].to_numpy(), got["util"].to_numpy())
+    assert ((util["util_cpu"] >= 0) & (util["util_cpu"] <= 1)).all()
