@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import math
 import re
 import tempfile
 import time
@@ -35,11 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from schedlab import interrupts, io
 from schedlab.errors import Interrupted, OutputError, ParameterError
+from schedlab.evaluation.convergence import over_seeds, per_run, read_curves
 from schedlab.params import check_params
 
 RESUME_STATE = "last.pt"
@@ -460,106 +459,97 @@ def metric_column(config: Any) -> str:
     return f"val_{getattr(config, 'objective', 'slowdown')}"
 
 
-def mean_ci(
-    values: Sequence[float], confidence: float = CONFIDENCE
-) -> tuple[float, float | None, float | None]:
-    """Mean of ``values`` (one per seed) and its Student-t confidence interval.
-
-    A t interval rather than the bootstrap used over jobsets: with a handful of seeds the
-    percentile bootstrap is far too narrow. One value: no interval (None, None).
-    """
-    x = np.asarray(values, dtype=np.float64)
-    mean = float(x.mean())
-    if x.size < 2:
-        return mean, None, None
-    from scipy import stats
-
-    half = float(stats.t.ppf((1 + confidence) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return mean, mean - half, mean + half
-
-
 def sweep_curves(runs: Sequence[SweepRun], out: Path) -> pl.DataFrame:
-    """Validation curves of the complete runs, long: ``run``, ``point``, ``seed``,
-    ``iteration``, ``value`` (the run's selection metric, :func:`metric_column`)."""
-    parts = []
-    for r in runs:
-        path = out / r.name / "curve.csv"
-        if not is_complete(r, out) or not path.is_file():
-            continue
-        col = metric_column(r.config)
-        curve = pl.read_csv(path).filter(pl.col(col).is_not_null())
-        parts.append(curve.select(
-            pl.lit(r.name).alias("run"), pl.lit(point_label(r.point, "")).alias("point"),
-            pl.lit(r.seed).alias("seed"), "iteration", pl.col(col).cast(pl.Float64).alias("value"),
-        ))  # fmt: skip
-    schema = {"run": pl.String, "point": pl.String, "seed": pl.Int64, "iteration": pl.Int64,
-              "value": pl.Float64}  # fmt: skip
-    return pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame(schema=schema)
+    """Validation curves of the complete runs
+    (:func:`~schedlab.evaluation.convergence.read_curves`): ``variant`` is the run's grid point
+    (:func:`point_label`, "" without a grid), ``value`` its selection metric
+    (:func:`metric_column`)."""
+    parts = [
+        read_curves({point_label(r.point, ""): [out / r.name]}, metric=metric_column(r.config))
+        for r in runs
+        if is_complete(r, out)
+    ]
+    if not parts:
+        return pl.DataFrame(schema=CURVE_SCHEMA)
+    return pl.concat(parts, how="diagonal_relaxed")
 
 
-def run_table(runs: Sequence[SweepRun], out: Path, curves: pl.DataFrame) -> pl.DataFrame:
+CURVE_SCHEMA = {"variant": pl.String, "run": pl.String, "iteration": pl.Int64,
+                "value": pl.Float64, "seconds": pl.Float64, "initial": pl.Float64}  # fmt: skip
+"""Columns of :func:`sweep_curves` when no run is complete."""
+
+
+def per_seed(curves: pl.DataFrame) -> pl.DataFrame:
+    """One row per complete run: :func:`~schedlab.evaluation.convergence.per_run` (``final``
+    is the best validation value, the policy ``best.pt`` keeps; ``it_95``/``s_95``;
+    ``it_target``/``s_target`` to the SJF baseline) and ``last``, the value at the last
+    validation; its ``iterations`` column is left out (the config has it)."""
+    if curves.is_empty():
+        return pl.DataFrame(schema={"variant": pl.String, "run": pl.String, "final": pl.Float64,
+                                    "last": pl.Float64})  # fmt: skip
+    last = curves.sort("iteration").group_by("run").agg(last=pl.col("value").last())
+    return per_run(curves).drop("iterations").join(last, on="run", how="left")
+
+
+def run_table(runs: Sequence[SweepRun], out: Path, seeds: pl.DataFrame) -> pl.DataFrame:
     """One row per run: ``run``, the grid fields, ``seed``, ``status`` (done, failed,
-    pending), ``final`` (the metric at the last validation), ``best``, ``best_iteration``,
-    ``iterations``, ``seconds``; ``curves`` is :func:`sweep_curves`."""
+    pending), ``best_iteration`` and ``seconds`` (training time), then the columns of
+    :func:`per_seed` (null for a run not complete)."""
     rows = []
     for r in runs:
         row: dict[str, Any] = {"run": r.name, **r.point, "seed": r.seed}
-        mine = curves.filter(pl.col("run") == r.name).sort("iteration")
-        if is_complete(r, out) and mine.height:
+        if is_complete(r, out):
             done = json.loads((out / r.name / DONE).read_text())
-            row |= {
-                "status": "done",
-                "final": mine["value"][-1],
-                "best": done["best_value"],
-                "best_iteration": done["best_iteration"],
-                "iterations": int(mine["iteration"][-1]),
-                "seconds": done["seconds"],
-            }
+            row |= {"status": "done", "best_iteration": done["best_iteration"],
+                    "seconds": done["seconds"]}  # fmt: skip
         else:
             failed = (out / "errors" / f"{r.name}.json").is_file()
             row["status"] = "failed" if failed else "pending"
         rows.append(row)
-    schema = {"final": pl.Float64, "best": pl.Float64, "best_iteration": pl.Int64,
-              "iterations": pl.Int64, "seconds": pl.Float64}  # fmt: skip
-    return pl.DataFrame(rows, schema_overrides=schema, infer_schema_length=None)
+    schema = {"best_iteration": pl.Int64, "seconds": pl.Float64}
+    table = pl.DataFrame(rows, schema_overrides=schema, infer_schema_length=None)
+    for name, dtype in schema.items():
+        if name not in table.columns:
+            table = table.with_columns(pl.lit(None, dtype).alias(name))
+    return table.join(seeds.drop("variant"), on="run", how="left", maintain_order="left")
 
 
-def summary_table(runs: Sequence[SweepRun], table: pl.DataFrame) -> pl.DataFrame:
-    """One row per grid point: ``point``, the grid fields, ``seeds`` (complete runs), and
-    ``final_mean``/``final_low``/``final_high`` and ``best_*`` over its seeds
-    (:func:`mean_ci`)."""
-    rows = []
-    points = list(dict.fromkeys(point_label(r.point, "") for r in runs))
-    for label in points:
-        members = [r for r in runs if point_label(r.point, "") == label]
-        done = table.filter(pl.col("run").is_in([r.name for r in members])
-                            & (pl.col("status") == "done"))  # fmt: skip
-        row: dict[str, Any] = {"point": label, **members[0].point, "seeds": done.height}
-        for col in ("final", "best"):
-            stats = mean_ci(done[col].to_list()) if done.height else (None, None, None)
-            row |= dict(zip((f"{col}_mean", f"{col}_low", f"{col}_high"), stats, strict=True))
-        rows.append(row)
-    schema = {f"{c}_{s}": pl.Float64 for c in ("final", "best") for s in ("mean", "low", "high")}
-    return pl.DataFrame(rows, schema_overrides=schema, infer_schema_length=None)
+def summary_table(runs: Sequence[SweepRun], seeds: pl.DataFrame) -> pl.DataFrame:
+    """One row per grid point: ``point``, the grid fields, ``seeds`` (complete runs), and the
+    mean with its Student-t interval over seeds of every column of :func:`per_seed`
+    (:func:`~schedlab.evaluation.convergence.over_seeds`: ``final``, ``final_low``,
+    ``final_high``, ``final_n``, ``last``, ... at :data:`CONFIDENCE`)."""
+    points = pl.DataFrame(
+        [{"point": point_label(r.point, ""), **r.point} for r in runs], infer_schema_length=None
+    ).unique("point", keep="first", maintain_order=True)
+    if seeds.is_empty():
+        nulls = [f"{c}{s}" for c in ("final", "last") for s in ("", "_low", "_high")]
+        return points.with_columns(pl.lit(0).alias("seeds"),
+                                   *(pl.lit(None, pl.Float64).alias(c) for c in nulls))  # fmt: skip
+    stats = over_seeds(seeds, confidence=CONFIDENCE).rename({"variant": "point", "runs": "seeds"})
+    table = points.join(stats, on="point", how="left", maintain_order="left")
+    return table.with_columns(pl.col("seeds").fill_null(0))
 
 
-def baseline_table(runs: Sequence[SweepRun], out: Path) -> pl.DataFrame:
-    """Heuristics on the runs' validation jobsets (each run's ``baselines.json``; the
-    untrained network ``initial`` left out), averaged over the complete seeds of each point:
-    ``point``, ``policy``, ``value``."""
-    rows = []
-    for r in runs:
-        path = out / r.name / "baselines.json"
-        if is_complete(r, out) and path.is_file():
-            values = json.loads(path.read_text())
-            label = point_label(r.point, "")
-            rows += [{"point": label, "policy": k, "value": float(v)}
-                     for k, v in values.items() if k != "initial"]  # fmt: skip
-    schema = {"point": pl.String, "policy": pl.String, "value": pl.Float64}
-    if not rows:
-        return pl.DataFrame(schema=schema)
-    df = pl.DataFrame(rows, schema=schema)
-    return df.group_by("point", "policy", maintain_order=True).agg(pl.col("value").mean())
+def baseline_table(curves: pl.DataFrame) -> pl.DataFrame:
+    """Heuristics on the runs' validation jobsets (the ``baseline_<name>`` columns of
+    :func:`sweep_curves`), averaged over the complete seeds of each point: ``point``,
+    ``policy``, ``value``."""
+    names = [c for c in curves.columns if c.startswith("baseline_")]
+    per_run_values = curves.group_by("variant", "run", maintain_order=True).agg(
+        pl.col(names).first()
+    )
+    return (
+        per_run_values.unpivot(names, index=["variant", "run"], variable_name="policy")
+        .drop_nulls("value")
+        .group_by("variant", "policy", maintain_order=True)
+        .agg(pl.col("value").mean().cast(pl.Float64))
+        .select(
+            pl.col("variant").alias("point"),
+            pl.col("policy").str.strip_prefix("baseline_"),
+            "value",
+        )
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -568,6 +558,8 @@ class SweepTables:
 
     runs: pl.DataFrame
     """:func:`run_table`."""
+    seeds: pl.DataFrame
+    """:func:`per_seed`."""
     summary: pl.DataFrame
     """:func:`summary_table`."""
     curves: pl.DataFrame
@@ -579,12 +571,13 @@ class SweepTables:
 def collect_sweep(runs: Sequence[SweepRun], out: Path) -> SweepTables:
     """Every table of the sweep ``runs`` in ``out``."""
     curves = sweep_curves(runs, out)
-    table = run_table(runs, out, curves)
+    seeds = per_seed(curves)
     return SweepTables(
-        runs=table,
-        summary=summary_table(runs, table),
+        runs=run_table(runs, out, seeds),
+        seeds=seeds,
+        summary=summary_table(runs, seeds),
         curves=curves,
-        baselines=baseline_table(runs, out),
+        baselines=baseline_table(curves),
     )
 
 

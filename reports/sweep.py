@@ -1,5 +1,5 @@
 """The report of a training sweep (``schedlab train ... --seeds``): per grid point, the final
-and best validation values as mean and confidence interval over the seeds, and every seed's
+(best) and last validation values as mean and confidence interval over the seeds, and every seed's
 learning curve overlaid with the mean curve of its point.
 
 The tables come from :mod:`schedlab.evaluation.train_sweep` (``runs.csv``, ``summary.csv``);
@@ -42,7 +42,7 @@ def plot_sweep_curves(
     Parameters
     ----------
     curves
-        ``point``, ``run``, ``iteration``, ``value``: one curve per run
+        ``variant`` (the grid point), ``run``, ``iteration``, ``value``: one curve per run
         (:func:`~schedlab.evaluation.train_sweep.sweep_curves`).
     baselines
         Heuristic -> its value on the same validation jobsets (horizontal lines); {} for none.
@@ -54,7 +54,7 @@ def plot_sweep_curves(
         Axes to draw on; the current Axes if None.
     """
     ax = ax if ax is not None else plt.gca()
-    for (point,), df in curves.group_by("point", maintain_order=True):
+    for (point,), df in curves.group_by("variant", maintain_order=True):
         color = palette.get(point, "black")
         runs = df.partition_by("run", maintain_order=True)
         for run in runs:
@@ -73,8 +73,14 @@ def plot_sweep_curves(
     return ax
 
 
+SUMMARY_COLUMNS = {"final": "final (mean [95% CI])", "last": "last (mean [95% CI])",
+                   "it_95": "it 95% (mean [95% CI])"}  # fmt: skip
+"""Columns of the summary table over seeds (``summary.csv`` column -> header)."""
+
+
 def summary_rows(summary: pl.DataFrame, baselines: pl.DataFrame) -> Table:
-    """Point, seeds, final and best ``mean [low, high]``, and the heuristics' means."""
+    """Point, seeds, ``mean [low, high]`` of the final and last validation values and of the
+    iterations to 95% of the improvement, and the heuristics' means."""
     heuristics = list(dict.fromkeys(baselines["policy"].to_list()))
     rows = []
     for r in summary.iter_rows(named=True):
@@ -82,27 +88,30 @@ def summary_rows(summary: pl.DataFrame, baselines: pl.DataFrame) -> Table:
         values = dict(zip(mine["policy"], mine["value"], strict=True))
         rows.append([
             r["point"], str(r["seeds"]),
-            ci(r["final_mean"], r["final_low"], r["final_high"]),
-            ci(r["best_mean"], r["best_low"], r["best_high"]),
+            *(ci(r.get(c), r.get(f"{c}_low"), r.get(f"{c}_high")) for c in SUMMARY_COLUMNS),
             *(num(values.get(h)) for h in heuristics),
         ])  # fmt: skip
-    header = ["grid point", "seeds", "final (mean [95% CI])", "best (mean [95% CI])"]
+    header = ["grid point", "seeds", *SUMMARY_COLUMNS.values()]
     notes = [
-        "final: the validation value at the last iteration; best: the best validation value "
-        "(the policy saved as best.pt). Intervals are Student t over the seeds.",
+        "final: the best validation value of a run (the policy saved as best.pt); last: the "
+        "value at its last validation; it 95%: the first iteration reaching 95% of its "
+        "improvement. Means over the seeds with Student t 95% intervals.",
     ]
     return Table(header + heuristics, rows, notes=notes)
 
 
 def run_rows(table: pl.DataFrame) -> Table:
-    """One row per run: run, seed, status, final, best (iteration), seconds."""
+    """One row per run: run, seed, status, final, last, best iteration, it 95%, seconds."""
+
+    def whole(value: float | None) -> str:
+        return "–" if value is None else f"{value:.0f}"
+
     rows = [
-        [r["run"], str(r["seed"]), r["status"], num(r["final"]), num(r["best"]),
-         "–" if r["best_iteration"] is None else str(r["best_iteration"]),
-         "–" if r["seconds"] is None else f"{r['seconds']:.0f}"]
+        [r["run"], str(r["seed"]), r["status"], num(r.get("final")), num(r.get("last")),
+         whole(r["best_iteration"]), whole(r.get("it_95")), whole(r["seconds"])]
         for r in table.iter_rows(named=True)
     ]  # fmt: skip
-    header = ["run", "seed", "status", "final", "best", "best iteration", "seconds"]
+    header = ["run", "seed", "status", "final", "last", "best iteration", "it 95%", "seconds"]
     return Table(header, rows, left=3)
 
 

@@ -210,8 +210,8 @@ def train_sweep(
     for r in tables.summary.iter_rows(named=True):
         if r["seeds"]:
             ci = "" if r["final_low"] is None else f" [{r['final_low']:.3f}, {r['final_high']:.3f}]"
-            click.echo(f"  {r['point'] or name}: final {r['final_mean']:.3f}{ci} over "
-                       f"{r['seeds']} seeds, best {r['best_mean']:.3f}")  # fmt: skip
+            click.echo(f"  {r['point'] or name}: final {r['final']:.3f}{ci} over "
+                       f"{r['seeds']} seeds, last {r['last']:.3f}")  # fmt: skip
     fail_on_failures(outcome)
 
 
