@@ -343,7 +343,6 @@ def run_sweep(
     out = Path(out_dir)
     sweep = sweep_record(trainer, runs, base)
     check_sweep_directory(out, sweep, resume=resume)
-    io.write_text_atomic(out / "config.json", json.dumps(sweep, indent=2, default=str))
     pending = [r for r in runs if not is_complete(r, out)]
     local_workers = workers or max(1, available_cpus() // max(map(_cpus, runs)))
     tasks = make_tasks(backend, address=address, n_tasks=len(pending),
@@ -356,6 +355,8 @@ def run_sweep(
     try:
         with interrupts.guard(), bar:
             _submit(tasks, trainer, pending, out, shipped=backend == "ray")
+            # written once the backend took the runs: one that cannot start leaves no sweep
+            io.write_text_atomic(out / "config.json", json.dumps(sweep, indent=2, default=str))
             for name, output, error in tasks.completed():
                 if error is not None:  # the worker died, or Ray lost the task
                     output = TrainOutput(error=f"{type(error).__name__}: {error}",

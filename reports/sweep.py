@@ -61,7 +61,7 @@ def plot_sweep_curves(
             ax.plot(run["iteration"], run["value"], color=color, lw=0.8, alpha=0.35)
         mean = df.group_by("iteration").agg(pl.col("value").mean()).sort("iteration")
         ax.plot(mean["iteration"], mean["value"], color=color, lw=2.2,
-                label=f"{point} (mean of {len(runs)} seeds)")  # fmt: skip
+                label=f"{point + ': ' if point else ''}mean of {len(runs)} seeds")  # fmt: skip
     ordered = sorted(baselines.items(), key=lambda kv: kv[1])
     for k, (name, value) in enumerate(ordered):
         ax.axhline(value, color=palette.get(name, "0.5"), lw=1.2, label=f"{name} ({value:.2f})",
@@ -87,7 +87,7 @@ def summary_rows(summary: pl.DataFrame, baselines: pl.DataFrame) -> Table:
         mine = baselines.filter(pl.col("point") == r["point"])
         values = dict(zip(mine["policy"], mine["value"], strict=True))
         rows.append([
-            r["point"], str(r["seeds"]),
+            r["point"] or "–", str(r["seeds"]),
             *(ci(r.get(c), r.get(f"{c}_low"), r.get(f"{c}_high")) for c in SUMMARY_COLUMNS),
             *(num(values.get(h)) for h in heuristics),
         ])  # fmt: skip
@@ -95,7 +95,8 @@ def summary_rows(summary: pl.DataFrame, baselines: pl.DataFrame) -> Table:
     notes = [
         "final: the best validation value of a run (the policy saved as best.pt); last: the "
         "value at its last validation; it 95%: the first iteration reaching 95% of its "
-        "improvement. Means over the seeds with Student t 95% intervals.",
+        "improvement (runs that never reach it are left out of its mean). Means over the seeds "
+        "with Student t 95% intervals.",
     ]
     return Table(header + heuristics, rows, notes=notes)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -208,3 +209,16 @@ def test_sweep_options_that_mean_nothing_are_refused(tmp_path: Path) -> None:
     assert "either --seed (one run) or --seeds (a sweep)" in text
     text = run_fail("train", "deeprm", *tiny_options(), "--seeds", "2-1", "-o", out)
     assert "--seeds: expected N, A-B (A <= B)" in text
+
+
+def test_without_ray_a_sweep_says_how_to_get_it_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    out = tmp_path / "o"
+    text = run_fail("train", "deeprm", *tiny_options(), "--seeds", "0-1", "--backend", "ray",
+                    "-o", str(out))  # fmt: skip
+    assert text.strip().splitlines()[-1] == (
+        "Error: the ray backend needs Ray, an optional dependency: pip install 'schedlab[ray]'"
+    )
+    assert not (out / "config.json").exists()  # the same command runs once Ray is installed
