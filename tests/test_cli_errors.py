@@ -184,3 +184,17 @@ def test_train_resume_without_a_checkpoint_fails_clearly(tmp_path: Path) -> None
     out = run_fail("train", "deeprm", "--resume", "-o", str(run))
     assert "holds no training state to continue (no last.pt)" in one_error_line(out)
     assert sorted(p.name for p in run.iterdir()) == ["config.json"]  # nothing started
+
+
+def test_load_keeps_the_traces_own_cluster_unless_told(tmp_path: Path) -> None:
+    from schedlab.jobset import JobSet
+    from schedlab.traces import bundled
+
+    own, two = tmp_path / "own.parquet", tmp_path / "two.parquet"
+    out = run_ok("load", "alibaba2018", str(bundled("alibaba2018")), "--no-cache", "-o", str(own))
+    assert "on 4,000 machines" in out
+    assert "(the trace's own cluster)" in out
+    run_ok("load", "alibaba2018", str(bundled("alibaba2018")), "--no-cache", "--machines", "2",
+           "-o", str(two))  # fmt: skip
+    assert JobSet.read_parquet(own).meta.machines == 4000
+    assert JobSet.read_parquet(two).meta.machines == 2

@@ -11,7 +11,6 @@ import click
 
 from schedlab.cli.options import (
     cli_message,
-    count_option,
     option_name,
     output_option,
     param_option,
@@ -28,7 +27,9 @@ POSITIVE = click.FloatRange(min=0, min_open=True)
               help="Seconds per time step.")  # fmt: skip
 @click.option("--start", type=float, help="Keep arrivals from this many s after the first.")
 @click.option("--end", type=float, help="Keep arrivals before this many s after the first.")
-@count_option("--machines", 1, "Cluster size in machines.")
+@click.option("--machines", type=click.IntRange(min=1),
+              help="Cluster size in machines (default: the trace's own, e.g. ~4,000 for "
+              "Alibaba v2018, one machine of MaxProcs for SWF).")  # fmt: skip
 @click.option("--slots-per-machine", type=POSITIVE, help="Rescale a machine to N units/resource.")
 @click.option("--sample", type=click.IntRange(min=1), help="Keep a random sample of N jobs.")
 @click.option("--seed", default=0, show_default=True, help="Seed of --sample.")
