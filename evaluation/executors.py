@@ -4,8 +4,8 @@ An :class:`Executor` takes every pending :class:`~schedlab.evaluation.runs.RunTa
 (:meth:`~Executor.submit`), yields a :class:`~schedlab.evaluation.runs.RunResult` per task as
 each completes (:meth:`~Executor.as_completed`), and stops promptly on :meth:`~Executor.cancel`
 (pending tasks dropped, running ones stopped; results already written stay, as every run file
-is written atomically). A distributed backend (e.g. Ray) plugs in by implementing these three
-methods and :meth:`~Executor.close`.
+is written atomically). A distributed backend plugs in by implementing these three methods and
+:meth:`~Executor.close`: :class:`~schedlab.evaluation.ray_backend.RayExecutor` runs them on Ray.
 
 Two implementations:
 
@@ -88,7 +88,9 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "POLARS_MAX_THREADS", 
 processes share the CPUs (spinning OpenMP threads of several processes slow every one down)."""
 
 
-def _init_worker() -> None:
+def init_worker() -> None:
+    """Initializer of a worker process: deaf to Ctrl-C (the parent stops it), one thread per
+    library thread pool (:data:`THREAD_VARIABLES`)."""
     interrupts.ignore_in_worker()
     for name in THREAD_VARIABLES:  # before any library creates its pool
         os.environ[name] = "1"
@@ -99,6 +101,20 @@ WORKER_START_S = float(os.environ.get("SCHEDLAB_WORKER_START_S", "2.0"))
 are started only once the queued work, estimated from the runs done here, exceeds twice this
 (see :meth:`LocalExecutor._worth_workers`). The environment variable
 ``SCHEDLAB_WORKER_START_S`` overrides it (0: start workers after the second run here)."""
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down without waiting for its calls: pending calls are cancelled, its
+    processes get SIGTERM, then SIGKILL (and are reaped) after :data:`JOIN_S` seconds."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no API < 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        p.terminate()
+    for p in processes:
+        p.join(JOIN_S)
+        if p.is_alive():
+            p.kill()
+            p.join(JOIN_S)  # reap it: no zombie left behind
 
 
 class LocalExecutor:
@@ -135,7 +151,7 @@ class LocalExecutor:
         """Spawn the workers (they warm up, then the feeder thread gives them tasks)."""
         self.workers_started = True
         ctx = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(self._helpers, mp_context=ctx, initializer=_init_worker)
+        self._pool = ProcessPoolExecutor(self._helpers, mp_context=ctx, initializer=init_worker)
         with interrupts.spawning():  # each submit spawns a worker, born deaf to Ctrl-C
             for _ in range(self._helpers):
                 self._pool.submit(warm_up).add_done_callback(lambda _f: self._idle.release())
@@ -230,16 +246,8 @@ class LocalExecutor:
             self._queue.clear()
         self._idle.release()
         pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        processes = list((getattr(pool, "_processes", None) or {}).values())  # no API < 3.14
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in processes:
-            p.terminate()
-        for p in processes:
-            p.join(JOIN_S)
-            if p.is_alive():
-                p.kill()
+        if pool is not None:
+            stop_pool(pool)
 
     def close(self) -> None:
         """Stop the feeder and the workers; a worker still starting, or running a task this

@@ -165,10 +165,14 @@ def _read_jobsets(path: str, _mtime_ns: int, _size: int) -> JobSet:
 def read_jobsets(task: RunTask) -> JobSet:
     """The jobsets of ``task`` (its load only), read once per file version and process."""
     st = os.stat(task.jobsets_path)
-    js = _read_jobsets(task.jobsets_path, st.st_mtime_ns, st.st_size)
-    if task.load is None:
+    return select_load(_read_jobsets(task.jobsets_path, st.st_mtime_ns, st.st_size), task.load)
+
+
+def select_load(js: JobSet, load: float | None) -> JobSet:
+    """The jobsets of ``js`` generated for offered ``load`` (None: all of them)."""
+    if load is None:
         return js
-    return JobSet(js.jobs.filter(pl.col("load").is_close(task.load)), js.meta)  # type: ignore[attr-defined]
+    return JobSet(js.jobs.filter(pl.col("load").is_close(load)), js.meta)  # type: ignore[attr-defined]
 
 
 @contextlib.contextmanager
@@ -187,12 +191,46 @@ def _one_torch_thread() -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def execute(task: RunTask) -> RunResult:
-    """Run one task: write ``runs/<id>.parquet``, or ``errors/<id>.json`` on failure.
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunOutput:
+    """One executed run, not yet written: its results, or the record of its failure.
 
-    Warnings are captured (one line each) into the result and the run's metadata. An interrupt
-    (:func:`schedlab.interrupts.guard`) is re-raised, never recorded as a failure. A learned
-    policy runs on one torch thread.
+    Picklable, so a run executed elsewhere (a Ray worker) is written by the process that owns
+    the experiment directory (:meth:`write`).
+    """
+
+    task: RunTask
+    """The run."""
+    result: RunResult
+    """What the runner is told."""
+    results: Results | None = None
+    """The run file's content (None when the run failed)."""
+    failure: dict[str, Any] | None = None
+    """The content of ``errors/<id>.json`` (None when the run succeeded)."""
+
+    def write(self) -> RunResult:
+        """Write ``runs/<id>.parquet`` or ``errors/<id>.json`` atomically; return the result.
+
+        A run file that cannot be written (disk full, permissions) is recorded as the run's
+        failure instead.
+        """
+        if self.results is None:
+            write_failure(self.task, self.failure or {})
+            return self.result
+        try:
+            self.results.write_parquet(self.task.out_path)
+        except Exception as exc:
+            wall_s = float(self.results.meta["run"]["wall_s"])
+            record_failure(self.task, exc, traceback.format_exc(), wall_s)
+            return RunResult(run_id=self.task.run_id, error=f"{type(exc).__name__}: {exc}")
+        return self.result
+
+
+def compute(task: RunTask, jobsets: JobSet | None = None) -> RunOutput:
+    """Run one task without writing anything (see :func:`execute`).
+
+    ``jobsets`` are the workload's jobsets (all loads; this run selects its own), e.g. taken
+    from Ray's object store; None reads them from ``task.jobsets_path``.
     """
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -202,7 +240,7 @@ def execute(task: RunTask) -> RunResult:
             from schedlab.simulator.config import ClusterConfig
             from schedlab.simulator.run import simulate
 
-            js = read_jobsets(task)
+            js = read_jobsets(task) if jobsets is None else select_load(jobsets, task.load)
             policy = make_policy(task.spec)
             policy.name = task.policy
             with _one_torch_thread():
@@ -217,18 +255,30 @@ def execute(task: RunTask) -> RunResult:
                 "warnings": list(said),
                 "complete": True,
             }
-            Results(table, {**res.meta, "run": run}).write_parquet(task.out_path)
-            return RunResult(run_id=task.run_id, warnings=said)
+            results = Results(table, {**res.meta, "run": run})
+            return RunOutput(task=task, result=RunResult(run_id=task.run_id, warnings=said),
+                             results=results)  # fmt: skip
         except Exception as exc:
             if (name := interrupts.requested()) is not None:
                 raise Interrupted(f"interrupted by {name}", name) from exc
-            record_failure(task, exc, traceback.format_exc(), time.perf_counter() - t0)
-            return RunResult(run_id=task.run_id, error=f"{type(exc).__name__}: {exc}")
+            info = failure_record(task, exc, traceback.format_exc(), time.perf_counter() - t0)
+            error = RunResult(run_id=task.run_id, error=f"{type(exc).__name__}: {exc}")
+            return RunOutput(task=task, result=error, failure=info)
 
 
-def record_failure(task: RunTask, exc: BaseException, tb: str, wall_s: float) -> None:
-    """Write ``errors/<id>.json`` for ``task`` (atomically)."""
-    info = {
+def execute(task: RunTask) -> RunResult:
+    """Run one task: write ``runs/<id>.parquet``, or ``errors/<id>.json`` on failure.
+
+    Warnings are captured (one line each) into the result and the run's metadata. An interrupt
+    (:func:`schedlab.interrupts.guard`) is re-raised, never recorded as a failure. A learned
+    policy runs on one torch thread.
+    """
+    return compute(task).write()
+
+
+def failure_record(task: RunTask, exc: BaseException, tb: str, wall_s: float) -> dict[str, Any]:
+    """The content of ``errors/<id>.json``: the task, the error, its traceback, the time."""
+    return {
         **dataclasses.asdict(task),
         "error": type(exc).__name__,
         "message": str(exc),
@@ -236,7 +286,16 @@ def record_failure(task: RunTask, exc: BaseException, tb: str, wall_s: float) ->
         "wall_s": wall_s,
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+
+
+def write_failure(task: RunTask, info: dict[str, Any]) -> None:
+    """Write ``info`` (:func:`failure_record`) to ``errors/<id>.json`` of ``task``, atomically."""
     io.write_text_atomic(task.error_path, json.dumps(info, indent=2, default=str))
+
+
+def record_failure(task: RunTask, exc: BaseException, tb: str, wall_s: float) -> None:
+    """Write ``errors/<id>.json`` for ``task`` (atomically)."""
+    write_failure(task, failure_record(task, exc, tb, wall_s))
 
 
 def warm_up() -> int:

@@ -77,3 +77,8 @@ class ImplausibleValueWarning(SchedlabWarning):
 class ResultsError(SchedlabError, ValueError):
     """Results lack what was asked of them (a jobset, a policy, the jobs' demands) or do not match
     a JobSet; the message says what was expected and what the results hold."""
+
+
+class BackendError(SchedlabError, RuntimeError):
+    """An execution backend (Ray) is not installed, cannot start or cannot be reached; the
+    message says which backend, the address, and how to get or reach it."""

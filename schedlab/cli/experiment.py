@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import force_option, output_option
+from schedlab.cli.options import backend_options, check_backend, force_option, output_option
 
 FORCE_HELP = (
     "Replace an experiment of a different spec in OUTPUT: its runs that this spec would not "
@@ -31,21 +31,44 @@ def experiment_group() -> None:
     "--workers",
     type=click.IntRange(min=1),
     help="Processes running runs, this one included (default: the CPU count; few or short "
-    "runs run here only).",
+    "runs run here only); with --backend ray, the CPUs of the local Ray instance.",
 )
 @force_option(FORCE_HELP)
-def experiment_run_cmd(spec: Path, output: Path, workers: int | None, force: bool) -> None:
+@backend_options
+def experiment_run_cmd(
+    spec: Path,
+    output: Path,
+    workers: int | None,
+    force: bool,
+    backend: str,
+    address: str | None,
+) -> None:
     """Run every (workload, load, policy) of SPEC not yet done into OUTPUT.
 
     Ctrl-C (SIGINT) or SIGTERM stops within about a second, keeping the runs completed; run the
-    same command again to resume.
+    same command again to resume. With --backend ray the runs are Ray tasks (docs/ray.md); the
+    results are the same and are written into OUTPUT on this machine.
     """
     from schedlab.evaluation.runner import run_experiment
     from schedlab.evaluation.spec import load_spec
 
-    outcome = run_experiment(load_spec(spec), output, workers=workers, force=force)
+    executor = make_executor(backend, address, workers)
+    outcome = run_experiment(
+        load_spec(spec), output, workers=workers, force=force, executor=executor
+    )
     summary(outcome)
     fail_on_failures(outcome)
+
+
+def make_executor(backend: str, address: str | None, workers: int | None) -> Any:
+    """The runner's executor for ``--backend``: None (the runner's default) for ``local``."""
+    check_backend(backend, address, workers)
+    if backend == "local":
+        return None
+    from schedlab.evaluation.ray_backend import RayExecutor, import_ray
+
+    import_ray()  # fail now, in one line, if Ray is missing
+    return RayExecutor(address, cpus=workers)
 
 
 def summary(outcome: Any) -> None:

@@ -179,6 +179,39 @@ def force_option(what: str) -> Decorator:
     return click.option("--force", is_flag=True, help=what)
 
 
+BACKEND_HELP = (
+    "Where runs execute: 'local' (this machine's processes) or 'ray' (Ray tasks on a local "
+    "Ray instance, or on the cluster of --address; needs pip install 'schedlab[ray]', see "
+    "docs/ray.md)."
+)
+ADDRESS_HELP = (
+    "With --backend ray: a running Ray cluster, 'auto' (the one `ray start` joined this machine "
+    "to), HOST:6379 or ray://HOST:10001 (Ray Client). Default: $RAY_ADDRESS if set, else a "
+    "local Ray instance started and stopped by this command."
+)
+
+
+def backend_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--backend local|ray`` and ``--address`` (a Ray cluster)."""
+    fn = click.option("--address", metavar="ADDRESS", help=ADDRESS_HELP)(fn)
+    return click.option("--backend", type=click.Choice(["local", "ray"]), default="local",
+                        show_default=True, help=BACKEND_HELP)(fn)  # fmt: skip
+
+
+def check_backend(backend: str, address: str | None, workers: int | None) -> None:
+    """Refuse option combinations that mean nothing: ``--address`` without ``--backend ray``,
+    ``--workers`` (a local instance's CPUs) with ``--address``."""
+    if address is not None and backend != "ray":
+        msg = f"--address {address} names a Ray cluster; add --backend ray"
+        raise click.UsageError(msg)
+    if address is not None and workers is not None:
+        msg = (
+            f"--workers {workers} sets the CPUs of a local Ray instance; the cluster at "
+            f"--address {address} uses its own resources (drop --workers)"
+        )
+        raise click.UsageError(msg)
+
+
 def cli_message(message: str, names: Mapping[str, str]) -> str:
     """``message`` with Python names replaced by their options (``jobset_size`` ->
     ``--jobset-size``), for errors raised by code that knows only the Python names."""

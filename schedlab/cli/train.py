@@ -18,7 +18,14 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import cli_message, config_options, option_name, output_param
+from schedlab.cli.options import (
+    ADDRESS_HELP,
+    check_backend,
+    cli_message,
+    config_options,
+    option_name,
+    output_param,
+)
 from schedlab.errors import OutputError
 from schedlab.params import check_params
 from schedlab.registry import trainers
@@ -46,26 +53,70 @@ def train_group() -> None:
     """Train a learned policy (see the trainers below) and write its run directory."""
 
 
+SWEEP_OPTIONS = [
+    click.Option(["--seeds"], metavar="SEEDS",
+                 help="Train one run per seed, e.g. 0-4, 0,3,7 or 1-3,8: a sweep, with one run "
+                 "directory per seed under OUTPUT and a summary report (mean and CI over seeds, "
+                 "learning curves overlaid)."),
+    click.Option(["--grid"], multiple=True, metavar="FIELD=V1,V2",
+                 help="Sweep a config field over values too (repeatable: every combination), "
+                 "e.g. --grid lr=0.001,0.0003; each point trains every seed."),
+    click.Option(["--backend"], type=click.Choice(["local", "ray"]), default="local",
+                 show_default=True,
+                 help="Where the runs of a sweep train: 'local' (parallel processes here) or "
+                 "'ray' (Ray tasks; pip install 'schedlab[ray]', see docs/ray.md)."),
+    click.Option(["--address"], metavar="ADDRESS", help=ADDRESS_HELP),
+    click.Option(["--workers"], type=click.IntRange(min=1),
+                 help="Runs of a sweep training at once here (default: CPUs / --threads); with "
+                 "--backend ray, the CPUs of the local Ray instance."),
+]  # fmt: skip
+"""Options of a training sweep (``--seeds``, ``--grid``) and where it runs."""
+
+
 def trainer_command(name: str) -> click.Command:
     """The ``schedlab train NAME`` command of a registered trainer."""
     entry = trainers.entry(name)
     cls = trainers.load_config(name)
-    resume = click.Option(["--resume"], is_flag=True,
-                          help="Continue the run in OUTPUT where it stopped.")  # fmt: skip
-    output = output_param("Run directory (config, curves, checkpoints, report).", file_okay=False)
+    resume = click.Option(
+        ["--resume"], is_flag=True, help="Continue the run (or sweep) in OUTPUT where it stopped."
+    )
+    output = output_param(
+        "Run directory (config, curves, checkpoints, report); of a sweep: one run directory "
+        "per run, runs.csv, summary.csv and the sweep's report.",
+        file_okay=False,
+    )
 
     @click.pass_context
     def run(ctx: click.Context, resume: bool, output: Path, **values: Any) -> None:
+        sweep = {k: values.pop(k) for k in ("seeds", "grid", "backend", "address", "workers")}
+        if sweep["seeds"] or sweep["grid"] or (resume and saved_sweep(output)):
+            train_sweep(ctx, name, cls, values, output, resume=resume, **sweep)
+            return
+        if sweep["backend"] != "local" or sweep["address"] or sweep["workers"]:
+            msg = (
+                "--backend, --address and --workers apply to sweeps: give --seeds or --grid "
+                "(--seeds 0 trains one run on the backend)"
+            )
+            raise click.UsageError(msg)
         config = make_config(ctx, cls, name, values, output if resume else None)
         train(name, config, output, resume=resume)
 
     return click.Command(
         name,
         callback=run,
-        params=[*config_options(cls), resume, output],
+        params=[*config_options(cls), *SWEEP_OPTIONS, resume, output],
         help=f"{entry.summary}.\n\nOptions are the fields of {cls.__name__}; with --resume, "
-        "options not given are taken from the saved run.",
+        "options not given are taken from the saved run. With --seeds and/or --grid, trains "
+        "a sweep of runs in parallel (--backend local or ray).",
     )
+
+
+def saved_sweep(output: Path) -> dict[str, Any] | None:
+    """The sweep saved in ``output/config.json``, or None (none there, or a single run)."""
+    path = output / "config.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text()).get("sweep")
 
 
 def make_config(
@@ -107,3 +158,66 @@ def train(name: str, config: Any, output: Path, *, resume: bool) -> None:
         f"{getattr(config, 'objective', 'score')} {result.best_value:.3f} at iteration "
         f"{result.best_iteration} ({baselines}) -> {output / 'best.pt'}; report: {paths['html']}"
     )
+
+
+def train_sweep(
+    ctx: click.Context,
+    name: str,
+    cls: type,
+    values: dict[str, Any],
+    output: Path,
+    *,
+    resume: bool,
+    seeds: str | None,
+    grid: tuple[str, ...],
+    backend: str,
+    address: str | None,
+    workers: int | None,
+) -> None:
+    """Train the sweep of ``--seeds``/``--grid`` (with ``resume``, those not given come from
+    the saved sweep), draw each run's learning report and the sweep's report, print a
+    summary; exit 1 listing the failed runs, if any."""
+    from schedlab.cli.experiment import fail_on_failures
+    from schedlab.evaluation import train_sweep as ts
+    from schedlab.reports.sweep import write_sweep_report
+
+    check_backend(backend, address, workers)
+    default = click.core.ParameterSource.DEFAULT
+    if seeds and ctx.get_parameter_source("seed") is not default:
+        raise click.UsageError("give either --seed (one run) or --seeds (a sweep), not both")
+    saved = (saved_sweep(output) or {}) if resume else {}
+    base = dataclasses.asdict(make_config(ctx, cls, name, values, output if resume else None))
+    seed_list = ts.parse_seeds(seeds) if seeds else saved.get("seeds") or [base["seed"]]
+    grid_values = ts.parse_grid(grid) if grid else saved.get("grid", {})
+    runs = ts.plan_sweep(cls, base, seed_list, grid_values, owner=f"trainer {name!r}")
+    outcome = ts.run_sweep(name, runs, output, base=base, backend=backend, address=address,
+                           workers=workers, resume=resume, on_done=_run_report)  # fmt: skip
+    tables = outcome.tables
+    paths = write_sweep_report(
+        output,
+        trainer=name,
+        config=json.loads((output / "config.json").read_text()),
+        table=tables.runs,
+        summary=tables.summary,
+        curves=tables.curves,
+        baselines=tables.baselines,
+    )
+    click.echo(
+        f"{outcome.n_runs} runs: {outcome.ran} trained now, {outcome.skipped} already done, "
+        f"{len(outcome.failures)} failed ({outcome.wall_s:.0f} s) -> {output}; "
+        f"report: {paths['html']}"
+    )
+    for r in tables.summary.iter_rows(named=True):
+        if r["seeds"]:
+            ci = "" if r["final_low"] is None else f" [{r['final_low']:.3f}, {r['final_high']:.3f}]"
+            click.echo(f"  {r['point'] or name}: final {r['final']:.3f}{ci} over "
+                       f"{r['seeds']} seeds, last {r['last']:.3f}")  # fmt: skip
+    fail_on_failures(outcome)
+
+
+def _run_report(run_dir: Path, run: Any, result: Any) -> None:
+    """The learning report of one run of a sweep, as ``schedlab train`` draws it."""
+    from schedlab.reports.learning import write_training_report
+
+    write_training_report(run_dir, result.curve, result.baselines, result.withholding,
+                          dataclasses.asdict(run.config))  # fmt: skip
