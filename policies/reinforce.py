@@ -33,8 +33,19 @@ import torch
 
 from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
-from schedlab.policies.deeprm import CheckpointError, sample_actions, save_checkpoint
-from schedlab.policies.networks import Logits, make_network, masked_log_softmax
+from schedlab.policies.deeprm import (
+    CheckpointError,
+    geometry_from_spec,
+    load_network,
+    sample_actions,
+    save_checkpoint,
+)
+from schedlab.policies.networks import (
+    Logits,
+    make_network,
+    masked_log_softmax,
+    unique_observations,
+)
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
@@ -74,6 +85,10 @@ class TrainConfig:
     """Policy network (:data:`schedlab.policies.networks.NETWORKS`)."""
     hidden: int = 20
     """Hidden units of the MLP."""
+    init: str = ""
+    """Checkpoint whose weights start the network (same network and geometry); empty: random."""
+    precision: Literal["float32", "bfloat16"] = "float32"
+    """Arithmetic of convolutional networks (bfloat16: CPU autocast, faster); the MLP is float32."""
     mask_invalid: bool = True
     """Sample among valid actions only (False: the paper's unmasked space, invalid = void)."""
     slots: int = 10
@@ -98,6 +113,10 @@ class TrainConfig:
     def cluster(self) -> ClusterConfig:
         """The cluster geometry."""
         return ClusterConfig(slots=self.slots, horizon=self.horizon, backlog_view=self.backlog)
+
+    def network_kwargs(self) -> dict[str, Any]:
+        """Constructor arguments of :attr:`network` (the MLP's width; none for the others)."""
+        return {"hidden": self.hidden} if self.network == "mlp" else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,11 +239,18 @@ def policy_gradient_step(
     mask_invalid: bool,
     chunk: int = 1 << 16,
 ) -> tuple[float, float]:
-    """One batch update on ``−Σ log π(a|s) · adv / n``; returns (loss, mean entropy)."""
+    """One batch update on ``−Σ log π(a|s) · adv / n``; returns (loss, mean entropy).
+
+    Networks with a sparse path take ``chunk`` decisions at a time. Dense networks evaluate each
+    distinct (observation, mask) once (:func:`grouped_weights`), ``logits_fn.chunk`` at a time:
+    the same loss and gradient, summed in another order.
+    """
     assert batch.obs is not None
     assert batch.mask is not None
     n = len(batch.actions)
     optimizer.zero_grad()
+    if not logits_fn.sparse:
+        return _grouped_step(logits_fn, optimizer, batch, adv, mask_invalid=mask_invalid)
     loss_sum = entropy_sum = 0.0
     for lo in range(0, n, chunk):
         sl = slice(lo, lo + chunk)
@@ -239,6 +265,53 @@ def policy_gradient_step(
             entropy_sum -= float((logp.exp() * logp.nan_to_num(neginf=0.0)).sum())
     optimizer.step()
     return loss_sum, entropy_sum / max(n, 1)
+
+
+def grouped_weights(batch: Rollout, adv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decisions grouped by distinct (observation, mask): ``(first, counts, weights)``.
+
+    ``first`` (int64, ``(U,)``) indexes one decision of each group, ``counts`` (int64, ``(U,)``)
+    its size, and ``weights[u, a]`` (float64, ``(U, n_actions)``) sums ``adv`` over the group's
+    decisions that took action ``a``, so ``Σ_i adv_i log π(a_i|s_i) = Σ_u Σ_a weights[u, a]
+    log π(a|s_u)``.
+    """
+    assert batch.obs is not None
+    assert batch.mask is not None
+    first, inverse = unique_observations(batch.obs, extra=batch.mask)
+    n_actions = batch.mask.shape[1]
+    weights = np.bincount(
+        inverse * n_actions + batch.actions, weights=adv, minlength=first.size * n_actions
+    ).reshape(first.size, n_actions)
+    return first, np.bincount(inverse, minlength=first.size), weights
+
+
+def _grouped_step(
+    logits_fn: Logits,
+    optimizer: torch.optim.Optimizer,
+    batch: Rollout,
+    adv: np.ndarray,
+    *,
+    mask_invalid: bool,
+) -> tuple[float, float]:
+    assert batch.obs is not None
+    assert batch.mask is not None
+    n = max(len(batch.actions), 1)
+    first, counts, weights = grouped_weights(batch, adv)
+    loss_sum = entropy_sum = 0.0
+    for lo in range(0, first.size, logits_fn.chunk):
+        rows = first[lo : lo + logits_fn.chunk]
+        logits = logits_fn(batch.obs.take(rows))
+        mask = batch.mask[rows]
+        logp = masked_log_softmax(logits, mask) if mask_invalid else logits.log_softmax(-1)
+        w = torch.from_numpy(weights[lo : lo + logits_fn.chunk]).float()
+        loss = -torch.where(w != 0, w * logp, 0.0).sum() / n
+        loss.backward()
+        loss_sum += loss.item()
+        with torch.no_grad():
+            h = -(logp.exp() * logp.nan_to_num(neginf=0.0)).sum(dim=1)
+            entropy_sum += float((h.double() * torch.from_numpy(counts[lo : lo + len(rows)])).sum())
+    optimizer.step()
+    return loss_sum, entropy_sum / n
 
 
 # -- the training loop ----------------------------------------------------------------------
@@ -288,7 +361,7 @@ def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
 def _spec(config: TrainConfig, engine: BatchedEngine, seeds: dict[str, int]) -> dict[str, Any]:
     return {
         "network": config.network,
-        "network_kwargs": {"hidden": config.hidden} if config.network == "mlp" else {},
+        "network_kwargs": config.network_kwargs(),
         "geometry": engine_geometry(engine, config).to_json(),
         "mask_invalid": config.mask_invalid,
         "objective": config.objective,
@@ -318,6 +391,19 @@ def _check_resume(out: Path, config: TrainConfig, resume: bool) -> dict[str, Any
     except Exception as exc:
         msg = f"{last}: not a readable training state ({type(exc).__name__}: {exc})"
         raise CheckpointError(msg) from exc
+
+
+def _load_initial(net: torch.nn.Module, config: TrainConfig, geometry: ObsGeometry) -> None:
+    """Copy the weights of ``config.init`` into ``net`` (same network and geometry)."""
+    init, spec = load_network(config.init)
+    if spec.get("network") != config.network or geometry_from_spec(spec) != geometry:
+        msg = (
+            f"--init {config.init}: a {spec.get('network')!r} network for "
+            f"{spec.get('geometry')}, but this run trains {config.network!r} on "
+            f"{geometry.to_json()}"
+        )
+        raise CheckpointError(msg)
+    net.load_state_dict(init.state_dict())
 
 
 def _val_seed(config: TrainConfig) -> int:
@@ -360,8 +446,10 @@ def train(
     engine = BatchedEngine.from_jobset(train_js, cluster, repeats=config.rollouts, **kw)
     val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
     geometry = engine_geometry(engine, config)
-    net = make_network(config.network, geometry, **({"hidden": config.hidden}))
-    logits_fn = Logits(net, geometry)
+    net = make_network(config.network, geometry, **config.network_kwargs())
+    if config.init:
+        _load_initial(net, config, geometry)
+    logits_fn = Logits(net, geometry, precision=config.precision)
     optimizer = torch.optim.RMSprop(
         net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps
     )
@@ -470,12 +558,12 @@ def _write_report(
     config: TrainConfig,
 ) -> None:  # fmt: skip
     """Learning curves and withheld jobs of the best policy on the validation jobsets."""
-    from schedlab.policies.deeprm import load_network
     from schedlab.reports.learning import write_training_report
 
     best = out / "best.pt"
     net, _ = load_network(best if best.exists() else out / "final.pt")
     seed = None if config.eval_greedy else _val_seed(config)
     geometry = engine_geometry(engine, config)
-    evaluate(engine, Logits(net, geometry), mask_invalid=config.mask_invalid, seed=seed)
+    logits_fn = Logits(net, geometry, precision=config.precision)
+    evaluate(engine, logits_fn, mask_invalid=config.mask_invalid, seed=seed)
     write_training_report(out, curve, baselines, engine.withholding(), asdict(config))
