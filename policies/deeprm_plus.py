@@ -56,6 +56,10 @@ class DeepRMPlusConfig:
     """Generator of the cloning, training and validation jobsets."""
     workload_params: dict[str, Any] = field(default_factory=dict)
     """Generator parameters, e.g. ``{"variant": "paper"}``."""
+    jobsets: str = ""
+    """A JobSet Parquet file (e.g. Alibaba 2018 from ``schedlab load``) instead of generating:
+    its jobsets, shuffled, give the validation, training and cloning parts, in that order; the
+    rest is written to ``test-jobsets.parquet`` (never used in training)."""
     load: float = 1.2915
     """Offered load (design.md §3); 1.2915 is the paper's "140%" (λ = 0.7) on ``poisson``."""
     rate: float = 0.0
@@ -84,11 +88,11 @@ class DeepRMPlusConfig:
     """Pre-train by behaviour cloning (False: from random weights, the ablation)."""
     expert: str = "sjf"
     """Policy to imitate: a registered name or spec (``tetris:knob=0.3``)."""
-    imitation_jobsets: int = 200
+    imitation_jobsets: int = 1000
     """Jobsets the expert schedules for the cloning data (another seed stream)."""
-    imitation_threshold: float = 0.95
+    imitation_threshold: float = 0.9
     """Test accuracy at which cloning stops (Algorithm 2's ``accu``)."""
-    imitation_epochs: int = 30
+    imitation_epochs: int = 20
     """Most passes over the cloning data."""
     imitation_batch: int = 256
     """Minibatch of the cloning updates (pairs)."""
@@ -151,6 +155,11 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, config, resume)
     write_text_atomic(out / "deeprm_plus.json", json.dumps(asdict(config), indent=2))
+    if config.jobsets:
+        sizes = [config.eval_jobsets, config.n_jobsets, config.imitation_jobsets]
+        reinforce.file_parts(config.jobsets, config.seed, sizes)[3].write_parquet(
+            out / "test-jobsets.parquet"
+        )
     init = ""
     if config.imitation:
         init = str(out / "imitation.pt")
@@ -168,9 +177,7 @@ def _check_config(out: Path, config: DeepRMPlusConfig, resume: bool) -> None:
     if not resume:
         msg = f"{out} already holds a DeepRM_Plus run; pass resume or choose another directory"
         raise SchedlabError(msg)
-    old = json.loads(saved.read_text())
-    mine = json.loads(json.dumps(asdict(config)))
-    diff = sorted(k for k in mine if k != "iterations" and old.get(k) != mine[k])
+    diff = reinforce.config_changes(json.loads(saved.read_text()), config)
     if diff:
         msg = f"resuming {out} with a different config ({diff}); use the saved one or a new -o"
         raise SchedlabError(msg)
@@ -237,8 +244,13 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
 
 
 def _imitation_jobsets(config: DeepRMPlusConfig, load: float) -> Any:
-    """The expert's jobsets: same generator and load, a seed stream of their own."""
+    """The expert's jobsets: same generator and load, a seed stream of their own (or the third
+    part of the jobsets file)."""
     from schedlab.registry import generators
+
+    if config.jobsets:
+        sizes = [config.eval_jobsets, config.n_jobsets, config.imitation_jobsets]
+        return reinforce.file_parts(config.jobsets, config.seed, sizes)[2]
 
     params = dict(config.workload_params)
     cls = generators.load(config.workload)

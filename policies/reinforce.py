@@ -20,6 +20,7 @@ the episode's remaining reward is paid when the last job is placed (sums unchang
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import time
@@ -59,6 +60,10 @@ class TrainConfig:
 
     workload: str = "deeprm"
     """Generator name of the training and validation jobsets."""
+    jobsets: str = ""
+    """A JobSet Parquet file (e.g. a trace from ``schedlab load``) to draw the jobsets from
+    instead of generating them (:func:`file_parts`); ``workload``, ``load`` and ``window``
+    are then unused."""
     workload_params: dict[str, Any] = field(default_factory=dict)
     """Generator parameters, e.g. ``{"variant": "paper"}``."""
     load: float = 0.7
@@ -316,9 +321,14 @@ def _grouped_step(
 
 # -- the training loop ----------------------------------------------------------------------
 def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
-    """Training and validation JobSets from two independent seed streams of ``config.seed``."""
+    """Training and validation JobSets from two independent seed streams of ``config.seed``,
+    or the first two parts of ``config.jobsets`` (:func:`file_parts`)."""
     from schedlab.registry import generators
 
+    if config.jobsets:
+        sizes = [config.eval_jobsets, config.n_jobsets]
+        val_js, train_js = file_parts(config.jobsets, config.seed, sizes)[:2]
+        return train_js, val_js, {"split": config.seed}
     train_ss, val_ss = np.random.SeedSequence([config.seed, 0xD33B]).spawn(2)
     seeds = {
         "train": int(train_ss.generate_state(1)[0]),
@@ -332,6 +342,33 @@ def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
     train_js = gen.generate(config.load, n_jobsets=config.n_jobsets, seed=seeds["train"])
     val_js = gen.generate(config.load, n_jobsets=config.eval_jobsets, seed=seeds["validation"])
     return train_js, val_js, seeds
+
+
+def file_parts(path: str | Path, seed: int, sizes: list[int]) -> list[Any]:
+    """The jobsets of the JobSet file ``path`` in a random order (``seed``), cut into parts of
+    ``sizes`` jobsets, then the rest (possibly empty): ``len(sizes) + 1`` JobSets. Used as
+    validation, training (and cloning) jobsets, in that order, so the parts never overlap.
+
+    Raises
+    ------
+    SchedlabError
+        If the file holds fewer jobsets than ``sum(sizes)``.
+    """
+    import polars as pl
+
+    from schedlab.jobset import JobSet
+
+    js = JobSet.read_parquet(path)
+    ids = np.array(js.jobset_ids, dtype=np.int64)
+    if ids.size < sum(sizes):
+        msg = f"{path}: {ids.size} non-empty jobsets, but {sizes} ({sum(sizes)}) are needed"
+        raise SchedlabError(msg)
+    order = np.random.default_rng(np.random.SeedSequence([seed, 0x5917])).permutation(ids)
+    cuts = np.cumsum([0, *sizes, ids.size - sum(sizes)])
+    return [
+        JobSet.create(js.jobs.filter(pl.col("jobset").is_in(order[a:b].tolist())), js.meta)
+        for a, b in itertools.pairwise(cuts)
+    ]
 
 
 def evaluate(
@@ -381,10 +418,9 @@ def _check_resume(out: Path, config: TrainConfig, resume: bool) -> dict[str, Any
     if not last.exists():
         return None
     saved = json.loads((out / "config.json").read_text())["train_config"]
-    mine = json.loads(json.dumps(asdict(config)))
-    diff = {k for k in mine if k != "iterations" and saved.get(k) != mine[k]}
+    diff = config_changes(saved, config)
     if diff:
-        msg = f"--resume with a different config ({sorted(diff)}); use the saved one or a new -o"
+        msg = f"--resume with a different config ({diff}); use the saved one or a new -o"
         raise SchedlabError(msg)
     try:
         return torch.load(last, map_location="cpu", weights_only=True)
@@ -404,6 +440,14 @@ def _load_initial(net: torch.nn.Module, config: TrainConfig, geometry: ObsGeomet
         )
         raise CheckpointError(msg)
     net.load_state_dict(init.state_dict())
+
+
+def config_changes(saved: dict[str, Any], config: Any) -> list[str]:
+    """Fields of the dataclass ``config`` (except ``iterations``) that differ from the JSON
+    ``saved`` config; a field the saved config lacks (added later) counts at its default."""
+    mine = json.loads(json.dumps(asdict(config)))
+    defaults = json.loads(json.dumps(asdict(type(config)())))
+    return sorted(k for k in mine if k != "iterations" and saved.get(k, defaults[k]) != mine[k])
 
 
 def _val_seed(config: TrainConfig) -> int:
