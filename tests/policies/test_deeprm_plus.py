@@ -15,6 +15,7 @@ import torch
 
 from schedlab.errors import SchedlabError
 from schedlab.evaluation.spec import load_spec
+from schedlab.jobset import JobSet
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.policies.cnn_plus import CNNPlusNet, corner_table
 from schedlab.policies.deeprm import CheckpointError, DeepRMPolicy, load_network, read_checkpoint
@@ -31,6 +32,8 @@ from schedlab.policies.networks import Logits, make_network, unique_observations
 from schedlab.policies.reinforce import (
     TrainConfig,
     collect,
+    config_changes,
+    file_parts,
     grouped_weights,
     image_view,
     policy_gradient_step,
@@ -334,6 +337,31 @@ def test_rate_replaces_the_load() -> None:
     shared = set(asdict(TINY)) & set(TrainConfig.__dataclass_fields__) - {"load"}
     rl = asdict(TINY.reinforce_config())
     assert all(rl[k] == v for k, v in asdict(TINY).items() if k in shared)
+
+
+def test_jobsets_from_a_file_are_split_without_overlap(tmp_path) -> None:
+    path = tmp_path / "jobs.parquet"
+    deeprm_jobset(1.0, n_jobsets=12, seed=8).write_parquet(path)
+    config = replace(TINY, jobsets=str(path), eval_jobsets=3, n_jobsets=3, imitation_jobsets=4,
+                     iterations=1)  # fmt: skip
+    parts = file_parts(path, config.seed, [3, 3, 4])
+    ids = [set(p.jobset_ids) for p in parts]
+    assert [len(i) for i in ids] == [3, 3, 4, 2]
+    assert set().union(*ids) == set(range(12))
+    assert file_parts(path, config.seed, [3, 3, 4])[1].jobs.equals(parts[1].jobs)
+    train(config, tmp_path / "run", progress=False, report=False)
+    test_part = JobSet.read_parquet(tmp_path / "run" / "test-jobsets.parquet")
+    assert set(test_part.jobset_ids) == ids[3]
+    with pytest.raises(SchedlabError, match="12 non-empty jobsets"):
+        file_parts(path, 0, [10, 10])
+
+
+def test_resume_accepts_a_config_saved_before_a_field_existed() -> None:
+    saved = json.loads(json.dumps(asdict(TINY)))
+    del saved["jobsets"]
+    assert config_changes(saved, TINY) == []
+    assert config_changes(saved, replace(TINY, jobsets="x.parquet")) == ["jobsets"]
+    assert config_changes(saved, replace(TINY, iterations=99)) == []
 
 
 def test_init_checkpoint_must_match_network_and_geometry(run_dir, tmp_path) -> None:
