@@ -309,3 +309,33 @@ def convergence(
     it_95, s_95 = first(1.05 * final)
     return {"final": final, "initial": initial, "it_target": it_t, "s_target": s_t,
             "it_95": it_95, "s_95": s_95}  # fmt: skip
+
+
+def convergence_table(
+    runs: dict[str, str | Path], *, target: str = "sjf", column: str = "val_slowdown"
+) -> pl.DataFrame:
+    """:func:`convergence` of several run directories, one row each.
+
+    The curve starts at iteration 0 with ``baselines.json``'s ``initial`` value (the cloned
+    or random network before any update); wall times include the cloning stage
+    (``imitation.json``'s seconds) when there is one. Columns: ``run``, ``target`` (the
+    ``target`` heuristic's value on the same validation jobsets), the :func:`convergence`
+    fields, ``imitation_s``, ``iterations`` and ``s_per_iteration`` (median rollout + update).
+    """
+    rows = []
+    for label, directory in runs.items():
+        d = Path(directory)
+        curve = pl.read_csv(d / "curve.csv")
+        baselines = json.loads((d / "baselines.json").read_text())
+        bc = d / "imitation.json"
+        bc_s = float(json.loads(bc.read_text())["seconds"]) if bc.exists() else 0.0
+        start = pl.DataFrame({"iteration": [0], column: [baselines["initial"]], "rollout_s": [0.0],
+                              "update_s": [0.0], "eval_s": [0.0]})  # fmt: skip
+        full = pl.concat([start, curve.select(start.columns)], how="vertical_relaxed")
+        per_it = curve.select(pl.col("rollout_s") + pl.col("update_s")).to_series().median()
+        rows.append(
+            {"run": label, "target": baselines[target],
+             **convergence(full, baselines[target], column=column, start_s=bc_s),
+             "imitation_s": bc_s, "iterations": curve.height, "s_per_iteration": per_it}
+        )  # fmt: skip
+    return pl.DataFrame(rows)

@@ -19,7 +19,12 @@ from schedlab.jobset import JobSet
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.policies.cnn_plus import CNNPlusNet, corner_table
 from schedlab.policies.deeprm import CheckpointError, DeepRMPolicy, load_network, read_checkpoint
-from schedlab.policies.deeprm_plus import DeepRMPlusConfig, convergence, train
+from schedlab.policies.deeprm_plus import (
+    DeepRMPlusConfig,
+    convergence,
+    convergence_table,
+    train,
+)
 from schedlab.policies.imitation import (
     ImitationError,
     agreement,
@@ -393,6 +398,24 @@ def test_convergence_by_hand() -> None:
     never = convergence(curve, target=1.0)
     assert never["it_target"] is None
     assert never["s_target"] is None
+
+
+def test_convergence_table_starts_at_the_initial_policy(tmp_path) -> None:
+    curve = pl.DataFrame({"iteration": [1, 2], "val_slowdown": [4.0, 3.0], "rollout_s": [1.0, 1.0],
+                          "update_s": [2.0, 2.0], "eval_s": [0.0, 0.0]})  # fmt: skip
+    for name, initial in (("a", 4.5), ("b", 9.0)):
+        (tmp_path / name).mkdir()
+        curve.write_csv(tmp_path / name / "curve.csv")
+        (tmp_path / name / "baselines.json").write_text(
+            json.dumps({"sjf": 5.0, "initial": initial})
+        )
+    (tmp_path / "a" / "imitation.json").write_text(json.dumps({"seconds": 100.0}))
+    table = convergence_table({k: tmp_path / k for k in ("a", "b")})
+    a, b = table.row(0, named=True), table.row(1, named=True)
+    assert (a["it_target"], a["s_target"], a["imitation_s"]) == (0, 100.0, 100.0)
+    assert (b["it_target"], b["s_target"]) == (1, 3.0)
+    assert a["s_per_iteration"] == 3.0
+    assert b["target"] == 5.0
 
 
 # -- shipped checkpoints and experiment specs -------------------------------------------------
