@@ -152,7 +152,8 @@ class TrainResult:
     best_iteration: int
     best_value: float
     baselines: dict[str, float]
-    """Validation slowdown of the heuristics and of the initial policy."""
+    """Validation value of the objective's metric (slowdown, or completion time) of the
+    heuristics and of the initial policy."""
     seconds: float
 
 
@@ -382,8 +383,11 @@ def evaluate(
     return float(np.nanmean(slowdown)), float(np.nanmean(completion))
 
 
-def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
-    """Validation slowdown of SJF, Packer and Tetris* on the same engine."""
+def heuristic_baselines(
+    engine: BatchedEngine, objective: Literal["slowdown", "completion"] = "slowdown"
+) -> dict[str, float]:
+    """Validation value of SJF, Packer and Tetris* on the same engine: mean over jobsets of the
+    mean slowdown, or of the mean completion time (steps) for the ``completion`` objective."""
     from schedlab.registry import policies
 
     out = {}
@@ -391,8 +395,12 @@ def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
         policy = policies.make(name)
         engine.reset()
         engine.run_heuristic(policy.score, policy.rule, policy.knob)
-        out[name] = float(np.nanmean(engine.job_means()[0]))
+        out[name] = float(np.nanmean(engine.job_means()[_METRIC[objective]]))
     return out
+
+
+_METRIC = {"slowdown": 0, "completion": 1}
+"""Index of an objective's metric in :meth:`BatchedEngine.job_means` and :func:`evaluate`."""
 
 
 def _spec(config: TrainConfig, engine: BatchedEngine, seeds: dict[str, int]) -> dict[str, Any]:
@@ -503,8 +511,9 @@ def train(
     mask, val_seed = config.mask_invalid, None if config.eval_greedy else _val_seed(config)
     if saved is None:
         start, best, best_it, rows = 0, math.inf, 0, []
-        baselines = heuristic_baselines(val_engine)
-        baselines["initial"] = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)[0]
+        baselines = heuristic_baselines(val_engine, config.objective)
+        initial = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)
+        baselines["initial"] = initial[_METRIC[config.objective]]
         write_text_atomic(out / "baselines.json", json.dumps(baselines, indent=2))
     else:
         net.load_state_dict(saved["model"])
