@@ -100,7 +100,7 @@ class CNNPlusNet(nn.Module):
         self.to(memory_format=torch.channels_last)
 
     @classmethod
-    def from_geometry(cls, geometry: ObsGeometry, **kwargs: Any) -> CNNPlusNet:
+    def for_geometry(cls, geometry: ObsGeometry, **kwargs: Any) -> CNNPlusNet:
         """The network for images of ``geometry`` (``T × W``, ``m·M + 1`` actions)."""
         return cls(geometry.horizon, geometry.width, geometry.n_actions, **kwargs)
 

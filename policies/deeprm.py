@@ -199,6 +199,14 @@ class DeepRMPolicy(ParamsMixin):
         return sample_actions(logits, self._rng)
 
 
+class DeepRMPlusPolicy(DeepRMPolicy):
+    """A DeepRM_Plus checkpoint (seed 004: the CNN of Table I, ``schedlab train deeprm-plus``);
+    the same policy as :class:`DeepRMPolicy`, under the name users look for. Any checkpoint of
+    ``schedlab train`` loads here (the network is read from the checkpoint)."""
+
+    name = "deeprm-plus"
+
+
 def sample_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One action per row from ``softmax(logits)`` (-inf = excluded), by inverse CDF; int64."""
     p = np.exp(logits - logits.max(axis=1, keepdims=True))

@@ -56,7 +56,7 @@ class DeepRMPlusConfig:
     """Generator of the cloning, training and validation jobsets."""
     workload_params: dict[str, Any] = field(default_factory=dict)
     """Generator parameters, e.g. ``{"variant": "paper"}``."""
-    jobsets: str = ""
+    jobset_file: str = ""
     """A JobSet Parquet file (e.g. Alibaba 2018 from ``schedlab load``) instead of generating:
     its jobsets, shuffled, give the validation, training and cloning parts, in that order; the
     rest is written to ``test-jobsets.parquet`` (never used in training)."""
@@ -155,19 +155,23 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, config, resume)
     write_text_atomic(out / "deeprm_plus.json", json.dumps(asdict(config), indent=2))
-    if config.jobsets:
+    if config.jobset_file:
         sizes = [config.eval_jobsets, config.n_jobsets, config.imitation_jobsets]
-        reinforce.file_parts(config.jobsets, config.seed, sizes)[3].write_parquet(
+        reinforce.file_parts(config.jobset_file, config.seed, sizes)[3].write_parquet(
             out / "test-jobsets.parquet"
         )
-    init = ""
-    if config.imitation:
-        init = str(out / "imitation.pt")
-        if not (resume and (out / "imitation.json").exists()):
-            imitate(config, out, progress=progress)
+    init = str(out / "imitation.pt") if config.imitation else ""
+    rl = config.reinforce_config(init)
+    mine = asdict(config)
+    if not (out / "config.json").exists():  # `schedlab train --resume` reads it, even mid-cloning
+        spec = {"trainer_config": mine, "train_config": asdict(rl)}
+        write_text_atomic(out / "config.json", json.dumps(spec, indent=2))
+    if config.imitation and not (resume and (out / "imitation.json").exists()):
+        imitate(config, out, progress=progress)
     return reinforce.train(
-        config.reinforce_config(init), out, resume=resume, progress=progress, report=report
-    )
+        rl, out, resume=resume and (out / "last.pt").exists(), progress=progress, report=report,
+        trainer_config=mine,
+    )  # fmt: skip
 
 
 def _check_config(out: Path, config: DeepRMPlusConfig, resume: bool) -> None:
@@ -248,9 +252,9 @@ def _imitation_jobsets(config: DeepRMPlusConfig, load: float) -> Any:
     part of the jobsets file)."""
     from schedlab.registry import generators
 
-    if config.jobsets:
+    if config.jobset_file:
         sizes = [config.eval_jobsets, config.n_jobsets, config.imitation_jobsets]
-        return reinforce.file_parts(config.jobsets, config.seed, sizes)[2]
+        return reinforce.file_parts(config.jobset_file, config.seed, sizes)[2]
 
     params = dict(config.workload_params)
     cls = generators.load(config.workload)

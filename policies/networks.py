@@ -7,7 +7,7 @@ implement ``forward_sparse`` over :class:`~schedlab.simulator.views.deeprm_image
 terms, which computes the same function without building images (see
 :mod:`schedlab.simulator.views.deeprm_image`).
 Convolutional networks see the image as one channel of ``T × W`` pixels; they are built from
-the geometry (a ``from_geometry`` class method, which :func:`make_network` prefers), and may
+the geometry (a ``for_geometry`` class method, registered in :data:`NETWORKS`), and may
 evaluate sparse observations themselves (``forward_obs``, :mod:`schedlab.policies.cnn_plus`).
 """
 
@@ -45,6 +45,11 @@ class MLPPolicyNet(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(obs_dim, hidden)
         self.fc2 = nn.Linear(hidden, n_actions)
+
+    @classmethod
+    def for_geometry(cls, geometry: ObsGeometry, *, hidden: int = 20) -> MLPPolicyNet:
+        """The MLP over images of ``geometry``."""
+        return cls(geometry.n_cells, geometry.n_actions, hidden)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits, shape ``(N, n_actions)``, of images ``x`` (float32, ``(N, T, W)`` or flat)."""
@@ -126,9 +131,18 @@ def _bag_scatter(grad: np.ndarray, terms: np.ndarray, weights: np.ndarray, out: 
                 row[h] += w * grad[i, h]
 
 
-NETWORKS: dict[str, Callable[..., nn.Module]] = {"mlp": MLPPolicyNet, "cnn-plus": CNNPlusNet}
-"""Network name -> constructor: a class with ``from_geometry(geometry, **kwargs)``, or a callable
-``(obs_dim, n_actions, **kwargs)``."""
+def _chen_cnn(geometry: ObsGeometry, **kwargs: Any) -> nn.Module:
+    from schedlab.policies.chen_cnn import ChenCNN
+
+    return ChenCNN.for_geometry(geometry, **kwargs)
+
+
+NETWORKS: dict[str, Callable[..., nn.Module]] = {
+    "mlp": MLPPolicyNet.for_geometry,
+    "chen-cnn": _chen_cnn,
+    "cnn-plus": CNNPlusNet.for_geometry,
+}
+"""Network name -> constructor ``(geometry, **kwargs)``."""
 
 
 def make_network(name: str, geometry: ObsGeometry, **kwargs: Any) -> nn.Module:
@@ -136,10 +150,7 @@ def make_network(name: str, geometry: ObsGeometry, **kwargs: Any) -> nn.Module:
     if name not in NETWORKS:
         msg = f"unknown network {name!r} (known: {', '.join(sorted(NETWORKS))})"
         raise ValueError(msg)
-    ctor = NETWORKS[name]
-    if hasattr(ctor, "from_geometry"):
-        return ctor.from_geometry(geometry, **kwargs)
-    return ctor(geometry.n_cells, geometry.n_actions, **kwargs)
+    return NETWORKS[name](geometry, **kwargs)
 
 
 def dictionary_tensor(geometry: ObsGeometry) -> torch.Tensor:

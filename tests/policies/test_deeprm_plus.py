@@ -277,7 +277,7 @@ def run_dir(tmp_path_factory):
 def test_tiny_run_end_to_end(run_dir) -> None:
     out, result = run_dir
     files = ("imitation.pt", "imitation.csv", "imitation.json", "best.pt", "final.pt", "last.pt",
-             "curve.csv", "config.json", "deeprm_plus.json", "report.html")  # fmt: skip
+             "curve.csv", "config.json", "deeprm_plus.json")  # fmt: skip
     for name in files:
         assert (out / name).is_file(), name
     assert result.curve.height == 3
@@ -290,6 +290,37 @@ def test_tiny_run_end_to_end(run_dir) -> None:
     assert spec["network"] == "cnn-plus"
     assert spec["train_config"]["init"].endswith("imitation.pt")
     assert result.baselines["initial"] > 0  # the cloned policy's validation slowdown
+
+
+def test_cli_train_resume_report_then_simulate_by_name(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from schedlab.cli import main
+
+    runner = CliRunner()
+    out = tmp_path / "run"
+    args = ["train", "deeprm-plus", "--workload", "deeprm", "--load", "100%", "--window", "15",
+            "--jobsets", "3", "--rollouts", "3", "--iterations", "2", "--eval-jobsets", "2",
+            "--slots", "3", "--horizon", "8", "--backlog", "8", "--imitation-jobsets", "10",
+            "--imitation-epochs", "1", "--expert", "tetris:knob=0.5", "-o", str(out)]  # fmt: skip
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "trained deeprm-plus" in result.output
+    assert (out / "report.html").is_file()
+    assert json.loads((out / "imitation.json").read_text())["expert"] == "tetris:knob=0.5"
+    again = runner.invoke(
+        main, ["train", "deeprm-plus", "--resume", "--iterations", "3", "-o", str(out)]
+    )
+    assert again.exit_code == 0, again.output
+    assert pl.read_csv(out / "curve.csv").height == 3
+    jobs = tmp_path / "jobs.parquet"
+    deeprm_jobset(1.0, n_jobsets=2, seed=9).write_parquet(jobs)
+    sim = runner.invoke(main, ["simulate", str(jobs), "--policy", f"deeprm-plus:{out}",
+                               "--slots", "3", "--horizon", "8",
+                               "-o", str(tmp_path / "res.parquet")])  # fmt: skip
+    assert sim.exit_code == 0, sim.output
+    labels = pl.read_parquet(tmp_path / "res.parquet")["policy"].unique().to_list()
+    assert labels == [f"deeprm-plus:{out}"]
 
 
 def test_training_starts_from_the_cloned_weights(tmp_path) -> None:
@@ -347,7 +378,7 @@ def test_rate_replaces_the_load() -> None:
 def test_jobsets_from_a_file_are_split_without_overlap(tmp_path) -> None:
     path = tmp_path / "jobs.parquet"
     deeprm_jobset(1.0, n_jobsets=12, seed=8).write_parquet(path)
-    config = replace(TINY, jobsets=str(path), eval_jobsets=3, n_jobsets=3, imitation_jobsets=4,
+    config = replace(TINY, jobset_file=str(path), eval_jobsets=3, n_jobsets=3, imitation_jobsets=4,
                      iterations=1)  # fmt: skip
     parts = file_parts(path, config.seed, [3, 3, 4])
     ids = [set(p.jobset_ids) for p in parts]
@@ -363,9 +394,9 @@ def test_jobsets_from_a_file_are_split_without_overlap(tmp_path) -> None:
 
 def test_resume_accepts_a_config_saved_before_a_field_existed() -> None:
     saved = json.loads(json.dumps(asdict(TINY)))
-    del saved["jobsets"]
+    del saved["jobset_file"]
     assert config_changes(saved, TINY) == []
-    assert config_changes(saved, replace(TINY, jobsets="x.parquet")) == ["jobsets"]
+    assert config_changes(saved, replace(TINY, jobset_file="x.parquet")) == ["jobset_file"]
     assert config_changes(saved, replace(TINY, iterations=99)) == []
 
 
