@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import polars as pl
 import torch
 
 from schedlab.errors import SchedlabError
@@ -262,84 +261,3 @@ def _imitation_jobsets(config: DeepRMPlusConfig, load: float) -> Any:
         params["window"] = config.window
     seed = int(np.random.SeedSequence([config.seed, 0x1317]).generate_state(1)[0])
     return cls(**params).generate(load, n_jobsets=config.imitation_jobsets, seed=seed)
-
-
-def convergence(
-    curve: pl.DataFrame, target: float, *, column: str = "val_slowdown", start_s: float = 0.0
-) -> dict[str, float | None]:
-    """When a learning curve (lower is better) first reaches ``target`` and 95% of its final
-    improvement.
-
-    Parameters
-    ----------
-    curve : DataFrame
-        ``curve.csv`` of a run: ``iteration``, ``column`` (null where not validated),
-        ``rollout_s``, ``update_s``, ``eval_s``.
-    target : float
-        A level to reach, e.g. SJF's validation slowdown.
-    column : str
-        The validated value.
-    start_s : float
-        Seconds spent before the first iteration (the cloning stage), added to wall times.
-
-    Returns
-    -------
-    dict
-        ``final`` (mean of the last three validations), ``initial`` (the first validation),
-        ``it_target``/``s_target`` (first iteration, and training seconds until its end, with a
-        value ``<= target``; None if never), ``it_95``/``s_95`` (first iteration within 5% of
-        the final value, ``<= 1.05 · final``: "95% of the final performance" of a positive
-        lower-is-better metric).
-    """
-    seconds = (
-        start_s
-        + curve.select(pl.sum_horizontal("rollout_s", "update_s", "eval_s").cum_sum()).to_series()
-    )
-    val = curve.with_columns(seconds=seconds).filter(pl.col(column).is_not_null())
-    if val.height == 0:
-        return {"final": None, "initial": None, "it_target": None, "s_target": None,
-                "it_95": None, "s_95": None}  # fmt: skip
-    values = val.get_column(column).to_numpy()
-    final, initial = float(values[-3:].mean()), float(values[0])
-
-    def first(level: float) -> tuple[int | None, float | None]:
-        hit = np.flatnonzero(values <= level)
-        if hit.size == 0:
-            return None, None
-        row = val.row(int(hit[0]), named=True)
-        return int(row["iteration"]), float(row["seconds"])
-
-    it_t, s_t = first(target)
-    it_95, s_95 = first(1.05 * final)
-    return {"final": final, "initial": initial, "it_target": it_t, "s_target": s_t,
-            "it_95": it_95, "s_95": s_95}  # fmt: skip
-
-
-def convergence_table(
-    runs: dict[str, str | Path], *, target: str = "sjf", column: str = "val_slowdown"
-) -> pl.DataFrame:
-    """:func:`convergence` of several run directories, one row each.
-
-    The curve starts at iteration 0 with ``baselines.json``'s ``initial`` value (the cloned
-    or random network before any update); wall times include the cloning stage
-    (``imitation.json``'s seconds) when there is one. Columns: ``run``, ``target`` (the
-    ``target`` heuristic's value on the same validation jobsets), the :func:`convergence`
-    fields, ``imitation_s``, ``iterations`` and ``s_per_iteration`` (median rollout + update).
-    """
-    rows = []
-    for label, directory in runs.items():
-        d = Path(directory)
-        curve = pl.read_csv(d / "curve.csv")
-        baselines = json.loads((d / "baselines.json").read_text())
-        bc = d / "imitation.json"
-        bc_s = float(json.loads(bc.read_text())["seconds"]) if bc.exists() else 0.0
-        start = pl.DataFrame({"iteration": [0], column: [baselines["initial"]], "rollout_s": [0.0],
-                              "update_s": [0.0], "eval_s": [0.0]})  # fmt: skip
-        full = pl.concat([start, curve.select(start.columns)], how="vertical_relaxed")
-        per_it = curve.select(pl.col("rollout_s") + pl.col("update_s")).to_series().median()
-        rows.append(
-            {"run": label, "target": baselines[target],
-             **convergence(full, baselines[target], column=column, start_s=bc_s),
-             "imitation_s": bc_s, "iterations": curve.height, "s_per_iteration": per_it}
-        )  # fmt: skip
-    return pl.DataFrame(rows)

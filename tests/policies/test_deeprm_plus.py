@@ -1,6 +1,6 @@
 """DeepRM_Plus: the CNN of Table I and its sparse first layer, behaviour cloning of a heuristic
 (the cloned policy reproduces SJF on held-out jobsets), the grouped update, the two-stage
-trainer end to end, convergence summaries, shipped checkpoints and experiment specs."""
+trainer end to end, shipped checkpoints and experiment specs."""
 
 from __future__ import annotations
 
@@ -18,11 +18,15 @@ from schedlab.evaluation.spec import load_spec
 from schedlab.jobset import JobSet
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.policies.cnn_plus import CNNPlusNet, corner_table
-from schedlab.policies.deeprm import CheckpointError, DeepRMPolicy, load_network, read_checkpoint
+from schedlab.policies.deeprm import (
+    CheckpointError,
+    DeepRMPolicy,
+    load_network,
+    read_checkpoint,
+    shipped,
+)
 from schedlab.policies.deeprm_plus import (
     DeepRMPlusConfig,
-    convergence,
-    convergence_table,
     train,
 )
 from schedlab.policies.imitation import (
@@ -410,45 +414,6 @@ def test_init_checkpoint_must_match_network_and_geometry(run_dir, tmp_path) -> N
     assert spec["geometry"]["slots"] == 3
 
 
-# -- convergence summaries --------------------------------------------------------------------
-def test_convergence_by_hand() -> None:
-    curve = pl.DataFrame(
-        {
-            "iteration": [1, 2, 3, 4, 5, 6],
-            "val_slowdown": [10.0, None, 6.0, 4.1, 4.0, 3.9],
-            "rollout_s": [1.0] * 6,
-            "update_s": [1.0] * 6,
-            "eval_s": [0.5, 0.0, 0.5, 0.5, 0.5, 0.5],
-        }
-    )
-    c = convergence(curve, target=6.0, start_s=10.0)
-    assert c["final"] == pytest.approx(4.0)
-    assert c["initial"] == 10.0
-    assert (c["it_target"], c["s_target"]) == (3, pytest.approx(10.0 + 7.0))
-    assert (c["it_95"], c["s_95"]) == (4, pytest.approx(10.0 + 9.5))  # 4.1 <= 1.05 · 4.0
-    never = convergence(curve, target=1.0)
-    assert never["it_target"] is None
-    assert never["s_target"] is None
-
-
-def test_convergence_table_starts_at_the_initial_policy(tmp_path) -> None:
-    curve = pl.DataFrame({"iteration": [1, 2], "val_slowdown": [4.0, 3.0], "rollout_s": [1.0, 1.0],
-                          "update_s": [2.0, 2.0], "eval_s": [0.0, 0.0]})  # fmt: skip
-    for name, initial in (("a", 4.5), ("b", 9.0)):
-        (tmp_path / name).mkdir()
-        curve.write_csv(tmp_path / name / "curve.csv")
-        (tmp_path / name / "baselines.json").write_text(
-            json.dumps({"sjf": 5.0, "initial": initial})
-        )
-    (tmp_path / "a" / "imitation.json").write_text(json.dumps({"seconds": 100.0}))
-    table = convergence_table({k: tmp_path / k for k in ("a", "b")})
-    a, b = table.row(0, named=True), table.row(1, named=True)
-    assert (a["it_target"], a["s_target"], a["imitation_s"]) == (0, 100.0, 100.0)
-    assert (b["it_target"], b["s_target"]) == (1, 3.0)
-    assert a["s_per_iteration"] == 3.0
-    assert b["target"] == 5.0
-
-
 # -- shipped checkpoints and experiment specs -------------------------------------------------
 SHIPPED = sorted((ROOT / "policies" / "checkpoints").glob("deeprm-plus-*"))
 SPECS = sorted((ROOT / "experiments").glob("deeprmplus_*.toml"))
@@ -465,6 +430,15 @@ def test_shipped_checkpoints_load_with_weights_only(path: Path) -> None:
     assert "sha256" in (path / "README.md").read_text()
     policy = DeepRMPolicy(checkpoint=path.name)
     assert policy.geometry == ObsGeometry.from_json(spec["geometry"])
+    cloned = shipped(f"{path.name}/imitation.pt")  # the cloned network, shipped beside it
+    assert cloned is not None
+    assert load_network(cloned)[1]["imitation"]["expert"] == "sjf"
+
+
+def test_shipped_names_stay_inside_the_checkpoints_folder() -> None:
+    assert shipped("deeprm-0.7") is not None
+    for name in ("../deeprm-0.7", "deeprm-0.7/../deeprm-1.3", "deeprm-0.7/none.pt", "", "/"):
+        assert shipped(name) is None, name
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.name)
