@@ -4,6 +4,7 @@ trainer end to end, shipped checkpoints and experiment specs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.policies.cnn_plus import CNNPlusNet, corner_table
 from schedlab.policies.deeprm import (
     CheckpointError,
+    DeepRMPlusPolicy,
     DeepRMPolicy,
     load_network,
     read_checkpoint,
@@ -415,20 +417,30 @@ def test_init_checkpoint_must_match_network_and_geometry(run_dir, tmp_path) -> N
 
 
 # -- shipped checkpoints and experiment specs -------------------------------------------------
-SHIPPED = sorted((ROOT / "policies" / "checkpoints").glob("deeprm-plus-*"))
+CHECKPOINTS = ROOT / "policies" / "checkpoints"
+SHIPPED = sorted(p for p in CHECKPOINTS.glob("deeprm-plus-*") if (p / "imitation.pt").is_file())
 SPECS = sorted((ROOT / "experiments").glob("deeprmplus_*.toml"))
 
 
+@pytest.mark.parametrize("path", sorted(CHECKPOINTS.glob("*/best.pt")), ids=lambda p: p.parent.name)
+def test_every_shipped_checkpoint_loads_and_its_readme_gives_its_sha256(path: Path) -> None:
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    assert payload["format"] == "schedlab.deeprm"
+    readme = (path.parent / "README.md").read_text()
+    assert f"best.pt sha256 {hashlib.sha256(path.read_bytes()).hexdigest()}" in readme
+    assert DeepRMPolicy(checkpoint=path.parent.name).geometry.slots == 10
+
+
+def test_a_deeprm_plus_checkpoint_is_shipped() -> None:
+    assert [p.name for p in SHIPPED] == ["deeprm-plus-1.4"]
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
-def test_shipped_checkpoints_load_with_weights_only(path: Path) -> None:
-    payload = torch.load(path / "best.pt", map_location="cpu", weights_only=True)
-    spec = json.loads(payload["spec"])
+def test_shipped_deeprm_plus_checkpoints_are_the_cnn_and_ship_the_clone(path: Path) -> None:
+    spec = json.loads(torch.load(path / "best.pt", map_location="cpu", weights_only=True)["spec"])
     assert spec["network"] == "cnn-plus"
-    net, _ = load_network(path / "best.pt")
-    assert isinstance(net, CNNPlusNet)
-    assert (path / "README.md").is_file()
-    assert "sha256" in (path / "README.md").read_text()
-    policy = DeepRMPolicy(checkpoint=path.name)
+    assert isinstance(load_network(path / "best.pt")[0], CNNPlusNet)
+    policy = DeepRMPlusPolicy(checkpoint=path.name)
     assert policy.geometry == ObsGeometry.from_json(spec["geometry"])
     cloned = shipped(f"{path.name}/imitation.pt")  # the cloned network, shipped beside it
     assert cloned is not None
