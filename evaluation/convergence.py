@@ -11,7 +11,10 @@ trained with several seeds) and answers the questions the papers' learning-curve
 * **iterations and wall time to a target**: the first validation at or below a level, e.g. the
   SJF baseline's validation value recorded by the run (``baselines.json``); null if never.
 
-Wall time is the run's cumulative ``rollout_s + update_s + eval_s`` up to that iteration.
+Wall time is the run's cumulative ``rollout_s + update_s + eval_s`` up to that iteration, plus
+the seconds of a pre-training stage before the first iteration (DeepRM_Plus's behaviour cloning,
+``imitation.json``). The policy before any update counts as iteration 0 (at the pre-training's
+wall time): a cloned policy already at the SJF level reaches the target at iteration 0.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ def read_curves(
     -------
     polars.DataFrame
         ``variant``, ``run`` (directory name), ``iteration``, ``value`` (the ``metric``),
-        ``seconds`` (cumulative wall time), ``initial`` (the run's validation before training)
+        ``seconds`` (cumulative wall time, pre-training included), ``initial`` (the run's
+        validation before training), ``pretrain_s`` (seconds of the cloning stage, 0 without)
         and one ``baseline_<name>`` column per heuristic the run validated (e.g. ``sjf``).
     """
     frames = []
@@ -46,8 +50,11 @@ def read_curves(
             if not curve_path.is_file() or not base_path.is_file():
                 msg = f"{d}: not a training run (no curve.csv or baselines.json)"
                 raise SchedlabError(msg)
+            pre = d / "imitation.json"
+            pre_s = float(json.loads(pre.read_text())["seconds"]) if pre.is_file() else 0.0
             curve = pl.read_csv(curve_path).with_columns(
                 seconds=(pl.col("rollout_s") + pl.col("update_s") + pl.col("eval_s")).cum_sum()
+                + pre_s
             )
             base = json.loads(base_path.read_text())
             frames.append(
@@ -58,6 +65,7 @@ def read_curves(
                     pl.col(metric).cast(pl.Float64).alias("value"),
                     "seconds",
                     pl.lit(float(base["initial"])).alias("initial"),
+                    pl.lit(pre_s).alias("pretrain_s"),
                     *(
                         pl.lit(float(v)).alias(f"baseline_{k}")
                         for k, v in base.items()
@@ -74,18 +82,21 @@ def _first(values: np.ndarray, hit: np.ndarray) -> float | None:
 
 
 def per_run(curves: pl.DataFrame, *, target: str | None = "sjf") -> pl.DataFrame:
-    """One row per run: ``final``, ``iterations``, ``it_95``/``s_95`` (to 95% of the total
-    improvement) and ``it_target``/``s_target`` (to the ``baseline_<target>`` value)."""
+    """One row per run: ``final`` (best validation after an update), ``iterations``,
+    ``it_95``/``s_95`` (to 95% of the total improvement) and ``it_target``/``s_target`` (to the
+    ``baseline_<target>`` value); iteration 0 is the initial policy (module docstring)."""
     rows = []
     for (variant, run), part in curves.group_by("variant", "run", maintain_order=True):
         part = part.sort("iteration")
-        value = part.get_column("value").to_numpy()
-        it = part.get_column("iteration").to_numpy()
-        sec = part.get_column("seconds").to_numpy()
-        initial, final = float(part.get_column("initial")[0]), float(value.min())
+        initial = float(part.get_column("initial")[0])
+        final = float(part.get_column("value").min())
+        pre_s = float(part.get_column("pretrain_s")[0]) if "pretrain_s" in part.columns else 0.0
+        value = np.r_[initial, part.get_column("value").to_numpy()]
+        it = np.r_[0, part.get_column("iteration").to_numpy()]
+        sec = np.r_[pre_s, part.get_column("seconds").to_numpy()]
         reached = initial - value >= 0.95 * (initial - final) - 1e-12
         row = {
-            "variant": variant, "run": run, "initial": initial, "final": final,
+            "variant": variant, "run": run, "initial": initial, "final": final, "pretrain_s": pre_s,
             "iterations": int(it.max()), "it_95": _first(it, reached),
             "s_95": _first(sec, reached),
         }  # fmt: skip

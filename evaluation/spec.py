@@ -365,14 +365,13 @@ def checkpoint_path(spec: str) -> str | None:
 def find_checkpoint(ckpt: str, base_dir: Path) -> str | None:
     """Where a policy's checkpoint is: a path (absolute, or relative to the spec file's
     folder; a file or a run directory), else a shipped name (``policies/checkpoints/<name>/``,
-    returned unchanged); None if neither exists."""
-    from importlib import resources
+    or a file in it, ``<name>/imitation.pt``; returned unchanged); None if neither exists."""
+    from schedlab.policies.deeprm import shipped
 
     p = Path(ckpt) if Path(ckpt).is_absolute() else base_dir / ckpt
     if p.exists():
         return str(p.resolve())
-    shipped = resources.files("schedlab.policies") / "checkpoints" / ckpt / "best.pt"
-    return ckpt if shipped.is_file() else None
+    return ckpt if shipped(ckpt) is not None else None
 
 
 def _policies(items: list[Any], base_dir: Path, source: str) -> tuple[tuple, tuple]:

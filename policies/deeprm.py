@@ -101,8 +101,12 @@ def load_network(path: str | os.PathLike[str]) -> tuple[torch.nn.Module, dict[st
 
 
 def shipped(name: str) -> Path | None:
-    """Path of the shipped policy ``name`` (e.g. ``"deeprm-0.7"``), or None."""
-    root = resources.files("schedlab.policies") / "checkpoints" / name / "best.pt"
+    """Path of the shipped policy ``name`` (e.g. ``"deeprm-0.7"``: its ``best.pt``), or of
+    another checkpoint shipped in its folder (``"deeprm-plus-1.4/imitation.pt"``), or None."""
+    folder, _, file = name.partition("/")
+    if folder in ("", ".", "..") or file in (".", "..") or "/" in file:
+        return None
+    root = resources.files("schedlab.policies") / "checkpoints" / folder / (file or "best.pt")
     path = Path(str(root))
     return path if path.is_file() else None
 
@@ -197,6 +201,14 @@ class DeepRMPolicy(ParamsMixin):
         if self.greedy:
             return logits.argmax(axis=1)
         return sample_actions(logits, self._rng)
+
+
+class DeepRMPlusPolicy(DeepRMPolicy):
+    """A DeepRM_Plus checkpoint (seed 004: the CNN of Table I, ``schedlab train deeprm-plus``);
+    the same policy as :class:`DeepRMPolicy`, under the name users look for. Any checkpoint of
+    ``schedlab train`` loads here (the network is read from the checkpoint)."""
+
+    name = "deeprm-plus"
 
 
 def sample_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:

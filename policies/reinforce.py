@@ -20,6 +20,7 @@ the episode's remaining reward is paid when the last job is placed (sums unchang
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import time
@@ -33,8 +34,19 @@ import torch
 
 from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
-from schedlab.policies.deeprm import CheckpointError, sample_actions, save_checkpoint
-from schedlab.policies.networks import Logits, make_network, masked_log_softmax
+from schedlab.policies.deeprm import (
+    CheckpointError,
+    geometry_from_spec,
+    load_network,
+    sample_actions,
+    save_checkpoint,
+)
+from schedlab.policies.networks import (
+    Logits,
+    make_network,
+    masked_log_softmax,
+    unique_observations,
+)
 from schedlab.simulator.cluster.batched import BatchedEngine, RewardWeights
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, ObsGeometry, SparseObs
@@ -46,6 +58,10 @@ class TrainConfig:
 
     workload: str = "deeprm"
     """Generator name of the training and validation jobsets."""
+    jobset_file: str = ""
+    """A JobSet Parquet file (e.g. a trace from ``schedlab load``) to draw the jobsets from
+    instead of generating them (:func:`file_parts`); ``workload``, ``load`` and ``window``
+    are then unused."""
     workload_params: dict[str, Any] = field(default_factory=dict)
     """Generator parameters, e.g. ``{"variant": "paper"}``."""
     load: float = 0.7
@@ -85,6 +101,10 @@ class TrainConfig:
     """γ of seed 002 Eq. 1: reward weight of jobs in the backlog (paper: 1)."""
     hidden: int = 20
     """Hidden units of the MLP."""
+    init: str = ""
+    """Checkpoint whose weights start the network (same network and geometry); empty: random."""
+    precision: Literal["float32", "bfloat16"] = "float32"
+    """Arithmetic of convolutional networks (bfloat16: CPU autocast, faster); the MLP is float32."""
     mask_invalid: bool = True
     """Sample among valid actions only (False: the paper's unmasked space, invalid = void)."""
     slots: int = 10
@@ -154,7 +174,8 @@ class TrainResult:
     best_iteration: int
     best_value: float
     baselines: dict[str, float]
-    """Validation slowdown of the heuristics and of the initial policy."""
+    """Validation value of the objective's metric (slowdown, or completion time) of the
+    heuristics and of the initial policy."""
     seconds: float
     withholding: dict[str, Any] | None = None
     """Withheld-job statistics of the best policy on the validation jobsets (Figure 7a;
@@ -255,14 +276,20 @@ def policy_gradient_step(
     """One batch update on ``−Σ (log π(a|s) · adv + entropy_bonus · H(π(·|s))) / n``; returns
     (loss, mean entropy).
 
-    Gradients are accumulated over chunks of decisions (default 65,536 for networks with the
-    sparse path, 4,096 for the others, whose intermediate activations are large)."""
+    Networks with a sparse path take ``chunk`` decisions at a time (default 65,536). Dense
+    networks evaluate each distinct (observation, mask) once (:func:`grouped_weights`),
+    ``logits_fn.chunk`` at a time: the same loss and gradient, summed in another order.
+    """
     assert batch.obs is not None
     assert batch.mask is not None
     n = len(batch.actions)
     optimizer.zero_grad()
+    if not logits_fn.sparse:
+        return _grouped_step(
+            logits_fn, optimizer, batch, adv, mask_invalid=mask_invalid, entropy_bonus=entropy_bonus
+        )
     loss_sum = entropy_sum = 0.0
-    chunk = chunk or (1 << 16 if logits_fn.sparse else 4096)
+    chunk = chunk or 1 << 16
     for lo in range(0, n, chunk):
         sl = slice(lo, lo + chunk)
         logits = logits_fn(batch.obs.take(sl))
@@ -278,11 +305,65 @@ def policy_gradient_step(
     return loss_sum, entropy_sum / max(n, 1)
 
 
+def grouped_weights(batch: Rollout, adv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decisions grouped by distinct (observation, mask): ``(first, counts, weights)``.
+
+    ``first`` (int64, ``(U,)``) indexes one decision of each group, ``counts`` (int64, ``(U,)``)
+    its size, and ``weights[u, a]`` (float64, ``(U, n_actions)``) sums ``adv`` over the group's
+    decisions that took action ``a``, so ``Σ_i adv_i log π(a_i|s_i) = Σ_u Σ_a weights[u, a]
+    log π(a|s_u)``.
+    """
+    assert batch.obs is not None
+    assert batch.mask is not None
+    first, inverse = unique_observations(batch.obs, extra=batch.mask)
+    n_actions = batch.mask.shape[1]
+    weights = np.bincount(
+        inverse * n_actions + batch.actions, weights=adv, minlength=first.size * n_actions
+    ).reshape(first.size, n_actions)
+    return first, np.bincount(inverse, minlength=first.size), weights
+
+
+def _grouped_step(
+    logits_fn: Logits,
+    optimizer: torch.optim.Optimizer,
+    batch: Rollout,
+    adv: np.ndarray,
+    *,
+    mask_invalid: bool,
+    entropy_bonus: float,
+) -> tuple[float, float]:
+    assert batch.obs is not None
+    assert batch.mask is not None
+    n = max(len(batch.actions), 1)
+    first, counts, weights = grouped_weights(batch, adv)
+    loss_sum = entropy_sum = 0.0
+    for lo in range(0, first.size, logits_fn.chunk):
+        rows = first[lo : lo + logits_fn.chunk]
+        logits = logits_fn(batch.obs.take(rows))
+        mask = batch.mask[rows]
+        logp = masked_log_softmax(logits, mask) if mask_invalid else logits.log_softmax(-1)
+        w = torch.from_numpy(weights[lo : lo + logits_fn.chunk]).float()
+        c = torch.from_numpy(counts[lo : lo + len(rows)]).float()
+        h = -(logp.exp() * logp.nan_to_num(neginf=0.0)).sum(dim=1)
+        entropy = (h * c).sum()
+        loss = -(torch.where(w != 0, w * logp, 0.0).sum() + entropy_bonus * entropy) / n
+        loss.backward()
+        loss_sum += loss.item()
+        entropy_sum += float(entropy.detach())
+    optimizer.step()
+    return loss_sum, entropy_sum / n
+
+
 # -- the training loop ----------------------------------------------------------------------
 def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
-    """Training and validation JobSets from two independent seed streams of ``config.seed``."""
+    """Training and validation JobSets from two independent seed streams of ``config.seed``,
+    or the first two parts of ``config.jobset_file`` (:func:`file_parts`)."""
     from schedlab.registry import generators
 
+    if config.jobset_file:
+        sizes = [config.eval_jobsets, config.n_jobsets]
+        val_js, train_js = file_parts(config.jobset_file, config.seed, sizes)[:2]
+        return train_js, val_js, {"split": config.seed}
     train_ss, val_ss = np.random.SeedSequence([config.seed, 0xD33B]).spawn(2)
     seeds = {
         "train": int(train_ss.generate_state(1)[0]),
@@ -300,6 +381,33 @@ def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
     return train_js, val_js, seeds
 
 
+def file_parts(path: str | Path, seed: int, sizes: list[int]) -> list[Any]:
+    """The jobsets of the JobSet file ``path`` in a random order (``seed``), cut into parts of
+    ``sizes`` jobsets, then the rest (possibly empty): ``len(sizes) + 1`` JobSets. Used as
+    validation, training (and cloning) jobsets, in that order, so the parts never overlap.
+
+    Raises
+    ------
+    SchedlabError
+        If the file holds fewer jobsets than ``sum(sizes)``.
+    """
+    import polars as pl
+
+    from schedlab.jobset import JobSet
+
+    js = JobSet.read_parquet(path)
+    ids = np.array(js.jobset_ids, dtype=np.int64)
+    if ids.size < sum(sizes):
+        msg = f"{path}: {ids.size} non-empty jobsets, but {sizes} ({sum(sizes)}) are needed"
+        raise SchedlabError(msg)
+    order = np.random.default_rng(np.random.SeedSequence([seed, 0x5917])).permutation(ids)
+    cuts = np.cumsum([0, *sizes, ids.size - sum(sizes)])
+    return [
+        JobSet.create(js.jobs.filter(pl.col("jobset").is_in(order[a:b].tolist())), js.meta)
+        for a, b in itertools.pairwise(cuts)
+    ]
+
+
 def evaluate(
     engine: BatchedEngine, logits_fn: Logits, *, mask_invalid: bool, seed: int | None
 ) -> tuple[float, float]:
@@ -311,9 +419,12 @@ def evaluate(
     return float(np.nanmean(slowdown)), float(np.nanmean(completion))
 
 
-def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
-    """Validation slowdown of the baseline heuristics (SJF, Packer, Tetris*: the registry's
-    ``baseline`` tag) on the same engine."""
+def heuristic_baselines(
+    engine: BatchedEngine, objective: Literal["slowdown", "completion"] = "slowdown"
+) -> dict[str, float]:
+    """Validation value of the baseline heuristics (SJF, Packer, Tetris*: the registry's
+    ``baseline`` tag) on the same engine: mean over jobsets of the mean slowdown, or of the
+    mean completion time (steps) for the ``completion`` objective."""
     from schedlab.registry import policies
 
     out = {}
@@ -321,12 +432,23 @@ def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
         policy = policies.make(name)
         engine.reset()
         engine.run_heuristic(policy.score, policy.rule, policy.knob)
-        out[name] = float(np.nanmean(engine.job_means()[0]))
+        out[name] = float(np.nanmean(engine.job_means()[_METRIC[objective]]))
     return out
 
 
-def _spec(config: TrainConfig, engine: BatchedEngine, seeds: dict[str, int]) -> dict[str, Any]:
+_METRIC = {"slowdown": 0, "completion": 1}
+"""Index of an objective's metric in :meth:`BatchedEngine.job_means` and :func:`evaluate`."""
+
+
+def _spec(
+    config: TrainConfig,
+    engine: BatchedEngine,
+    seeds: dict[str, int],
+    trainer_config: dict[str, Any] | None,
+) -> dict[str, Any]:
+    extra = {} if trainer_config is None else {"trainer_config": trainer_config}
     return {
+        **extra,
         "network": config.network,
         "network_kwargs": config.network_kwargs(),
         "geometry": engine_geometry(engine, config).to_json(),
@@ -352,16 +474,36 @@ def _check_resume(out: Path, config: TrainConfig, resume: bool) -> dict[str, Any
         )
         raise SchedlabError(msg)
     saved = json.loads((out / "config.json").read_text())["train_config"]
-    mine = json.loads(json.dumps(asdict(config)))
-    diff = {k for k in mine if k != "iterations" and saved.get(k) != mine[k]}
+    diff = config_changes(saved, config)
     if diff:
-        msg = f"--resume with a different config ({sorted(diff)}); use the saved one or a new -o"
+        msg = f"--resume with a different config ({diff}); use the saved one or a new -o"
         raise SchedlabError(msg)
     try:
         return torch.load(last, map_location="cpu", weights_only=True)
     except Exception as exc:
         msg = f"{last}: not a readable training state ({type(exc).__name__}: {exc})"
         raise CheckpointError(msg) from exc
+
+
+def _load_initial(net: torch.nn.Module, config: TrainConfig, geometry: ObsGeometry) -> None:
+    """Copy the weights of ``config.init`` into ``net`` (same network and geometry)."""
+    init, spec = load_network(config.init)
+    if spec.get("network") != config.network or geometry_from_spec(spec) != geometry:
+        msg = (
+            f"--init {config.init}: a {spec.get('network')!r} network for "
+            f"{spec.get('geometry')}, but this run trains {config.network!r} on "
+            f"{geometry.to_json()}"
+        )
+        raise CheckpointError(msg)
+    net.load_state_dict(init.state_dict())
+
+
+def config_changes(saved: dict[str, Any], config: Any) -> list[str]:
+    """Fields of the dataclass ``config`` (except ``iterations``) that differ from the JSON
+    ``saved`` config; a field the saved config lacks (added later) counts at its default."""
+    mine = json.loads(json.dumps(asdict(config)))
+    defaults = json.loads(json.dumps(asdict(type(config)())))
+    return sorted(k for k in mine if k != "iterations" and saved.get(k, defaults[k]) != mine[k])
 
 
 def _val_seed(config: TrainConfig) -> int:
@@ -380,12 +522,16 @@ def train(
     resume: bool = False,
     progress: bool = True,
     report: bool = True,
+    trainer_config: dict[str, Any] | None = None,
 ) -> TrainResult:
     """Train a DeepRM policy; write ``config.json``, ``curve.csv``/``.parquet``, ``best.pt``
     (best validation), ``final.pt``, ``last.pt`` (training state for ``resume``),
     ``baselines.json`` into ``out_dir``; with ``report``, also evaluate the best policy for the
     learning report (:attr:`TrainResult.withholding`; the caller draws the report, e.g.
-    :func:`schedlab.reports.learning.write_training_report`).
+    :func:`schedlab.reports.learning.write_training_report`). A trainer that runs this one as
+    a stage passes its own config as ``trainer_config`` (JSON-able): it is written beside
+    ``train_config`` in ``config.json`` and the checkpoints, and ``schedlab train --resume``
+    reads it back.
 
     Curve columns: ``iteration`` (1-based: updates done), ``mean_reward``/``max_reward`` (total
     reward of the training episodes, before the update), ``train_slowdown`` (their mean),
@@ -407,18 +553,21 @@ def train(
     val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
     geometry = engine_geometry(engine, config)
     net = make_network(config.network, geometry, **config.network_kwargs())
-    logits_fn = Logits(net, geometry)
+    if config.init:
+        _load_initial(net, config, geometry)
+    logits_fn = Logits(net, geometry, precision=config.precision)
     optimizer = torch.optim.RMSprop(
         net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps
     )
     rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0xAC7]))
-    spec = _spec(config, engine, seeds)
+    spec = _spec(config, engine, seeds, trainer_config)
     write_text_atomic(out / "config.json", json.dumps(spec, indent=2))
     mask, val_seed = config.mask_invalid, None if config.eval_greedy else _val_seed(config)
     if saved is None:
         start, best, best_it, rows = 0, math.inf, 0, []
-        baselines = heuristic_baselines(val_engine)
-        baselines["initial"] = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)[0]
+        baselines = heuristic_baselines(val_engine, config.objective)
+        initial = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)
+        baselines["initial"] = initial[_METRIC[config.objective]]
         write_text_atomic(out / "baselines.json", json.dumps(baselines, indent=2))
     else:
         net.load_state_dict(saved["model"])
@@ -521,5 +670,6 @@ def _best_withholding(out: Path, engine: BatchedEngine, config: TrainConfig) -> 
     net, _ = load_network(best if best.exists() else out / "final.pt")
     seed = None if config.eval_greedy else _val_seed(config)
     geometry = engine_geometry(engine, config)
-    evaluate(engine, Logits(net, geometry), mask_invalid=config.mask_invalid, seed=seed)
+    logits_fn = Logits(net, geometry, precision=config.precision)
+    evaluate(engine, logits_fn, mask_invalid=config.mask_invalid, seed=seed)
     return engine.withholding()

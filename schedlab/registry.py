@@ -174,6 +174,13 @@ policies.register(
     positional="checkpoint",
     tags=("learned", "model:cluster"),
 )
+policies.register(
+    "deeprm-plus",
+    "schedlab.policies.deeprm:DeepRMPlusPolicy",
+    "DeepRM_Plus CNN (seed 004) trained by `schedlab train deeprm-plus` (deeprm-plus:PATH.pt)",
+    positional="checkpoint",
+    tags=("learned", "model:cluster"),
+)
 for _name, _target, _summary in [
     ("alibaba2018", "alibaba2018:read_alibaba2018", "Alibaba cluster-trace-v2018 batch_task"),
     ("alibaba2017", "alibaba2017:read_alibaba2017", "Alibaba cluster-trace-v2017 batch_task"),
@@ -186,6 +193,13 @@ trainers.register(
     "DeepRM (seed 000): REINFORCE with a per-step baseline; writes a `deeprm:` checkpoint",
     config="schedlab.policies.reinforce:TrainConfig",
     tags=("model:cluster", "policy:deeprm"),
+)
+trainers.register(
+    "deeprm-plus",
+    "schedlab.policies.deeprm_plus:train",
+    "DeepRM_Plus (seed 004): CNN cloned from an expert (SJF), then REINFORCE; `deeprm-plus:`",
+    config="schedlab.policies.deeprm_plus:DeepRMPlusConfig",
+    tags=("model:cluster", "policy:deeprm-plus"),
 )
 
 

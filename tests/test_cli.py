@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -175,7 +176,9 @@ def test_list_shows_tags_in_registration_order_and_parameters() -> None:
 
 
 def test_train_help_lists_trainers_and_derives_options_from_the_config() -> None:
-    assert "deeprm  DeepRM (seed 000)" in run_ok("train", "--help")
+    listing = run_ok("train", "--help")
+    assert re.search(r"deeprm +DeepRM \(seed 000\)", listing)
+    assert re.search(r"deeprm-plus +DeepRM_Plus \(seed 004\)", listing)
     text = run_ok("train", "deeprm", "--help")
     options = ("--jobsets", "--rollouts", "--objective [slowdown|completion]", "-p, --param",
                "--mask-invalid / --no-mask-invalid", "--eval-greedy", "--resume", "-o")  # fmt: skip

@@ -6,7 +6,8 @@ field, help from its docstring; see :func:`~schedlab.cli.options.config_options`
 trainer is one registry line. The train function is called as ``train(config, out_dir, *,
 resume, progress)`` and returns data (curve, baselines, withheld jobs); the learning report
 is drawn here. A trainer writes its config (``dataclasses.asdict``) under ``"train_config"`` in
-``OUT/config.json``, which ``--resume`` reads back.
+``OUT/config.json``, or under ``"trainer_config"`` when ``train_config`` holds the config of an
+inner stage (DeepRM_Plus's REINFORCE stage); ``--resume`` reads it back.
 """
 
 from __future__ import annotations
@@ -132,7 +133,8 @@ def make_config(
                 "drop --resume to start one"
             )
             raise OutputError(msg)
-        base = json.loads(saved.read_text())["train_config"]
+        spec = json.loads(saved.read_text())
+        base = spec.get("trainer_config", spec["train_config"])
         default = click.core.ParameterSource.DEFAULT
         given = {k for k in values if ctx.get_parameter_source(k) is not default}
         values = {**base, **{k: v for k, v in values.items() if k in given}}

@@ -42,6 +42,18 @@ def test_hand_computed_convergence(tmp_path: Path) -> None:
     assert (seeds["it_target"], seeds["it_target_n"]) == (3.0, 1)
 
 
+def test_the_initial_policy_is_iteration_0_after_the_cloning_time(tmp_path: Path) -> None:
+    cloned = _run(tmp_path, "cloned", [3.4, 3.0], sjf=3.5)
+    (cloned / "baselines.json").write_text(json.dumps({"sjf": 3.5, "initial": 3.45}))
+    (cloned / "imitation.json").write_text(json.dumps({"seconds": 100.0}))
+    scratch = _run(tmp_path, "scratch", [4.0, 3.0], sjf=3.5)
+    runs = per_run(read_curves({"bc": [cloned], "rl": [scratch]}))
+    bc, rl = runs.row(0, named=True), runs.row(1, named=True)
+    assert (bc["it_target"], bc["s_target"], bc["pretrain_s"]) == (0, 100.0, 100.0)
+    assert (bc["final"], bc["it_95"], bc["s_95"]) == (3.0, 2, 104.0)
+    assert (rl["it_target"], rl["s_target"], rl["pretrain_s"]) == (2, 4.0, 0.0)
+
+
 def test_a_directory_that_is_not_a_run_is_named(tmp_path: Path) -> None:
     with pytest.raises(SchedlabError, match="not a training run"):
         read_curves({"x": [tmp_path]})

@@ -1,0 +1,263 @@
+"""DeepRM_Plus (seed 004 §IV): a CNN cloned from an expert, then refined by REINFORCE.
+
+:func:`train` runs the paper's two stages into one run directory:
+
+1. **behaviour cloning** (Algorithm 2, :mod:`schedlab.policies.imitation`): the expert (SJF by
+   default) schedules ``imitation_jobsets`` generated jobsets in the agent's action space; the
+   distinct (image, action) pairs are split 9:1 and the CNN of Table I
+   (:class:`~schedlab.policies.networks.CNNPlusNet`) is trained by cross-entropy until its test
+   accuracy reaches ``imitation_threshold``. Writes ``imitation.pt`` (a policy checkpoint),
+   ``imitation.csv`` (the accuracy curve) and ``imitation.json`` (data sizes, accuracy,
+   agreement with the expert on the validation jobsets, seconds);
+2. **policy gradient** (Algorithm 3): :func:`schedlab.policies.reinforce.train` from the cloned
+   weights — REINFORCE with the per-step baseline (the mean return over the ``rollouts`` episodes
+   of the same jobset at the same decision step), objective R1 (``slowdown``: −Σ 1/T_j per step)
+   or R2 (``completion``: −|J| per step), RMSProp. ``imitation=False`` starts from random
+   weights instead (the ablation).
+
+Everything the DeepRM trainer writes is there too (``config.json``, ``curve.csv``, ``best.pt``,
+``final.pt``, ``last.pt``, ``baselines.json`` — whose ``initial`` entry is the cloned policy —
+and the report), plus ``deeprm_plus.json`` (this module's config). ``resume=True`` continues a
+run: a finished cloning stage is kept, the policy gradient resumes from ``last.pt``.
+
+The workload defaults are the paper's (§V-A, §V-B): Poisson arrivals at its "140%" (λ = 0.7
+jobs per step, an offered load of 1.2915 by our definition), 25 jobsets of 5–50 jobs, 20
+rollouts, M = 10 slots, T = 20, backlog 60, capacity 10 units per resource.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from schedlab.errors import SchedlabError
+from schedlab.io import atomic_path, write_text_atomic
+from schedlab.policies import reinforce
+from schedlab.policies.deeprm import save_checkpoint
+from schedlab.policies.imitation import agreement, clone, deduplicate, demonstrate, split
+from schedlab.policies.networks import Logits, make_network
+from schedlab.simulator.cluster.batched import BatchedEngine
+
+IMITATION_FILES = ("imitation.pt", "imitation.csv", "imitation.json")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeepRMPlusConfig:
+    """Everything that determines a DeepRM_Plus run (written as ``deeprm_plus.json``)."""
+
+    workload: str = "poisson"
+    """Generator of the cloning, training and validation jobsets."""
+    workload_params: dict[str, Any] = field(default_factory=dict)
+    """Generator parameters, e.g. ``{"variant": "paper"}``."""
+    jobset_file: str = ""
+    """A JobSet Parquet file (e.g. Alibaba 2018 from ``schedlab load``) instead of generating:
+    its jobsets, shuffled, give the validation, training and cloning parts, in that order; the
+    rest is written to ``test-jobsets.parquet`` (never used in training)."""
+    load: float = 1.2915
+    """Offered load (design.md §3); 1.2915 is the paper's "140%" (λ = 0.7) on ``poisson``."""
+    rate: float = 0.0
+    """Mean arrivals per step λ; when > 0 it replaces ``load`` (the paper's "140%" is 0.7)."""
+    window: int = 50
+    """Arrival window of a jobset (steps)."""
+    n_jobsets: int = 25
+    """Training jobsets of the policy gradient (the paper: 25)."""
+    rollouts: int = 20
+    """Episodes per jobset and iteration (Algorithm 3's M; the paper: 20)."""
+    iterations: int = 1000
+    """Policy-gradient iterations (one batch update each)."""
+    objective: Literal["slowdown", "completion"] = "slowdown"
+    """R1 (slowdown: −Σ 1/T_j per step) or R2 (completion time: −|J| per step)."""
+    gamma: float = 1.0
+    """Discount over decision steps."""
+    lr: float = 1e-3
+    """RMSProp learning rate of the policy gradient."""
+    rho: float = 0.9
+    """RMSProp decay of the squared-gradient average."""
+    eps: float = 1e-9
+    """RMSProp epsilon."""
+    precision: Literal["float32", "bfloat16"] = "float32"
+    """CNN arithmetic (bfloat16: CPU autocast, ~2× faster, logits to ~3 digits)."""
+    imitation: bool = True
+    """Pre-train by behaviour cloning (False: from random weights, the ablation)."""
+    expert: str = "sjf"
+    """Policy to imitate: a registered name or spec (``tetris:knob=0.3``)."""
+    imitation_jobsets: int = 1000
+    """Jobsets the expert schedules for the cloning data (another seed stream)."""
+    imitation_threshold: float = 0.9
+    """Test accuracy at which cloning stops (Algorithm 2's ``accu``)."""
+    imitation_epochs: int = 20
+    """Most passes over the cloning data."""
+    imitation_batch: int = 256
+    """Minibatch of the cloning updates (pairs)."""
+    imitation_lr: float = 1e-3
+    """Adam learning rate of the cloning."""
+    imitation_holdout: float = 0.1
+    """Share of the distinct pairs held out to test the cloning (the paper: 9:1)."""
+    slots: int = 10
+    """M: visible job slots (``num_nw``)."""
+    horizon: int = 20
+    """T: image rows and earliest-fit horizon."""
+    backlog: int = 60
+    """Backlog jobs shown in the image."""
+    eval_jobsets: int = 50
+    """Held-out validation jobsets (another seed stream)."""
+    eval_every: int = 10
+    """Validate every this many iterations (and after the first and the last)."""
+    eval_greedy: bool = False
+    """Select ``best.pt`` on the greedy (argmax) policy instead of the sampled one."""
+    checkpoint_every: int = 10
+    """Write ``last.pt`` (for resuming) every this many iterations."""
+    seed: int = 0
+    """Seed of initialisation, jobsets, cloning split and action sampling."""
+    threads: int = 1
+    """torch intra-op threads."""
+
+    def offered_load(self) -> float:
+        """The offered load of the jobsets: ``load``, or the generator's load for ``rate``."""
+        if self.rate <= 0:
+            return self.load
+        from schedlab.registry import generators
+
+        gen = generators.load(self.workload)(**self.workload_params)
+        return round(gen.load_for_rate(self.rate), 12)
+
+    def reinforce_config(self, init: str = "") -> reinforce.TrainConfig:
+        """The policy-gradient stage's config, starting from the weights in ``init``."""
+        shared = {k: v for k, v in asdict(self).items() if k in _SHARED}
+        return reinforce.TrainConfig(
+            **shared, load=self.offered_load(), network="cnn-plus", init=init
+        )
+
+
+_SHARED = frozenset(reinforce.TrainConfig.__dataclass_fields__) - {"load", "network", "init"}
+
+
+def train(
+    config: DeepRMPlusConfig,
+    out_dir: str | Path,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    report: bool = True,
+) -> reinforce.TrainResult:
+    """Clone the expert (unless ``config.imitation`` is False), then train by REINFORCE from
+    the cloned weights; files as in the module docstring. Returns the policy gradient's
+    :class:`~schedlab.policies.reinforce.TrainResult` (``baselines["initial"]`` is the starting
+    policy's validation value)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_config(out, config, resume)
+    write_text_atomic(out / "deeprm_plus.json", json.dumps(asdict(config), indent=2))
+    if config.jobset_file:
+        sizes = [config.eval_jobsets, config.n_jobsets, config.imitation_jobsets]
+        reinforce.file_parts(config.jobset_file, config.seed, sizes)[3].write_parquet(
+            out / "test-jobsets.parquet"
+        )
+    init = str(out / "imitation.pt") if config.imitation else ""
+    rl = config.reinforce_config(init)
+    mine = asdict(config)
+    if not (out / "config.json").exists():  # `schedlab train --resume` reads it, even mid-cloning
+        spec = {"trainer_config": mine, "train_config": asdict(rl)}
+        write_text_atomic(out / "config.json", json.dumps(spec, indent=2))
+    if config.imitation and not (resume and (out / "imitation.json").exists()):
+        imitate(config, out, progress=progress)
+    return reinforce.train(
+        rl, out, resume=resume and (out / "last.pt").exists(), progress=progress, report=report,
+        trainer_config=mine,
+    )  # fmt: skip
+
+
+def _check_config(out: Path, config: DeepRMPlusConfig, resume: bool) -> None:
+    saved = out / "deeprm_plus.json"
+    if not saved.exists():
+        return
+    if not resume:
+        msg = f"{out} already holds a DeepRM_Plus run; pass resume or choose another directory"
+        raise SchedlabError(msg)
+    diff = reinforce.config_changes(json.loads(saved.read_text()), config)
+    if diff:
+        msg = f"resuming {out} with a different config ({diff}); use the saved one or a new -o"
+        raise SchedlabError(msg)
+
+
+def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = False) -> dict:
+    """Stage 1: clone ``config.expert`` into a fresh CNN; write ``imitation.pt``, ``.csv`` and
+    ``.json`` into ``out_dir`` and return the summary (the JSON's content)."""
+    from schedlab.registry import make_policy
+
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    rl = config.reinforce_config()
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    _, val_js, _ = reinforce.make_jobsets(rl)
+    demo_js = _imitation_jobsets(config, rl.load)
+    expert = make_policy(config.expert)
+    engine = BatchedEngine.from_jobset(demo_js, rl.cluster())
+    geometry = reinforce.engine_geometry(engine, rl)
+    demos = demonstrate(engine, expert, reinforce.image_view(geometry))
+    t1 = time.perf_counter()
+    distinct, conflicts = deduplicate(demos)
+    rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0xB10]))
+    train_part, test_part = split(distinct, rng, holdout=config.imitation_holdout)
+    net = make_network("cnn-plus", geometry)
+    logits_fn = Logits(net, geometry, precision=config.precision)
+    result = clone(
+        logits_fn, train_part, test_part, threshold=config.imitation_threshold,
+        max_epochs=config.imitation_epochs, batch_size=config.imitation_batch,
+        lr=config.imitation_lr, rng=rng, progress=progress,
+    )  # fmt: skip
+    net.eval()
+    summary = {
+        "expert": config.expert,
+        "decisions": len(demos),
+        "distinct_pairs": len(distinct),
+        "conflicting_states": conflicts,
+        "void_share": float((distinct.actions == 0).mean()) if len(distinct) else float("nan"),
+        "train_pairs": len(train_part),
+        "test_pairs": len(test_part),
+        "threshold": config.imitation_threshold,
+        "reached": result.reached,
+        "test_accuracy": result.accuracy,
+        "epochs": result.curve.height,
+        "validation_agreement": agreement(logits_fn, val_js, expert, rl.cluster()),
+        "demonstration_s": t1 - t0,
+        "seconds": time.perf_counter() - t0,
+    }
+    spec = {
+        "network": "cnn-plus",
+        "network_kwargs": {},
+        "geometry": geometry.to_json(),
+        "mask_invalid": True,
+        "objective": config.objective,
+        "imitation": summary,
+        "deeprm_plus_config": asdict(config),
+    }
+    save_checkpoint(out / "imitation.pt", net, spec)
+    with atomic_path(out / "imitation.csv") as tmp:
+        result.curve.write_csv(tmp)
+    write_text_atomic(out / "imitation.json", json.dumps(summary, indent=2))
+    return summary
+
+
+def _imitation_jobsets(config: DeepRMPlusConfig, load: float) -> Any:
+    """The expert's jobsets: same generator and load, a seed stream of their own (or the third
+    part of the jobsets file)."""
+    from schedlab.registry import generators
+
+    if config.jobset_file:
+        sizes = [config.eval_jobsets, config.n_jobsets, config.imitation_jobsets]
+        return reinforce.file_parts(config.jobset_file, config.seed, sizes)[2]
+
+    params = dict(config.workload_params)
+    cls = generators.load(config.workload)
+    if "window" not in params and "window" in cls.__dataclass_fields__:
+        params["window"] = config.window
+    seed = int(np.random.SeedSequence([config.seed, 0x1317]).generate_state(1)[0])
+    return cls(**params).generate(load, n_jobsets=config.imitation_jobsets, seed=seed)
