@@ -35,8 +35,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-# columns of the per-env table ``env`` (B, 7)
-NOW, NEXT, N_DONE, BUF_LEN, ACT_LEN, DONE, LIMIT = range(7)
+# columns of the per-env table ``env`` (B, 8)
+NOW, NEXT, N_DONE, BUF_LEN, ACT_LEN, DONE, LIMIT, VOIDS = range(8)
 # columns of the per-job table ``job`` (N, 7)
 CLUSTER, DISPATCH, EXEC, RUNNING, REQUEST, REQ_TIME, FIN_TIME = range(7)
 # columns of the per-cluster table ``cl`` (B, C, 7)
@@ -167,9 +167,10 @@ def advance(
 
     ``fresh``: the envs were just reset (no moment has begun; ``actions`` are ignored). Action
     ``a ≥ 1`` dispatches buffer position ``q`` to cluster ``i`` with ``a = 1 + i·slots + q``;
-    ``0`` or an invalid action dispatches nothing. Returns ``(missed, status)``: missed
-    deadlines per env during the call (int64, ``(n,)``) and :data:`OK` or :data:`TIME_LIMIT`
-    (an env passed its time limit, which a correct model never does).
+    ``0`` or an invalid action dispatches nothing (counted in ``VOIDS``). Returns
+    ``(missed, status)``: missed deadlines per env during the call (int64, ``(n,)``) and
+    :data:`OK` or :data:`TIME_LIMIT` (an env passed its time limit plus its void moments, which
+    a correct model never does).
     """
     missed = np.zeros(envs.shape[0], dtype=np.int64)
     n_clusters = cl.shape[1]
@@ -180,15 +181,16 @@ def advance(
         if not fresh:
             t = env[b, NOW]
             a = actions[idx] - 1
-            if a >= 0:
-                i, q = a // slots, a % slots
-                if i < n_clusters and q < min(env[b, BUF_LEN], slots):
-                    _dispatch(b, t, q, i, env, job, ex, buf, act, exec_bounds, requests, draws)
+            i, q = a // slots, a % slots
+            if a >= 0 and i < n_clusters and q < min(env[b, BUF_LEN], slots):
+                _dispatch(b, t, q, i, env, job, ex, buf, act, exec_bounds, requests, draws)
+            else:
+                env[b, VOIDS] += 1
             _local_and_record(b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, sums, high)
             env[b, NOW] += 1
         while True:
             t = env[b, NOW]
-            if t > env[b, LIMIT]:
+            if t > env[b, LIMIT] + env[b, VOIDS]:
                 return missed, TIME_LIMIT
             missed[idx] += _completions(
                 b, t, env, job, cl, ex, act, exec_bounds, executions, deadline, requests, draws

@@ -104,11 +104,11 @@ class MultiClusterModel:
         self.config = config
         b, c = jobs.bounds.size - 1, jobs.n_clusters
         per_env = int(np.diff(jobs.bounds).max())
-        self._env = np.zeros((b, 7), dtype=np.int64)
+        self._env = np.zeros((b, 8), dtype=np.int64)
         self._job = np.zeros((jobs.arrival.size, 7), dtype=np.int64)
         self._cl = np.zeros((b, c, 7), dtype=np.int64)
         self._ex = np.zeros((jobs.draws.size, 3), dtype=np.int64)
-        self._buf = np.zeros((b, per_env), dtype=np.int64)
+        self._buf = np.zeros((b, max(per_env, config.slots)), dtype=np.int64)
         self._act = np.zeros((b, per_env), dtype=np.int64)
         self._ring = np.zeros((b, c, config.history), dtype=np.float32)
         self._sums = np.zeros((b, c, 2), dtype=np.float64)
@@ -243,11 +243,18 @@ class MultiClusterModel:
             c.elastic_step, c.elastic_limit, c.elastic_window, c.elastic_threshold,
         )  # fmt: skip
         if status != k.OK:
-            late = envs[self._env[envs, k.NOW] > self._env[envs, k.LIMIT]]
             msg = (
-                f"multi-cluster envs {late[:5].tolist()} passed their time limit (last arrival "
-                "plus the serial execution of all their jobs) with jobs unfinished: the policy "
-                "keeps answering void instead of dispatching, or the simulator is defective"
+                f"multi-cluster envs {envs[:5].tolist()}: time passed the last arrival plus the "
+                "serial execution of all jobs plus the void moments with jobs unfinished: a "
+                "simulator defect"
+            )
+            raise SimulationError(msg)
+        stuck = envs[self._env[envs, k.VOIDS] > self._env[envs, k.LIMIT]]
+        if stuck.size:
+            msg = (
+                f"multi-cluster envs {stuck[:5].tolist()}: the policy keeps answering void "
+                f"(more void moments than the serial bound {self._env[stuck[0], k.LIMIT]}) "
+                "instead of dispatching buffered jobs"
             )
             raise SimulationError(msg)
         return -missed.astype(np.float64)

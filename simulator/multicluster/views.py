@@ -133,6 +133,8 @@ class LiuState:
     """``(n, M, 4 + 12·C)``: the job part of each buffer position (zeros where empty)."""
     valid: np.ndarray
     """bool, ``(n, M)``: the position holds a job."""
+    rows: np.ndarray
+    """int64, ``(n, M)``: job row in each position (-1: empty)."""
 
     def vector(self) -> np.ndarray:
         """Table 1 layout, float32 ``(n, M, state_size)`` (839 for 5 clusters)."""
@@ -175,6 +177,7 @@ class LiuStateView:
             clusters=clusters.astype(np.float32),
             jobs=np.where(valid[:, :, None], per_job, 0).astype(np.float32),
             valid=valid,
+            rows=visible,
         )
 
 
