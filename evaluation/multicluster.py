@@ -58,6 +58,14 @@ PAPER: dict[str, dict[str, tuple[float, float, float, str | None]]] = {
     },
 }  # fmt: skip
 """Seed 003 Tables 3–6: policy -> (TMDL, AJER, S_log, F/S/N vs MAF), means over 50 episodes."""
+PAPER_BY_WORKLOAD = {
+    "uniform-b33": ("table3 (uniform b=33)", "table6 (uniform b=33)"),
+    "uniform-b36": ("table4 (uniform b=36)",),
+    "uniform-b40": ("table4 (uniform b=40)",),
+    "bernoulli": ("table5 (bernoulli)",),
+    "beta": ("table5 (beta)",),
+}
+"""The paper's tables for the workloads of ``experiments/liu_*.toml``."""
 
 
 def s_log(tmdl: np.ndarray | float, ajer: np.ndarray | float) -> np.ndarray:
@@ -151,8 +159,12 @@ def summary(
         value = dominance(part, row["policy"], reference) if ran else None
         if row["policy"] == reference:
             value = None
-        fsn.append(dict(zip("FSN", value, strict=True)) if value else {"F": None, "S": None, "N": None})
-    return pl.concat([wide, pl.DataFrame(fsn, schema=dict.fromkeys("FSN", pl.Int64))], how="horizontal")
+        fsn.append(
+            dict(zip("FSN", value, strict=True)) if value else {"F": None, "S": None, "N": None}
+        )
+    return pl.concat(
+        [wide, pl.DataFrame(fsn, schema=dict.fromkeys("FSN", pl.Int64))], how="horizontal"
+    )
 
 
 def paper_rows(table: str, names: Sequence[str] | None = None) -> pl.DataFrame:

@@ -49,8 +49,8 @@ from schedlab.policies.liu_baselines import MAF, RAN, RR
 from schedlab.policies.liu_networks import FORMAT, LiuValuePolicy, best_actions, make_network
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.multicluster.model import MultiClusterModel
-from schedlab.simulator.multicluster.views import LiuStateView
 from schedlab.simulator.multicluster.values import ValueParams, action_values, scalarise
+from schedlab.simulator.multicluster.views import LiuStateView
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -436,7 +436,9 @@ def _buffer_like(state: dict[str, Any], config: LiuTrainConfig) -> KnowledgeBuff
 def _progress(enabled: bool, start: int, total: int) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=start, desc="train liu", unit="ep", disable=not enabled or None)
+    return tqdm(
+        total=total, initial=start, desc="train liu", unit="ep", disable=not enabled or None
+    )
 
 
 def _write_curve(out: Path, rows: list[dict[str, Any]]) -> pl.DataFrame:
@@ -452,8 +454,10 @@ def _save_state(
     out: Path, net: torch.nn.Module, optimizer: torch.optim.Optimizer, rng: np.random.Generator,
     buffer: KnowledgeBuffer, episode: int, best: float, best_ep: int,
 ) -> None:  # fmt: skip
-    state = {"episode": episode, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
-             "rng": json.dumps(rng.bit_generator.state), "best": best, "best_ep": best_ep}  # fmt: skip
+    state = {
+        "episode": episode, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
+        "rng": json.dumps(rng.bit_generator.state), "best": best, "best_ep": best_ep,
+    }  # fmt: skip
     with atomic_path(out / "buffer.pt") as tmp:
         torch.save(buffer.state_dict(), tmp)
     with atomic_path(out / "last.pt") as tmp:

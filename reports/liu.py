@@ -11,16 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import matplotlib.pyplot as plt
+import polars as pl
+import seaborn as sns
+from matplotlib.axes import Axes
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-
-from schedlab.evaluation.multicluster import LIU_METRICS, paper_rows  # noqa: E402
-from schedlab.io import atomic_path, write_text_atomic  # noqa: E402
+from schedlab.evaluation.multicluster import LIU_METRICS, paper_rows
+from schedlab.io import atomic_path, write_text_atomic
 
 LABELS = {"tmdl": "TMDL (L)", "ajer": "AJER (L)", "s_log": "S_log (H)"}
 
@@ -66,21 +63,65 @@ def plot_episodes(per_ep: pl.DataFrame, reference: str, *, axes: Any = None) -> 
     return axes
 
 
-def table_markdown(summary: pl.DataFrame, paper_table: str | None = None) -> str:
+def table_markdown(summary: pl.DataFrame, paper_tables: tuple[str, ...] = ()) -> str:
     """Markdown of one condition's :func:`~schedlab.evaluation.multicluster.summary` rows (mean
-    [95% CI], F/S/N), with the paper's row under each of its policies where it has one."""
-    paper = {} if paper_table is None else {r["policy"]: r for r in paper_rows(paper_table).iter_rows(named=True)}  # noqa: E501
+    [95% CI], F/S/N), each policy followed by its rows in the paper's ``paper_tables``."""
+    paper = [(t, {r["policy"]: r for r in paper_rows(t).iter_rows(named=True)})
+             for t in paper_tables]  # fmt: skip
     lines = ["| policy | TMDL (L) | AJER (L) | S_log (H) | F/S/N |", "|---|---|---|---|---|"]
     for r in summary.iter_rows(named=True):
         cells = [f"{r[m]:.2f} [{r[f'{m}_low']:.2f}, {r[f'{m}_high']:.2f}]" for m in LIU_METRICS]
         fsn = "-" if r["F"] is None else f"{r['F']}/{r['S']}/{r['N']}"
         lines.append(f"| {r['policy']} (ours) | {' | '.join(cells)} | {fsn} |")
-        if (p := paper.get(r["policy"])) is not None:
-            lines.append(
-                f"| {r['policy']} (paper) | {p['tmdl']:.2f} | {p['ajer']:.2f} | "
-                f"{p['s_log']:.2f} | {p['fsn'] or '-'} |"
-            )
+        for table, rows in paper:
+            if (p := rows.get(r["policy"])) is not None:
+                lines.append(
+                    f"| {r['policy']} (paper, {table.split()[0]}) | {p['tmdl']:.2f} | "
+                    f"{p['ajer']:.2f} | {p['s_log']:.2f} | {p['fsn'] or '-'} |"
+                )
     return "\n".join(lines)
+
+
+def write_experiment_report(
+    experiment: str | Path, out: str | Path, *, reference: str | None = None, seed: int = 0
+) -> Path:
+    """Liu's tables and per-episode figures of an experiment directory: ``liu_report.md``,
+    ``liu_summary.csv``, ``liu_per_episode.csv`` and ``episodes_<workload>.png`` in ``out``.
+
+    ``reference`` defaults to the spec's; the paper's numbers are shown for the workloads of
+    :data:`~schedlab.evaluation.multicluster.PAPER_BY_WORKLOAD`.
+    """
+    from schedlab.evaluation.collect import read_experiment
+    from schedlab.evaluation.multicluster import PAPER_BY_WORKLOAD, per_episode, summary
+
+    exp = read_experiment(experiment)
+    reference = reference or exp.spec.reference
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    per_ep = pl.concat([per_episode(r) for r in exp.results.values()], how="vertical_relaxed")
+    summ = summary(per_ep, reference, seed=seed)
+    for name, frame in (("liu_per_episode.csv", per_ep), ("liu_summary.csv", summ)):
+        with atomic_path(out / name) as tmp:
+            frame.write_csv(tmp)
+    lines = [f"# {exp.spec.report.title or exp.spec.name}", "",
+             f"Mean over episodes [95% percentile-bootstrap CI]; F/S/N against {reference}; "
+             "the paper's means (seed 003) below ours.", ""]  # fmt: skip
+    for workload in per_ep.get_column("workload").unique(maintain_order=True).to_list():
+        part = per_ep.filter(pl.col("workload") == workload)
+        rows = summ.filter(pl.col("workload") == workload)
+        lines += [f"## {workload} (offered load {rows['load'][0]:.3f}, "
+                  f"{rows['n_episodes'].max()} episodes)", "",
+                  table_markdown(rows, PAPER_BY_WORKLOAD.get(workload, ())), "",
+                  f"![episodes](episodes_{workload}.png)", ""]  # fmt: skip
+        if reference in part.get_column("policy").to_list():
+            axes = plot_episodes(part, reference)
+            fig = axes[0].figure
+            fig.tight_layout()
+            with atomic_path(out / f"episodes_{workload}.png") as tmp:
+                fig.savefig(tmp, format="png", dpi=110)
+            plt.close(fig)
+    write_text_atomic(out / "liu_report.md", "\n".join(lines))
+    return out / "liu_report.md"
 
 
 def write_training_report(

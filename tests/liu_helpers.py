@@ -34,12 +34,10 @@ def liu_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         if name not in policies:
             entry = Entry(name=name, target=target, positional=positional)
             monkeypatch.setitem(policies._entries, name, entry)
-    yield
+    return
 
 
-def jobset(
-    rows: Sequence[dict[str, Any]], *, n_clusters: int = 2, jobset_id: int = 0
-) -> JobSet:
+def jobset(rows: Sequence[dict[str, Any]], *, n_clusters: int = 2, jobset_id: int = 0) -> JobSet:
     """A JobSet of hand-made multi-cluster jobs.
 
     Each row gives ``arrival``, ``request`` (one int per cluster, or a ``(C, 10)`` nested list),

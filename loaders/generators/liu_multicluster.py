@@ -209,8 +209,10 @@ class LiuMultiClusterGenerator(SyntheticGenerator):
         if math.isclose(scale, 1.0, rel_tol=1e-9):
             scale = 1.0  # the pattern as given: integer intervals stay integers
         n = self.n_jobs
-        first = scale * rng.random((n_jobsets, 1)) * pattern.draw_intervals(
-            rng, (n_jobsets, 1), size_biased=True
+        first = (
+            scale
+            * rng.random((n_jobsets, 1))
+            * pattern.draw_intervals(rng, (n_jobsets, 1), size_biased=True)
         )
         rest = scale * pattern.draw_intervals(rng, (n_jobsets, n - 1))
         t = np.cumsum(np.concatenate([first, rest], axis=1), axis=1)

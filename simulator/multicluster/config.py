@@ -69,9 +69,7 @@ class MultiClusterConfig:
             problems.append(f"one heterogeneity factor per cluster ({c}), got {self.hetero}")
         if any(x < 1 for x in (*self.capacities, *self.hetero)):
             problems.append("capacities and heterogeneity factors must be >= 1")
-        if any(not 0 <= i < c for i in self.elastic) or len(set(self.elastic)) != len(
-            self.elastic
-        ):
+        if any(not 0 <= i < c for i in self.elastic) or len(set(self.elastic)) != len(self.elastic):
             problems.append(f"elastic clusters must be distinct indices in 0..{c - 1}")
         if self.elastic_step < 1 or self.elastic_limit < 0 or self.elastic_window < 1:
             problems.append("elastic_step and elastic_window must be >= 1, elastic_limit >= 0")

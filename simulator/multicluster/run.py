@@ -57,8 +57,12 @@ def job_table(jobset: JobSet, model: MultiClusterModel, policy: str) -> pl.DataF
             "jobset",
             (pl.col("load") if "load" in js.columns else pl.lit(None, pl.Float64)).alias("load"),
             pl.lit(seed if isinstance(seed, int) else None, pl.Int64).alias("seed"),
-            "job_id", "arrival", "duration", "category", "executions",
-        )  # fmt: skip
+            "job_id",
+            "arrival",
+            "duration",
+            "category",
+            "executions",
+        )
         .with_columns(
             pl.Series("start", p.start, dtype=pl.Int64),
             pl.Series("finish", p.finish, dtype=pl.Int64),

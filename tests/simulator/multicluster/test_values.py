@@ -33,7 +33,8 @@ def _episode() -> MultiClusterModel:
 def test_values_of_a_hand_worked_episode() -> None:
     model = _episode()
     log = model.executions()
-    assert log.start.tolist() == [0, 5, 5] and log.finish.tolist() == [5, 6, 15]
+    assert log.start.tolist() == [0, 5, 5]
+    assert log.finish.tolist() == [5, 6, 15]
     assert log.missed.tolist() == [True, True, False]
     params = ValueParams(beta=0.5, p_m_ih=2, p_m_ic=2, p_psi_ih=3, p_psi_ic=3)
     jv = action_values(model, params)

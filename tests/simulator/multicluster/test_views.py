@@ -30,7 +30,8 @@ def test_table1_sizes() -> None:
 def test_traverse_makes_ten_overlapping_segments_of_fifteen() -> None:
     seg = traverse(np.arange(105.0))
     assert seg.shape == (10, 15)
-    assert seg[0].tolist() == list(range(15)) and seg[9].tolist() == list(range(90, 105))
+    assert seg[0].tolist() == list(range(15))
+    assert seg[9].tolist() == list(range(90, 105))
     np.testing.assert_array_equal(seg[1, :5], seg[0, 10:])  # 5-step overlaps
     np.testing.assert_array_equal(torch_traverse(torch.arange(105.0)).numpy(), seg)
 
@@ -50,7 +51,8 @@ def test_liu_state_has_table1_layout(midway: MultiClusterModel) -> None:
     snap = midway.snapshot()
     state = midway.observe(LiuStateView())
     vec = state.vector()
-    assert vec.shape == (3, 10, 839) and vec.dtype == np.float32
+    assert vec.shape == (3, 10, 839)
+    assert vec.dtype == np.float32
     np.testing.assert_array_equal(state.history, snap.history(105))
     first = vec[:, 0, :155]  # cluster 1: seq, capacity, max capacity, hetero, 150, misses
     np.testing.assert_allclose(first[:, :4], [[0.2, 0.8, 0.8, 0.7]] * 3)
