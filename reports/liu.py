@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 
 from schedlab.evaluation.multicluster import LIU_METRICS, paper_rows
 from schedlab.io import atomic_path, write_text_atomic
+from schedlab.reports.figures import _to_pandas
 
 LABELS = {"tmdl": "TMDL (L)", "ajer": "AJER (L)", "s_log": "S_log (H)"}
 
@@ -57,7 +58,8 @@ def plot_episodes(per_ep: pl.DataFrame, reference: str, *, axes: Any = None) -> 
         pl.col("jobset").replace_strict(rank, return_dtype=pl.Int64).alias("episode")
     )
     for ax, metric in zip(axes, LIU_METRICS, strict=True):
-        sns.lineplot(df.to_pandas(), x="episode", y=metric, hue="policy", ax=ax, marker=".")
+        data = _to_pandas(df, ["episode", metric, "policy"])
+        sns.lineplot(data, x="episode", y=metric, hue="policy", ax=ax, marker=".")
         ax.set_ylabel(LABELS[metric])
         ax.set_xlabel(f"test episode (sorted by {reference}'s S_log)")
     return axes
