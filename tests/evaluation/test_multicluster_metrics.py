@@ -27,7 +27,8 @@ def _results(rows: list[tuple[str, int, int, float]]) -> Results:
     n = len(rows)
     table = pl.DataFrame(
         {
-            "policy": [r[0] for r in rows], "jobset": pl.Series([r[1] for r in rows], dtype=pl.Int32),
+            "policy": [r[0] for r in rows],
+            "jobset": pl.Series([r[1] for r in rows], dtype=pl.Int32),
             "load": [0.8] * n, "seed": [0] * n, "job_id": list(range(n)), "arrival": [0] * n,
             "start": [0] * n, "finish": [1] * n, "duration": [1] * n, "machine": [0] * n,
             "slowdown": [1.0] * n, "completion": [1] * n, "wait": [0] * n,
@@ -35,7 +36,7 @@ def _results(rows: list[tuple[str, int, int, float]]) -> Results:
             "missed": [r[2] for r in rows], "exec_ratio": [r[3] for r in rows], "dispatch": [0] * n,
         }
     ).select(*RESULT_COLUMNS, *LIU_COLUMNS)  # fmt: skip
-    policies = dict.fromkeys(dict.fromkeys(r[0] for r in rows), {})
+    policies = {name: {} for name in dict.fromkeys(r[0] for r in rows)}
     return Results(table, {"policies": policies, "length_buckets": {}})
 
 
