@@ -108,6 +108,4 @@ def test_paper_numbers_are_indexed_by_table_and_workload() -> None:
         "policy": "RL-LSFC", "tmdl": 61.70, "ajer": 90.30, "s_log": 2.57, "fsn": "46/4/0",
     }  # fmt: skip
     assert all(t in PAPER for keys in PAPER_BY_WORKLOAD.values() for t in keys)
-    assert paper_rows("table6 (uniform b=33)", ["RL-FC"]).get_column("fsn").to_list() == [
-        "29/21/0"
-    ]
+    assert paper_rows("table6 (uniform b=33)", ["RL-FC"]).get_column("fsn").to_list() == ["29/21/0"]
