@@ -21,7 +21,7 @@ One **moment** ``t`` of an environment, in this order (seed 003 §4.4, §5):
    execution starts if its whole request fits in the free executors, else it halts and tries
    again at ``t + 1``. A halting job does not block later ones (each tries on its own);
 6. the occupation ratio of each cluster at ``t`` is recorded (a ring of the last ``L`` moments,
-   and running sums for utilisation).
+   a ring of its running sum, for window averages, and sums for utilisation).
 
 Elastic changes are logged as ``(t, executors added in effect after the change)`` in ``elog``
 (``B, C, K, 2``); changes beyond ``K`` are counted but not logged.
@@ -134,7 +134,9 @@ def _dispatch(b, t, q, i, env, job, ex, buf, act, exec_bounds, requests, draws):
 
 
 @nb.njit(cache=True)
-def _local_and_record(b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, sums, high):
+def _local_and_record(
+    b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, cum, sums, high
+):  # fmt: skip
     """Steps 5 and 6."""
     for halting in (True, False):
         for idx in range(env[b, ACT_LEN]):
@@ -148,9 +150,11 @@ def _local_and_record(b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring,
                 job[j, FIN_TIME] = t + exec_time[j, c]
                 ex[exec_bounds[j] + job[j, EXEC], E_START] = t
     slot = t % ring.shape[2]
+    before = (t - 1) % ring.shape[2]
     for c in range(cl.shape[1]):
         ratio = cl[b, c, USED] / cl[b, c, CAP]
         ring[b, c, slot] = ratio
+        cum[b, c, slot] = ratio + (cum[b, c, before] if t > 0 else 0.0)
         if ratio >= high:
             cl[b, c, LAST_HIGH] = t
         sums[b, c, 0] += cl[b, c, USED]
@@ -159,7 +163,7 @@ def _local_and_record(b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring,
 
 @nb.njit(cache=True)
 def advance(
-    envs, actions, fresh, slots, env, job, cl, ex, buf, act, ring, sums, elog, bounds, arrival,
+    envs, actions, fresh, slots, env, job, cl, ex, buf, act, ring, cum, sums, elog, bounds, arrival,
     executions, exec_time, deadline, requests, draws, exec_bounds, elastic, step, limit, window,
     high,
 ):  # fmt: skip
@@ -186,7 +190,9 @@ def advance(
                 _dispatch(b, t, q, i, env, job, ex, buf, act, exec_bounds, requests, draws)
             else:
                 env[b, VOIDS] += 1
-            _local_and_record(b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, sums, high)
+            _local_and_record(
+                b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, cum, sums, high
+            )
             env[b, NOW] += 1
         while True:
             t = env[b, NOW]
@@ -202,6 +208,8 @@ def advance(
                 break
             if env[b, BUF_LEN] > 0:
                 break
-            _local_and_record(b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, sums, high)
+            _local_and_record(
+                b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, cum, sums, high
+            )
             env[b, NOW] += 1
     return missed, OK

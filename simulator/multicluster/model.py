@@ -48,6 +48,8 @@ class MultiClusterSnapshot:
     """int64, ``(B, C)``: missed deadlines so far per cluster."""
     ring: np.ndarray
     """float32, ``(B, C, L)``: occupation ratio of moment ``t`` at ``t % L`` (moments < now)."""
+    cumulative: np.ndarray
+    """float64, ``(B, C, L)``: the ratio summed over moments ``0..t``, at ``t % L``."""
     visible: np.ndarray
     """int64, ``(B, M)``: job row in buffer position ``q`` (-1: empty)."""
     buffered: np.ndarray
@@ -67,6 +69,20 @@ class MultiClusterSnapshot:
         out = self.ring[self.envs[:, None, None], np.arange(self.ring.shape[1])[None, :, None],
                         (t % self.ring.shape[2])[:, None, :]]  # fmt: skip
         return np.where(t[:, None, :] >= 0, out, np.float32(0))
+
+    def mean_occupation(self, window: int) -> np.ndarray:
+        """Mean occupation ratio over the last ``min(window, now)`` moments (0 at moment 0),
+        float64, shape ``(n, C)``; ``window`` must be below the ring's length."""
+        size = self.cumulative.shape[2]
+        if not 1 <= window < size:
+            msg = f"window of {window} moments asked, the model averages up to {size - 1}"
+            raise ValueError(msg)
+        t = self.now[self.envs]
+        e, c = self.envs[:, None], np.arange(self.cumulative.shape[1])[None, :]
+        last = np.where(t[:, None] >= 1, self.cumulative[e, c, ((t - 1) % size)[:, None]], 0.0)
+        back = t - 1 - window
+        first = np.where(back[:, None] >= 0, self.cumulative[e, c, (back % size)[:, None]], 0.0)
+        return (last - first) / np.maximum(np.minimum(t, window), 1)[:, None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +127,7 @@ class MultiClusterModel:
         self._buf = np.zeros((b, max(per_env, config.slots)), dtype=np.int64)
         self._act = np.zeros((b, per_env), dtype=np.int64)
         self._ring = np.zeros((b, c, config.history), dtype=np.float32)
+        self._cum = np.zeros((b, c, config.history), dtype=np.float64)
         self._sums = np.zeros((b, c, 2), dtype=np.float64)
         self._limit = _time_limits(jobs)
         n_log = int(self._limit.max() // config.elastic_window + 2) if config.elastic else 0
@@ -157,6 +174,7 @@ class MultiClusterModel:
         self._cl[e, :, k.LAST_HIGH] = -self.config.elastic_window - 1
         self._cl[e, :, k.LAST_CHANGE] = -self.config.elastic_window
         self._ring[e] = 0
+        self._cum[e] = 0
         self._sums[e] = 0
         for b in e:
             rows = slice(j.bounds[b], j.bounds[b + 1])
@@ -190,6 +208,7 @@ class MultiClusterModel:
         return MultiClusterSnapshot(
             envs=self._envs(envs), now=self._env[:, k.NOW], capacity=self._cl[:, :, k.CAP],
             used=self._cl[:, :, k.USED], misses=self._cl[:, :, k.MISSES], ring=self._ring,
+            cumulative=self._cum,
             visible=visible, buffered=self._env[:, k.BUF_LEN], jobs=self.jobs, config=self.config,
         )  # fmt: skip
 
@@ -238,7 +257,7 @@ class MultiClusterModel:
         j, c = self.jobs, self.config
         missed, status = k.advance(
             envs, actions, fresh, c.slots, self._env, self._job, self._cl, self._ex, self._buf,
-            self._act, self._ring, self._sums, self._elog, j.bounds, j.arrival, j.executions,
+            self._act, self._ring, self._cum, self._sums, self._elog, j.bounds, j.arrival, j.executions,
             j.exec_time, j.deadline, j.requests, j.draws, j.exec_bounds, self._elastic,
             c.elastic_step, c.elastic_limit, c.elastic_window, c.elastic_threshold,
         )  # fmt: skip

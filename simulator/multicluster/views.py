@@ -96,14 +96,11 @@ class ClusterQueueView:
 
     name: ClassVar[str] = "cluster-queue"
     window: int = 100
-    """Past moments averaged into the occupation ratio (at most the model's history)."""
+    """Past moments averaged into the occupation ratio (below the model's history, 105)."""
 
     def observe(self, snapshot: MultiClusterSnapshot) -> QueueObs:
         """The baselines' state of ``snapshot.envs``."""
         e = snapshot.envs
-        past = np.minimum(snapshot.now[e], self.window).astype(np.float64)
-        occupation = snapshot.history(self.window).sum(axis=2, dtype=np.float64)
-        occupation /= np.maximum(past, 1)[:, None]
         visible = snapshot.visible[e]
         filled = visible >= 0
         usual = np.where(filled[:, :, None], snapshot.jobs.usual[np.maximum(visible, 0)], 0)
@@ -111,7 +108,7 @@ class ClusterQueueView:
             envs=e,
             jobset=snapshot.jobs.jobset_ids[e],
             capacity=snapshot.capacity[e].astype(np.float64),
-            occupation=occupation,
+            occupation=snapshot.mean_occupation(self.window),
             visible=visible,
             usual=usual,
             worker=np.where(filled, usual.mean(axis=2), np.inf),
