@@ -258,8 +258,8 @@ class MultiClusterModel:
         missed, status = k.advance(
             envs, actions, fresh, c.slots, self._env, self._job, self._cl, self._ex, self._buf,
             self._act, self._ring, self._cum, self._sums, self._elog, j.bounds, j.arrival,
-            j.executions, j.exec_time, j.deadline, j.requests, j.draws, j.exec_bounds, self._elastic,
-            c.elastic_step, c.elastic_limit, c.elastic_window, c.elastic_threshold,
+            j.executions, j.exec_time, j.deadline, j.requests, j.draws, j.exec_bounds,
+            self._elastic, c.elastic_step, c.elastic_limit, c.elastic_window, c.elastic_threshold,
         )  # fmt: skip
         if status != k.OK:
             msg = (
