@@ -27,7 +27,11 @@ Elastic changes are logged as ``(t, executors added in effect after the change)`
 (``B, C, K, 2``); changes beyond ``K`` are counted but not logged.
 
 An environment stops at a moment with a decision to take (after step 3) or when every job has
-finished. State lives in int64 tables whose columns are named by the constants below.
+finished. State lives in int64 tables whose columns are named by the constants below; ``B``
+envs, ``N`` jobs, ``C`` clusters, ``E`` executions. Job arrays (``arrival``, ``executions``,
+``exec_time``, ``deadline``, ``requests``, ``draws``, ``exec_bounds``) are those of
+:class:`~schedlab.simulator.multicluster.jobs.ClusterJobs`; ``buf``/``act`` (``B, N_max``) hold
+the global buffer and the dispatched unfinished jobs (arrival order) of each env.
 """
 
 from __future__ import annotations
@@ -44,14 +48,28 @@ CAP, USED, EXTRA, LAST_HIGH, LAST_CHANGE, MISSES, N_CHANGES = range(7)
 # columns of the per-execution table ``ex`` (E, 3)
 E_REQUEST, E_START, E_FINISH = range(3)
 
+Arr = np.ndarray
+"""An array argument of a kernel (numba ignores annotations)."""
+
 OK, TIME_LIMIT = 0, 1
 """Status codes of :func:`advance`."""
 
 
 @nb.njit(cache=True)
 def _completions(
-    b, t, env, job, cl, ex, act, exec_bounds, executions, deadline, requests, draws
-):  # fmt: skip
+    b: int,
+    t: int,
+    env: Arr,
+    job: Arr,
+    cl: Arr,
+    ex: Arr,
+    act: Arr,
+    exec_bounds: Arr,
+    executions: Arr,
+    deadline: Arr,
+    requests: Arr,
+    draws: Arr,
+) -> int:
     """Step 1; returns the number of missed deadlines at ``t``."""
     missed = 0
     keep = 0
@@ -81,7 +99,9 @@ def _completions(
 
 
 @nb.njit(cache=True)
-def _elasticity(b, t, cl, elog, elastic, step, limit, window):
+def _elasticity(
+    b: int, t: int, cl: Arr, elog: Arr, elastic: Arr, step: int, limit: int, window: int
+) -> None:
     """Step 2 for every elastic cluster of env ``b``; each change is logged in ``elog``."""
     for c in range(elastic.shape[0]):
         if not elastic[c] or t - cl[b, c, LAST_CHANGE] < window:
@@ -103,7 +123,7 @@ def _elasticity(b, t, cl, elog, elastic, step, limit, window):
 
 
 @nb.njit(cache=True)
-def _arrivals(b, t, env, buf, bounds, arrival):
+def _arrivals(b: int, t: int, env: Arr, buf: Arr, bounds: Arr, arrival: Arr) -> None:
     """Step 3."""
     while env[b, NEXT] < bounds[b + 1] and arrival[env[b, NEXT]] <= t:
         buf[b, env[b, BUF_LEN]] = env[b, NEXT]
@@ -112,7 +132,20 @@ def _arrivals(b, t, env, buf, bounds, arrival):
 
 
 @nb.njit(cache=True)
-def _dispatch(b, t, q, i, env, job, ex, buf, act, exec_bounds, requests, draws):
+def _dispatch(
+    b: int,
+    t: int,
+    q: int,
+    i: int,
+    env: Arr,
+    job: Arr,
+    ex: Arr,
+    buf: Arr,
+    act: Arr,
+    exec_bounds: Arr,
+    requests: Arr,
+    draws: Arr,
+) -> None:
     """Step 4: the job in buffer position ``q`` goes to cluster ``i``."""
     j = buf[b, q]
     for k in range(q, env[b, BUF_LEN] - 1):
@@ -135,8 +168,20 @@ def _dispatch(b, t, q, i, env, job, ex, buf, act, exec_bounds, requests, draws):
 
 @nb.njit(cache=True)
 def _local_and_record(
-    b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, cum, sums, high
-):  # fmt: skip
+    b: int,
+    t: int,
+    env: Arr,
+    job: Arr,
+    cl: Arr,
+    ex: Arr,
+    act: Arr,
+    exec_bounds: Arr,
+    exec_time: Arr,
+    ring: Arr,
+    cum: Arr,
+    sums: Arr,
+    high: float,
+) -> None:
     """Steps 5 and 6."""
     for halting in (True, False):
         for idx in range(env[b, ACT_LEN]):
@@ -163,10 +208,34 @@ def _local_and_record(
 
 @nb.njit(cache=True)
 def advance(
-    envs, actions, fresh, slots, env, job, cl, ex, buf, act, ring, cum, sums, elog, bounds, arrival,
-    executions, exec_time, deadline, requests, draws, exec_bounds, elastic, step, limit, window,
-    high,
-):  # fmt: skip
+    envs: Arr,
+    actions: Arr,
+    fresh: bool,
+    slots: int,
+    env: Arr,
+    job: Arr,
+    cl: Arr,
+    ex: Arr,
+    buf: Arr,
+    act: Arr,
+    ring: Arr,
+    cum: Arr,
+    sums: Arr,
+    elog: Arr,
+    bounds: Arr,
+    arrival: Arr,
+    executions: Arr,
+    exec_time: Arr,
+    deadline: Arr,
+    requests: Arr,
+    draws: Arr,
+    exec_bounds: Arr,
+    elastic: Arr,
+    step: int,
+    limit: int,
+    window: int,
+    high: float,
+) -> tuple[Arr, int]:
     """Apply one action per env of ``envs`` and run each to its next decision (or its end).
 
     ``fresh``: the envs were just reset (no moment has begun; ``actions`` are ignored). Action

@@ -113,7 +113,11 @@ def _psi(event: np.ndarray, delay: np.ndarray, p: float) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _decayed(group, t_s, t_e, dep_times, dep_off, ev_time, ev_job, ev_off, beta):
+def _decayed(
+    group: np.ndarray, t_s: np.ndarray, t_e: np.ndarray, dep_times: np.ndarray,
+    dep_off: np.ndarray, ev_time: np.ndarray, ev_job: np.ndarray, ev_off: np.ndarray,
+    beta: float,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Per job: ``Σ β^{D_t}`` over its own waited misses and over its cluster's, in
     ``[t_s, t_e]``. Deployments and events are sorted by (group, time); ``*_off`` index them."""
     n = group.shape[0]
