@@ -12,7 +12,7 @@ from schedlab.evaluation.analysis import AnalysisConfig, policy_summary
 from schedlab.evaluation.collect import read_experiment
 from schedlab.evaluation.metrics import per_jobset
 from schedlab.evaluation.runner import run_experiment
-from schedlab.evaluation.spec import load_spec
+from schedlab.evaluation.spec import ExperimentSpec, load_spec
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
 from schedlab.reports.liu import write_experiment_report
 from tests.liu_helpers import liu_registry  # noqa: F401
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.usefixtures("liu_registry")
 @pytest.mark.parametrize("name", ["liu_uniform", "liu_patterns"])
 def test_shipped_specs_validate(name: str) -> None:
     spec = load_spec(ROOT / "experiments" / f"{name}.toml")
+    assert ExperimentSpec.from_json(spec.to_json()) == spec
     assert spec.reference == "MAF"
     assert spec.metrics.primary == "tmdl"
     names = [p.name for p in spec.policies] + [s[0] for s in spec.skipped]
