@@ -17,7 +17,7 @@ import polars as pl
 
 from schedlab.errors import SpecError
 from schedlab.evaluation.metrics import per_jobset
-from schedlab.evaluation.runner import is_done, plan, run_meta
+from schedlab.evaluation.runs import is_done, plan, run_meta
 from schedlab.evaluation.spec import ExperimentSpec
 from schedlab.results import Results
 

@@ -1,8 +1,9 @@
 """The DeepRM study of ``schedlab demo`` (and ``make run``) as an experiment spec.
 
-Every heuristic, plus every shipped DeepRM checkpoint (``policies/checkpoints/<name>/best.pt``)
-as an optional learned policy, on the DeepRM workload at offered loads 10%–190%, 100 jobsets per
-load, reference Tetris*. :func:`demo_spec` writes the spec as TOML so the run is reproducible with
+Every heuristic (the registry's ``heuristic`` tag, in registration order), plus every shipped
+DeepRM checkpoint (``policies/checkpoints/<name>/best.pt``) as an optional learned policy, on
+the DeepRM workload at offered loads 10%–190%, 100 jobsets per load, reference Tetris*.
+:func:`demo_spec` writes the spec as TOML so the run is reproducible with
 ``schedlab experiment run out/spec.toml -o out/``.
 """
 
@@ -12,8 +13,7 @@ import json
 from collections.abc import Sequence
 from importlib import resources
 
-HEURISTICS = ("random", "fcfs", "sjf", "packer", "tetris", "hrrn")
-"""Every heuristic, in report order."""
+from schedlab.registry import policies
 
 DEMO_LOADS = tuple(round(0.1 + 0.2 * i, 1) for i in range(10))
 """10%, 30%, ..., 190%."""
@@ -57,7 +57,7 @@ def demo_spec(
         f'\n    {{ spec = "deeprm:checkpoint={n}", name = {json.dumps(n)}, optional = true }},'
         for n in names
     )
-    pols = ", ".join(json.dumps(h) for h in HEURISTICS)
+    pols = ", ".join(json.dumps(h) for h in policies.names(tag="heuristic"))
     focus = min(loads, key=lambda x: abs(x - 1.3))
     return f"""# The DeepRM study (seed 000 §4): written by `schedlab demo`.
 # Re-run with: schedlab experiment run spec.toml -o <dir>; report: schedlab report <dir> -o <out>

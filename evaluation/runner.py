@@ -10,71 +10,48 @@ Layout of an experiment directory ``out/``::
     errors/<id>.json     a failed run: error and traceback (removed when the run succeeds)
     results.parquet      per-job results of every completed run, with a ``workload`` column
     runs.csv             per-run summary: status, jobsets, jobs, mean metrics, wall time
+    replaced/<time>/     what ``force`` moved aside: the runs of a previous, different spec
 
 **One run** is (workload, load, policy) and writes one Parquet file atomically (temporary file
 and rename), so a run is either complete or absent. A run is *done* when its file exists and
 its metadata carries the run's fingerprint (a hash of the workload, load, policy spec and
-cluster geometry); re-running an experiment skips done runs, so an interrupted experiment
-resumes and a changed spec re-runs only what changed.
+cluster geometry); re-running the same spec skips done runs, so an interrupted experiment
+resumes. A directory holding the runs of a *different* spec is refused (old and new runs are
+never mixed silently) unless ``force``: then every file of the old spec that the new one would
+not reproduce identically is moved to ``replaced/<time>/`` and the rest is kept.
 
 Jobsets are generated (or loaded) once per workload, before any run, into ``jobsets/``; every
 run of the workload reads that file and selects its load, so every policy sees exactly the same
-jobsets. Runs execute in a :class:`~concurrent.futures.ProcessPoolExecutor` (``spawn`` start
-method: polars is not fork-safe) with ``max_workers = os.cpu_count()`` by default, and a tqdm
-bar over completed runs. A failing run is recorded in ``errors/`` and the others go on.
+jobsets. Runs execute through an :class:`~schedlab.evaluation.executors.Executor`: by default
+this process plus up to ``workers − 1`` spawned worker processes, started only when the work
+left is long enough to pay for them (:class:`~schedlab.evaluation.executors.LocalExecutor`),
+serially for one worker or a couple of runs. SIGINT or SIGTERM stops the workers within about
+a second, keeps the completed runs and raises :class:`~schedlab.errors.Interrupted`; a failing
+run is recorded in ``errors/`` and the others go on.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import multiprocessing
 import os
 import re
 import shutil
 import time
-import traceback
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
-from schedlab import __version__, io
+from schedlab import __version__, interrupts, io
+from schedlab.errors import Interrupted, OutputError
+from schedlab.evaluation.collect import collect_runs, run_summaries
+from schedlab.evaluation.executors import Executor, LocalExecutor, SerialExecutor
+from schedlab.evaluation.runs import RunTask, is_done, jobsets_path, plan, workload_fingerprint
 from schedlab.evaluation.spec import ExperimentSpec, WorkloadSpec
 from schedlab.jobset import JobSet
-from schedlab.results import Results
 
-RUN_SCHEMA = 1
-"""Version of the run-file metadata; part of every fingerprint."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RunTask:
-    """One (workload, load, policy) run; picklable, executed by :func:`execute`."""
-
-    run_id: str
-    """File stem of the run's results and error files."""
-    workload: str
-    """Workload name."""
-    load: float | None
-    """Offered load selected from the workload's jobsets (None: every jobset of a trace)."""
-    policy: str
-    """Policy name in the results."""
-    spec: str
-    """Policy spec string."""
-    jobsets_path: str
-    """The workload's JobSet file."""
-    out_path: str
-    """Where the results go."""
-    error_path: str
-    """Where a failure is recorded."""
-    cluster: dict[str, int]
-    """:class:`~schedlab.simulator.config.ClusterConfig` fields."""
-    fingerprint: str
-    """Hash of everything the run's output depends on."""
+MIN_PARALLEL_RUNS = 3
+"""Fewer pending runs than this run serially (worker start-up would not pay off)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -93,84 +70,10 @@ class Outcome:
     """Run id -> one-line error of every run that failed in this call."""
     wall_s: float
     """Seconds spent, including jobset generation and the combined results."""
-
-
-def _slug(text: str) -> str:
-    clean = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:40]
-    if clean == text:
-        return clean
-    return f"{clean}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-
-
-def load_tag(load: float | None) -> str:
-    """``1.3 -> "load130"``, ``0.0923 -> "load9.23"``; None -> ``"all"``."""
-    return "all" if load is None else f"load{round(100 * load, 4):g}"
-
-
-def run_id(workload: str, load: float | None, policy: str) -> str:
-    """File-name-safe id of a run, e.g. ``deeprm__load130__tetris``."""
-    return f"{_slug(workload)}__{load_tag(load)}__{_slug(policy)}"
-
-
-def _hash(obj: Any) -> str:
-    blob = json.dumps(obj, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-def workload_fingerprint(w: WorkloadSpec) -> str:
-    """Hash of what a workload's jobsets depend on (not its name)."""
-    d = {k: v for k, v in dataclasses.asdict(w).items() if k != "name"}
-    return _hash([d, RUN_SCHEMA])
-
-
-def plan(spec: ExperimentSpec, out_dir: str | os.PathLike[str]) -> list[RunTask]:
-    """Every run of ``spec``: workloads × loads × policies, in spec order."""
-    out = Path(out_dir)
-    cluster = dataclasses.asdict(spec.cluster)
-    tasks = []
-    for w in spec.workloads:
-        jobsets = out / "jobsets" / f"{_slug(w.name)}.parquet"
-        for load in w.loads or (None,):
-            for p in spec.policies:
-                rid = run_id(w.name, load, p.name)
-                fp = _hash([workload_fingerprint(w), load, p.spec, p.name, cluster, RUN_SCHEMA])
-                tasks.append(
-                    RunTask(
-                        run_id=rid,
-                        workload=w.name,
-                        load=load,
-                        policy=p.name,
-                        spec=p.spec,
-                        jobsets_path=str(jobsets),
-                        out_path=str(out / "runs" / f"{rid}.parquet"),
-                        error_path=str(out / "errors" / f"{rid}.json"),
-                        cluster=cluster,
-                        fingerprint=fp,
-                    )
-                )
-    ids = [t.run_id for t in tasks]
-    if len(set(ids)) != len(ids):
-        dup = sorted({i for i in ids if ids.count(i) > 1})
-        msg = f"run ids collide: {dup[:5]}; give workloads and policies distinct names"
-        raise ValueError(msg)
-    return tasks
-
-
-def run_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The ``run`` metadata of a run file (without reading its table); {} if unreadable."""
-    if not Path(path).is_file():
-        return {}
-    try:
-        meta = json.loads(pl.read_parquet_metadata(path).get(io.METADATA_KEY, "{}"))
-    except Exception:  # an unreadable file is not done; it is overwritten
-        return {}
-    return meta.get("run", {}) if isinstance(meta, dict) else {}
-
-
-def is_done(task: RunTask) -> bool:
-    """True if the run's file exists and its metadata carries the task's fingerprint."""
-    run = run_meta(task.out_path)
-    return run.get("fingerprint") == task.fingerprint and run.get("complete") is True
+    warnings: tuple[str, ...] = ()
+    """``"<run id>: <warning>"`` for every warning a run gave in this call, one line each."""
+    replaced: Path | None = None
+    """Where ``force`` moved the files of a previous, different spec (None: nothing moved)."""
 
 
 def make_jobsets(w: WorkloadSpec, path: Path) -> JobSet:
@@ -183,7 +86,7 @@ def make_jobsets(w: WorkloadSpec, path: Path) -> JobSet:
     if w.generator is not None:
         from schedlab.registry import generators
 
-        js = generators.make(w.generator, **w.params).generate_sweep(
+        js = generators.create(w.generator, w.params).generate_sweep(
             list(w.loads), n_jobsets=w.jobsets, seed=w.seed
         )
     elif w.loader == "jobset":
@@ -198,49 +101,6 @@ def make_jobsets(w: WorkloadSpec, path: Path) -> JobSet:
     js = JobSet(js.jobs, dataclasses.replace(js.meta, provenance=provenance))
     js.write_parquet(path)
     return js
-
-
-def execute(task: RunTask) -> tuple[str, str | None]:
-    """Run one task; on failure write ``errors/<id>.json``. Returns ``(run_id, error or None)``."""
-    t0 = time.perf_counter()
-    try:
-        from schedlab.registry import make_policy
-        from schedlab.simulator.config import ClusterConfig
-        from schedlab.simulator.run import simulate
-
-        js = JobSet.read_parquet(task.jobsets_path)
-        if task.load is not None:
-            jobs = js.jobs.filter(pl.col("load").is_close(task.load))  # type: ignore[attr-defined]
-            js = JobSet(jobs, js.meta)
-        policy = make_policy(task.spec)
-        policy.name = task.policy
-        res = simulate(js, [policy], ClusterConfig(**task.cluster))
-        table = res.table.with_columns(pl.lit(task.workload).alias("workload"))
-        run = {
-            **dataclasses.asdict(task),
-            "wall_s": time.perf_counter() - t0,
-            "n_jobs": table.height,
-            "n_jobsets": len(js.jobset_ids),
-            "complete": True,
-        }
-        Results(table, {**res.meta, "run": run}).write_parquet(task.out_path)
-        return task.run_id, None
-    except Exception as exc:
-        record_failure(task, exc, traceback.format_exc(), time.perf_counter() - t0)
-        return task.run_id, f"{type(exc).__name__}: {exc}"
-
-
-def record_failure(task: RunTask, exc: BaseException, tb: str, wall_s: float) -> None:
-    """Write ``errors/<id>.json`` for ``task`` (atomically)."""
-    info = {
-        **dataclasses.asdict(task),
-        "error": type(exc).__name__,
-        "message": str(exc),
-        "traceback": tb,
-        "wall_s": wall_s,
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    io.write_text_atomic(task.error_path, json.dumps(info, indent=2, default=str))
 
 
 def environment() -> dict[str, Any]:
@@ -284,6 +144,8 @@ def run_experiment(
     *,
     workers: int | None = None,
     progress: bool = True,
+    force: bool = False,
+    executor: Executor | None = None,
 ) -> Outcome:
     """Run every run of ``spec`` not yet done into ``out_dir``; see the module docstring.
 
@@ -294,48 +156,48 @@ def run_experiment(
     out_dir
         The experiment directory (created if missing).
     workers
-        Worker processes; default ``os.cpu_count()``. With 1, or a single pending run, runs
-        execute in this process.
+        Processes running runs, this one included; default: the CPUs this process may use.
+        With 1, or fewer than :data:`MIN_PARALLEL_RUNS` pending runs, runs execute here only.
     progress
-        Show a tqdm progress bar over completed runs.
-    """
-    from tqdm import tqdm
+        Show a progress bar over completed runs, and each run's warnings as one line.
+    force
+        Replace an experiment of a different spec in ``out_dir`` (see :func:`check_directory`).
+    executor
+        Where runs execute (default: chosen from ``workers``, see above); it is closed here.
 
+    Raises
+    ------
+    OutputError
+        ``out_dir`` holds the runs of a different spec and ``force`` is not set.
+    Interrupted
+        SIGINT or SIGTERM arrived: completed runs are kept; run again to resume.
+    """
     t0 = time.perf_counter()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    _write_header(spec, out)
+    replaced = check_directory(spec, out, force=force)
     tasks = plan(spec, out)
-    for w in spec.workloads:
-        make_jobsets(w, out / "jobsets" / f"{_slug(w.name)}.parquet")
     pending = [t for t in tasks if not is_done(t)]
-    for t in pending:
-        Path(t.error_path).unlink(missing_ok=True)
-    failures: dict[str, str] = {}
-    n_workers = max(1, min(workers or os.cpu_count() or 1, len(pending)))
-    bar = tqdm(
-        total=len(tasks),
-        initial=len(tasks) - len(pending),
-        desc=spec.name,
-        unit="run",
-        disable=not progress or None,
-    )
-    with bar:
-        if n_workers == 1:
-            for t in pending:
-                _, err = execute(t)
-                if err:
-                    failures[t.run_id] = err
-                bar.update()
-        else:
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
-                futures = {pool.submit(execute, t): t for t in pending}
-                for fut in as_completed(futures):
-                    err = _result(fut, futures[fut])
-                    if err:
-                        failures[futures[fut].run_id] = err
-                    bar.update()
+    executor = executor or default_executor(workers, len(pending))
+    done: list[str] = []
+    try:
+        with interrupts.guard():
+            out.mkdir(parents=True, exist_ok=True)
+            _remove_partial_files(out)
+            _write_header(spec, out)
+            for w in spec.workloads:
+                make_jobsets(w, jobsets_path(out, w))
+            failures, said = _run(executor, tasks, pending, spec.name, progress, done)
+    except KeyboardInterrupt as exc:
+        executor.cancel()
+        _remove_partial_files(out)
+        name = getattr(exc, "signal", "SIGINT")
+        msg = (
+            f"interrupted by {name} after {len(tasks) - len(pending) + len(done)} of {len(tasks)} "
+            f"runs ({len(done)} now); run the same command again to resume"
+        )
+        raise Interrupted(msg, name) from exc
+    finally:
+        executor.close()
     write_combined(spec, out)
     return Outcome(
         out_dir=out,
@@ -344,21 +206,154 @@ def run_experiment(
         ran=len(pending) - len(failures),
         failures=failures,
         wall_s=time.perf_counter() - t0,
+        warnings=said,
+        replaced=replaced,
     )
 
 
-def _result(fut: Future, task: RunTask) -> str | None:
+def available_cpus() -> int:
+    """CPUs this process may run on."""
     try:
-        return fut.result()[1]
-    except Exception as exc:  # the worker process died (BrokenProcessPool) or could not pickle
-        record_failure(task, exc, traceback.format_exc(), 0.0)
-        return f"{type(exc).__name__}: {exc}"
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def default_executor(workers: int | None, n_pending: int) -> Executor:
+    """Serial for one worker or fewer than :data:`MIN_PARALLEL_RUNS` runs, else this process
+    plus ``workers − 1`` helpers (never more processes than runs)."""
+    n = min(workers or available_cpus(), n_pending)
+    if n <= 1 or n_pending < MIN_PARALLEL_RUNS:
+        return SerialExecutor()
+    return LocalExecutor(helpers=n - 1)
+
+
+def _run(
+    executor: Executor,
+    tasks: list[RunTask],
+    pending: list[RunTask],
+    name: str,
+    progress: bool,
+    done: list[str],
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Execute ``pending``; returns failures (run id -> error) and warnings (one line each)."""
+    from tqdm import tqdm
+
+    for t in pending:
+        Path(t.error_path).unlink(missing_ok=True)
+    failures: dict[str, str] = {}
+    said: list[str] = []
+    bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=name, unit="run",
+               disable=not progress or None)  # fmt: skip
+    with bar:
+        executor.submit(pending)
+        for result in executor.as_completed():
+            done.append(result.run_id)
+            if result.error:
+                failures[result.run_id] = result.error
+            for w in result.warnings:
+                said.append(f"{result.run_id}: {w}")
+                if progress:
+                    bar.write(f"warning: {said[-1]}")
+            bar.update()
+    return failures, tuple(said)
+
+
+def _remove_partial_files(out: Path) -> None:
+    """Temporary files of atomic writes cut short (a killed worker); one runner per directory."""
+    for folder in ("runs", "errors", "jobsets"):
+        for tmp in (out / folder).glob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
+
+
+def check_directory(spec: ExperimentSpec, out: Path, *, force: bool = False) -> Path | None:
+    """Make sure running ``spec`` into ``out`` mixes no runs of another spec.
+
+    ``out`` may be new, or hold the same spec's runs (resume: the run set and every run's
+    fingerprint are unchanged; presentation settings such as ``[report]`` may change). Any other
+    experiment there is refused, naming what differs, unless ``force``: then the files of the
+    old spec that the new one would not reproduce identically (runs, errors, jobsets, the old
+    spec and combined results) are moved to ``out/replaced/<time>/``, which is returned.
+    """
+    old_path = out / "spec.json"
+    if not old_path.is_file():
+        return None
+    try:
+        old = ExperimentSpec.from_json(json.loads(old_path.read_text()))
+        before = {t.run_id: t.fingerprint for t in plan(old, out)}
+        changes = _differences(old.to_json(), spec.to_json())
+    except (OSError, ValueError, KeyError, TypeError):
+        old, before, changes = None, {}, ["spec.json is unreadable"]
+    after = {t.run_id: t.fingerprint for t in plan(spec, out)}
+    if before == after:
+        return None
+    if not force:
+        what = "another experiment" if old is None else f"experiment {old.name!r}"
+        msg = (
+            f"{out} holds {what} of a different spec ({'; '.join(changes[:3])}); "
+            "run its own spec to resume it, choose another -o, or pass --force to replace it "
+            f"(its runs the new spec does not reproduce are moved to {out / 'replaced'}/)"
+        )
+        raise OutputError(msg)
+    keep = {rid for rid, fp in after.items() if before.get(rid) == fp}
+    fingerprints = {jobsets_path(out, w).name: workload_fingerprint(w) for w in spec.workloads}
+    return _move_aside(out, keep, fingerprints)
+
+
+def _move_aside(out: Path, keep: set[str], fingerprints: dict[str, str]) -> Path:
+    """Move everything but the runs in ``keep`` and current jobsets to ``out/replaced/<time>``."""
+    dest = out / "replaced" / time.strftime("%Y%m%d-%H%M%S")
+    moves = [out / n for n in ("spec.toml", "spec.json", "results.parquet", "runs.csv")]
+    for folder in ("runs", "errors"):
+        moves += [p for p in (out / folder).glob("*") if p.stem not in keep]
+    for p in (out / "jobsets").glob("*.parquet"):
+        current = fingerprints.get(p.name)
+        if current is None or _jobsets_fingerprint(p) != current:
+            moves.append(p)
+    for p in moves:
+        if p.exists():
+            target = dest / p.relative_to(out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            p.replace(target)
+    return dest
+
+
+def _jobsets_fingerprint(path: Path) -> str | None:
+    try:
+        return JobSet.read_parquet(path).meta.provenance.get("workload_fingerprint")
+    except (OSError, ValueError):
+        return None
+
+
+def _differences(old: Any, new: Any, where: str = "") -> list[str]:
+    """``"key.path: old -> new"`` for every leaf that differs between two JSON-like values."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = [k for k in dict.fromkeys([*old, *new]) if k != "source"]
+        return [d for k in keys for d in _differences(old.get(k), new.get(k), f"{where}.{k}")]
+    if _named(old) and _named(new):  # policies, workloads: compare by name
+        a, b = ({d["name"]: d for d in x} for x in (old, new))
+        gone = [f"{where.lstrip('.')}: {n!r} removed" for n in a if n not in b]
+        added = [f"{where.lstrip('.')}: {n!r} added" for n in b if n not in a]
+        same = [d for n in a if n in b for d in _differences(a[n], b[n], f"{where}[{n!r}]")]
+        return gone + added + same
+    if isinstance(old, list | tuple) and isinstance(new, list | tuple) and len(old) == len(new):
+        return [d for i, (a, b) in enumerate(zip(old, new, strict=True))
+                for d in _differences(a, b, f"{where}[{i}]")]  # fmt: skip
+    return [] if old == new else [f"{where.lstrip('.')}: {_short(old)} -> {_short(new)}"]
+
+
+def _named(value: Any) -> bool:
+    items = value if isinstance(value, list | tuple) else [None]
+    return all(isinstance(d, dict) and "name" in d for d in items)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def write_combined(spec: ExperimentSpec, out: Path) -> None:
     """Write ``results.parquet`` (every done run) and ``runs.csv`` (one row per run)."""
-    from schedlab.evaluation.collect import collect_runs, run_summaries
-
     results = collect_runs(spec, out)
     if results is not None:
         results.write_parquet(out / "results.parquet")

@@ -3,7 +3,7 @@
 Schema (every key is optional unless marked *required*; unknown keys are errors)::
 
     policies = [                            # required: spec strings as for `simulate --policy`
-        "random", "fcfs", "sjf", "packer", "tetris",
+        "sjf", "tetris:knob=0.3",           #   (`schedlab list policies --params`)
         # a table gives a display name, or `optional = true`: run only when the policy is
         # registered and its checkpoint exists (a path relative to this file, or a shipped name)
         { spec = "deeprm:checkpoint=deeprm-0.7", name = "deeprm", optional = true },
@@ -54,18 +54,27 @@ the results.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from schedlab.errors import SpecError
+from schedlab.errors import SpecError, UnknownNameError
 from schedlab.evaluation.metrics import BSLD_THRESHOLD, METRICS
-from schedlab.evaluation.validate import REQUIRED, TomlTable
-from schedlab.registry import generators, loaders, parse_spec, policies
+from schedlab.params import check_load, check_params
+from schedlab.registry import (
+    Registry,
+    generators,
+    loaders,
+    make_policy,
+    policies,
+    policy_key,
+    policy_name,
+)
 from schedlab.simulator.config import ClusterConfig
+from schedlab.validate import Table
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -210,18 +219,18 @@ def load_spec(path: str | Path) -> ExperimentSpec:
 TOP = ("experiment", "cluster", "workloads", "policies", "metrics", "report")
 
 
+def _table(data: Any, where: str, source: str, allowed: Collection[str] | None) -> Table:
+    return Table(data, where, source, error=SpecError, allowed=allowed)
+
+
 def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> ExperimentSpec:
     """Validate and resolve an already-parsed spec (see :func:`load_spec`)."""
-    top = TomlTable(dict(data), "", TOP, source)
-    exp = TomlTable(
-        top.get("experiment", dict, REQUIRED),
-        "[experiment]",
-        ("name", "description", "seed", "reference"),
-        source,
-    )
+    top = _table(dict(data), "", source, TOP)
+    exp_keys = ("name", "description", "seed", "reference")
+    exp = _table(top.get("experiment", dict), "[experiment]", source, exp_keys)
     seed = exp.get("seed", int, 0)
-    cluster = _cluster(top.get("cluster", dict, {}), source)
-    raw_workloads = top.get("workloads", list, REQUIRED)
+    cluster = _cluster(_table(top.get("cluster", dict, {}), "[cluster]", source, None))
+    raw_workloads = top.get("workloads", list)
     if not raw_workloads:
         top.fail("workloads", "at least one [[workloads]] table is required")
     children = np.random.SeedSequence(seed).spawn(len(raw_workloads))
@@ -232,12 +241,12 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
     names = [w.name for w in workloads]
     if len(set(names)) != len(names):
         top.fail("workloads", f"workload names must be unique, got {names}")
-    ran, skipped = _policies(top.get("policies", list, REQUIRED), base_dir, source)
-    reference = exp.get("reference", str, REQUIRED)
+    ran, skipped = _policies(top.get("policies", list), base_dir, source)
+    reference = exp.get("reference", str)
     if reference not in [p.name for p in ran]:
         exp.fail("reference", f"{reference!r} is not a policy that runs: {[p.name for p in ran]}")
     return ExperimentSpec(
-        name=exp.get("name", str, REQUIRED),
+        name=exp.get("name", str),
         description=exp.get("description", str, ""),
         seed=seed,
         reference=reference,
@@ -245,38 +254,30 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
         workloads=workloads,
         policies=ran,
         skipped=skipped,
-        metrics=_metrics(top.get("metrics", dict, {}), source),
-        report=_report(top.get("report", dict, {}), source),
+        metrics=_metrics(_table(top.get("metrics", dict, {}), "[metrics]", source, None)),
+        report=_report(_table(top.get("report", dict, {}), "[report]", source, None)),
         source=source,
     )
 
 
-def _cluster(data: dict[str, Any], source: str) -> ClusterConfig:
+def _cluster(t: Table) -> ClusterConfig:
     names = tuple(f.name for f in fields(ClusterConfig))
-    t = TomlTable(data, "[cluster]", names, source)
-    kwargs = {k: t.get(k, int) for k in names if k in data}
+    t = _table(t.data, t.where, t.source, names)
+    kwargs = {k: t.get(k, int) for k in names if k in t}
     for k, v in kwargs.items():
         if v < 1:
             t.fail(k, f"must be >= 1, got {v}")
     return ClusterConfig(**kwargs)
 
 
+WORKLOAD_KEYS = ("name", "generator", "params", "loads", "rates", "jobsets", "seed", "loader",
+                 "path", "options")  # fmt: skip
+
+
 def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> WorkloadSpec:
-    allowed = (
-        "name",
-        "generator",
-        "params",
-        "loads",
-        "rates",
-        "jobsets",
-        "seed",
-        "loader",
-        "path",
-        "options",
-    )
-    t = TomlTable(data, f"[[workloads]][{i}]", allowed, source)
-    name = t.get("name", str, REQUIRED)
-    generator, loader = t.get("generator", str), t.get("loader", str)
+    t = _table(data, f"[[workloads]][{i}]", source, WORKLOAD_KEYS)
+    name = t.get("name", str)
+    generator, loader = t.get("generator", str, None), t.get("loader", str, None)
     if (generator is None) == (loader is None):
         t.fail("generator", "give exactly one of `generator` or `loader`")
     params = dict(t.get("params", dict, {}))
@@ -284,54 +285,68 @@ def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> Work
     if jobsets < 1:
         t.fail("jobsets", f"must be >= 1, got {jobsets}")
     if generator is not None:
-        for key in ("path", "options"):
-            if key in t.data:
-                t.fail(key, "only for a `loader` workload")
-        if generator not in generators:
-            t.fail("generator", f"unknown generator {generator!r}; known: {generators.names()}")
-        loads, rates = t.numbers("loads"), t.numbers("rates")
-        if bool(loads) == bool(rates):
-            t.fail("loads", "give exactly one of `loads` or `rates` (a non-empty list)")
-        try:
-            gen = generators.make(generator, **params)
-        except (TypeError, ValueError) as exc:
-            t.fail("params", f"{generator}: {exc}")
-        if rates:
-            if not hasattr(gen, "load_per_rate"):
-                t.fail("rates", f"generator {generator!r} takes loads, not rates")
-            loads = tuple(float(r * gen.load_per_rate()) for r in rates)
-        return WorkloadSpec(
-            name=name,
-            generator=generator,
-            params=params,
-            loads=loads,
-            rates=rates,
-            jobsets=jobsets,
-            seed=wseed,
-        )
+        return _generated(t, generator, params, jobsets, wseed)
     for key in ("loads", "rates", "jobsets"):
-        if key in t.data:
+        if key in t:
             t.fail(key, "only for a `generator` workload (a trace has its own jobsets)")
-    if loader != "jobset" and loader not in loaders:
-        t.fail("loader", f"unknown loader {loader!r}; known: {['jobset', *loaders.names()]}")
-    path = base_dir / t.get("path", str, REQUIRED)
+    if loader != "jobset":
+        _known(t, "loader", loaders, loader)
+        params = _checked(t, "params", lambda: loaders.check(loader, params))
+    path = base_dir / t.get("path", str)
     if not path.is_file():
         t.fail("path", f"no such file: {path}")
+    options = dict(t.get("options", dict, {}))
     if loader != "jobset":
         from schedlab.loaders.traces.transform import TraceOptions
 
-        try:
-            TraceOptions(**t.get("options", dict, {}))
-        except (TypeError, ValueError) as exc:
-            t.fail("options", str(exc))
+        owner = "trace options"
+        options = _checked(t, "options", lambda: check_params(TraceOptions, options, owner=owner))
+        _checked(t, "options", lambda: TraceOptions(**options))
     return WorkloadSpec(
-        name=name,
-        loader=loader,
-        path=str(path.resolve()),
-        params=params,
-        options=dict(t.get("options", dict, {})),
+        name=name, loader=loader, path=str(path.resolve()), params=params, options=options,
         seed=wseed,
-    )
+    )  # fmt: skip
+
+
+def _generated(
+    t: Table, generator: str, params: dict[str, Any], jobsets: int, seed: int
+) -> WorkloadSpec:
+    for key in ("path", "options"):
+        if key in t:
+            t.fail(key, "only for a `loader` workload")
+    _known(t, "generator", generators, generator)
+    params = _checked(t, "params", lambda: generators.check(generator, params))
+    gen = generators.load(generator)(**params)
+    loads = tuple(t.numbers("loads", default=[], positive=True, distinct=True))
+    rates = tuple(t.numbers("rates", default=[], positive=True, distinct=True))
+    if bool(loads) == bool(rates):
+        t.fail("loads", "give exactly one of `loads` or `rates` (a non-empty list)")
+    if rates:
+        if not hasattr(gen, "load_per_rate"):
+            t.fail("rates", f"generator {generator!r} takes loads, not rates")
+        loads = tuple(float(r * gen.load_per_rate()) for r in rates)
+    for load in loads:
+        check_load(load, where=f"{t.source}: {t.path('loads' if not rates else 'rates')}")
+    return WorkloadSpec(
+        name=t.get("name", str), generator=generator, params=params, loads=loads, rates=rates,
+        jobsets=jobsets, seed=seed,
+    )  # fmt: skip
+
+
+def _known(t: Table, key: str, registry: Registry, name: str) -> None:
+    """Fail at ``key`` unless ``name`` is registered (naming the closest known names)."""
+    try:
+        registry.entry(name)
+    except UnknownNameError as exc:
+        t.fail(key, str(exc))
+
+
+def _checked(t: Table, key: str, call: Callable[[], Any]) -> Any:
+    """``call()``; a ValueError or TypeError it raises fails at ``key``."""
+    try:
+        return call()
+    except (TypeError, ValueError) as exc:
+        t.fail(key, str(exc))
 
 
 def checkpoint_path(spec: str) -> str | None:
@@ -363,33 +378,25 @@ def find_checkpoint(ckpt: str, base_dir: Path) -> str | None:
 def _policies(items: list[Any], base_dir: Path, source: str) -> tuple[tuple, tuple]:
     ran: list[PolicySpec] = []
     skipped: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
     for i, item in enumerate(items):
-        where = f"policies[{i}]"
         entry = {"spec": item} if isinstance(item, str) else item
-        t = TomlTable(entry, where, ("spec", "name", "optional"), source)
-        spec = t.get("spec", str, REQUIRED)
+        t = _table(entry, f"policies[{i}]", source, ("spec", "name", "optional"))
+        spec = t.get("spec", str)
         name, optional = t.get("name", str, spec), t.get("optional", bool, False)
-        ckpt = checkpoint_path(spec)
-        found = None if ckpt is None else find_checkpoint(ckpt, base_dir)
-        if ckpt is not None and found is not None:
-            spec = spec.replace(ckpt, found, 1)
-        reason, base = None, spec.partition(":")[0].strip()
-        if base not in policies:
-            reason = f"policy {base!r} is not registered"
-        elif ckpt is not None and found is None:
-            reason = f"checkpoint {ckpt!r} not found (relative to {base_dir}, or shipped)"
-        elif ckpt is None:
-            try:
-                parse_spec(spec)
-            except ValueError as exc:
-                t.fail("spec", str(exc))
+        reason = _unavailable(spec, base_dir)
         if reason and not optional:
             t.fail("spec", reason)
         if reason:
             skipped.append((name, reason))
             continue
+        spec = _with_checkpoint(spec, base_dir)
+        key = _checked(t, "spec", lambda spec=spec: _identity(spec))
         if name in [p.name for p in ran]:
             t.fail("name", f"policy name {name!r} is used twice")
+        if key in seen:
+            t.fail("spec", f"{spec!r} is the same policy as policies[{seen[key]}] (same results)")
+        seen[key] = i
         ran.append(PolicySpec(spec=spec, name=name, optional=optional))
     if not ran:
         msg = f"{source}: policies: no policy can run (skipped: {skipped})"
@@ -397,9 +404,34 @@ def _policies(items: list[Any], base_dir: Path, source: str) -> tuple[tuple, tup
     return tuple(ran), tuple(skipped)
 
 
-def _metrics(data: dict[str, Any], source: str) -> MetricsSpec:
-    names = tuple(f.name for f in fields(MetricsSpec))
-    t = TomlTable(data, "[metrics]", names, source)
+def _unavailable(spec: str, base_dir: Path) -> str | None:
+    """Why the policy ``spec`` cannot run here (unregistered name with the closest known
+    names, checkpoint not found), or None."""
+    try:
+        policies.entry(policy_name(spec))
+    except UnknownNameError as exc:
+        return str(exc)
+    ckpt = checkpoint_path(spec)
+    if ckpt is not None and find_checkpoint(ckpt, base_dir) is None:
+        return f"checkpoint {ckpt!r} not found (relative to {base_dir}, or shipped)"
+    return None
+
+
+def _with_checkpoint(spec: str, base_dir: Path) -> str:
+    """``spec`` with its checkpoint (if any) resolved to an absolute path or a shipped name."""
+    ckpt = checkpoint_path(spec)
+    found = None if ckpt is None else find_checkpoint(ckpt, base_dir)
+    return spec if ckpt is None or found is None else spec.replace(ckpt, found, 1)
+
+
+def _identity(spec: str) -> str:
+    """What makes two policy specs the same policy (:func:`~schedlab.registry.policy_key`);
+    the spec's parameters are checked (:class:`~schedlab.errors.ParameterError` names it)."""
+    return policy_key(make_policy(spec))
+
+
+def _metrics(t: Table) -> MetricsSpec:
+    t = _table(t.data, t.where, t.source, tuple(f.name for f in fields(MetricsSpec)))
     d = MetricsSpec()
     primary = t.get("primary", str, d.primary)
     secondary = tuple(t.get("secondary", list, list(d.secondary)))
@@ -425,9 +457,9 @@ def _metrics(data: dict[str, Any], source: str) -> MetricsSpec:
     return out
 
 
-def _report(data: dict[str, Any], source: str) -> ReportSpec:
-    t = TomlTable(data, "[report]", ("title", "focus_load"), source)
-    focus = t.get("focus_load", float)
+def _report(t: Table) -> ReportSpec:
+    t = _table(t.data, t.where, t.source, ("title", "focus_load"))
+    focus = t.get("focus_load", float, None)
     if focus is not None and focus <= 0:
         t.fail("focus_load", f"must be > 0, got {focus}")
     return ReportSpec(title=t.get("title", str, ""), focus_load=focus)

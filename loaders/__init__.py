@@ -4,12 +4,22 @@ Sub-packages: :mod:`~schedlab.loaders.traces` (format parsers, the shared finish
 drop report, :func:`load_trace`), :mod:`~schedlab.loaders.generators` (synthetic generators)
 and :mod:`~schedlab.loaders.workload` (the fitted workload model). The names below are
 imported lazily, so importing this package stays light.
+
+The package also fronts the loader registry: ``schedlab.loaders.load("swf")``, ``names()``,
+``entry``, ``make`` and ``register`` are those of :data:`schedlab.registry.loaders`, so the
+documented API works whether ``schedlab.loaders`` was reached as the registry or as this package.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
+
+from schedlab.registry import loaders as registry
+
+entry, load, make, names, register = (
+    registry.entry, registry.load, registry.make, registry.names, registry.register
+)  # fmt: skip
 
 _LAZY = {
     "DropReport": "schedlab.loaders.traces.drop_report",
@@ -21,7 +31,7 @@ _LAZY = {
     "check_loader": "schedlab.loaders.check",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = sorted([*_LAZY, "entry", "load", "make", "names", "register"])
 
 
 def __getattr__(name: str) -> Any:

@@ -24,17 +24,21 @@ kernel is recompiled.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import numba
 import numpy as np
 
 from schedlab.errors import UnknownNameError
+from schedlab.params import Typical
 from schedlab.policies.base import ParamsMixin
 from schedlab.simulator.cluster.dispatch import SCORE_SIGNATURE, arrival_order, choose_batch
 from schedlab.simulator.cluster.placement import PLACEMENTS
 from schedlab.simulator.model import Snapshot
 from schedlab.simulator.views.queue import QueueView
+
+Placement = Literal["firstfit", "bestfit", "worstfit", "align"]
+"""Placement rules (:data:`schedlab.simulator.cluster.placement.PLACEMENTS`)."""
 
 
 def score_function(fn: Any) -> Any:
@@ -71,7 +75,7 @@ class Heuristic(ParamsMixin):
 
     Parameters
     ----------
-    placement : str
+    placement : Placement
         Placement rule on several machines (``firstfit``, ``bestfit``, ``worstfit``, ``align``).
     """
 
@@ -85,7 +89,7 @@ class Heuristic(ParamsMixin):
     view: ClassVar[QueueView] = QueueView()
     knob: float = 0.0
 
-    def __init__(self, *, placement: str = "firstfit") -> None:
+    def __init__(self, *, placement: Placement = "firstfit") -> None:
         self.placement = placement
 
     @property
@@ -166,7 +170,12 @@ class TetrisStar(Heuristic):
 
     key, score = "tetris", _tetris
 
-    def __init__(self, *, knob: float = 0.5, placement: str = "firstfit") -> None:
+    def __init__(
+        self,
+        *,
+        knob: Annotated[float, Typical(ge=0, le=1)] = 0.5,
+        placement: Placement = "firstfit",
+    ) -> None:
         self.knob = knob
         self.placement = placement
 
@@ -181,7 +190,7 @@ class RandomPolicy(Heuristic):
 
     key, score, uniform = "random", arrival_order, True
 
-    def __init__(self, *, seed: int = 0, placement: str = "firstfit") -> None:
+    def __init__(self, *, seed: int = 0, placement: Placement = "firstfit") -> None:
         self.seed = seed
         self.placement = placement
         self._rng = np.random.default_rng(seed)

@@ -43,6 +43,11 @@ class MLPPolicyNet(nn.Module):
         self.fc1 = nn.Linear(obs_dim, hidden)
         self.fc2 = nn.Linear(hidden, n_actions)
 
+    @classmethod
+    def for_geometry(cls, geometry: ObsGeometry, *, hidden: int = 20) -> MLPPolicyNet:
+        """The MLP over images of ``geometry``."""
+        return cls(geometry.n_cells, geometry.n_actions, hidden)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits, shape ``(N, n_actions)``, of images ``x`` (float32, ``(N, T, W)`` or flat)."""
         return self.fc2(torch.relu(self.fc1(x.reshape(x.shape[0], -1))))
@@ -123,16 +128,25 @@ def _bag_scatter(grad: np.ndarray, terms: np.ndarray, weights: np.ndarray, out: 
                 row[h] += w * grad[i, h]
 
 
-NETWORKS: dict[str, Callable[..., nn.Module]] = {"mlp": MLPPolicyNet}
-"""Network name -> constructor ``(obs_dim, n_actions, **kwargs)``."""
+def _chen_cnn(geometry: ObsGeometry, **kwargs: Any) -> nn.Module:
+    from schedlab.policies.chen_cnn import ChenCNN
+
+    return ChenCNN.for_geometry(geometry, **kwargs)
+
+
+NETWORKS: dict[str, Callable[..., nn.Module]] = {
+    "mlp": MLPPolicyNet.for_geometry,
+    "chen-cnn": _chen_cnn,
+}
+"""Network name -> constructor ``(geometry, **kwargs)``."""
 
 
 def make_network(name: str, geometry: ObsGeometry, **kwargs: Any) -> nn.Module:
-    """The network ``name`` (``"mlp"``) for observations of ``geometry``."""
+    """The network ``name`` (:data:`NETWORKS`) for observations of ``geometry``."""
     if name not in NETWORKS:
         msg = f"unknown network {name!r} (known: {', '.join(sorted(NETWORKS))})"
         raise ValueError(msg)
-    return NETWORKS[name](geometry.n_cells, geometry.n_actions, **kwargs)
+    return NETWORKS[name](geometry, **kwargs)
 
 
 def dictionary_tensor(geometry: ObsGeometry) -> torch.Tensor:

@@ -35,11 +35,9 @@ from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.policies.deeprm import CheckpointError, sample_actions, save_checkpoint
 from schedlab.policies.networks import Logits, make_network, masked_log_softmax
-from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.cluster.batched import BatchedEngine, RewardWeights
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
-
-BASELINE_POLICIES = ("sjf", "packer", "tetris")
+from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, ObsGeometry, SparseObs
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -70,8 +68,21 @@ class TrainConfig:
     """RMSProp decay of the squared-gradient average."""
     eps: float = 1e-9
     """RMSProp epsilon."""
+    entropy_bonus: float = 0.0
+    """Weight of the policy's entropy added to the objective (0: plain REINFORCE, as the
+    papers); a small bonus keeps a network with many inputs from collapsing early."""
     network: str = "mlp"
-    """Policy network (:data:`schedlab.policies.networks.NETWORKS`)."""
+    """Policy network (:data:`schedlab.policies.networks.NETWORKS`): ``mlp`` or ``chen-cnn``."""
+    layout: Layout = "deeprm"
+    """Image layout: DeepRM's (``deeprm``) or Chen et al.'s (``reshaped``, seed 002 Fig. 1)."""
+    machines: int = 1
+    """m: identical machines (seed 002); the load refers to all of them."""
+    machine_weight: float = 1.0
+    """α of seed 002 Eq. 1: reward weight of jobs allocated to a machine (paper: 1)."""
+    queue_weight: float = 1.0
+    """β of seed 002 Eq. 1: reward weight of jobs waiting in the visible slots (paper: 2)."""
+    backlog_weight: float = 1.0
+    """γ of seed 002 Eq. 1: reward weight of jobs in the backlog (paper: 1)."""
     hidden: int = 20
     """Hidden units of the MLP."""
     mask_invalid: bool = True
@@ -97,7 +108,22 @@ class TrainConfig:
 
     def cluster(self) -> ClusterConfig:
         """The cluster geometry."""
-        return ClusterConfig(slots=self.slots, horizon=self.horizon, backlog_view=self.backlog)
+        return ClusterConfig(
+            slots=self.slots,
+            horizon=self.horizon,
+            backlog_view=self.backlog,
+            machines=self.machines,
+        )
+
+    def rewards(self) -> RewardWeights:
+        """Where-weights of the per-step reward."""
+        return RewardWeights(
+            alpha=self.machine_weight, beta=self.queue_weight, gamma=self.backlog_weight
+        )
+
+    def network_kwargs(self) -> dict[str, Any]:
+        """Constructor arguments of the network."""
+        return {"hidden": self.hidden} if self.network == "mlp" else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +156,10 @@ class TrainResult:
     baselines: dict[str, float]
     """Validation slowdown of the heuristics and of the initial policy."""
     seconds: float
+    withholding: dict[str, Any] | None = None
+    """Withheld-job statistics of the best policy on the validation jobsets (Figure 7a;
+    :meth:`~schedlab.simulator.cluster.batched.BatchedEngine.withholding`); None without
+    ``report``."""
 
 
 # -- returns and baseline (seed 000 Figure 3) ---------------------------------------------------
@@ -207,7 +237,8 @@ def image_view(geometry: ObsGeometry) -> DeepRMImage:
 
 def engine_geometry(engine: BatchedEngine, config: TrainConfig) -> ObsGeometry:
     """The image geometry of ``engine``'s cluster in ``config``'s layout."""
-    return DeepRMImage().geometry(engine.snapshot(np.zeros(0, dtype=np.int64)))
+    view = DeepRMImage(layout=config.layout)
+    return view.geometry(engine.snapshot(np.zeros(0, dtype=np.int64)))
 
 
 # -- update ---------------------------------------------------------------------------------
@@ -218,25 +249,31 @@ def policy_gradient_step(
     adv: np.ndarray,
     *,
     mask_invalid: bool,
-    chunk: int = 1 << 16,
+    entropy_bonus: float = 0.0,
+    chunk: int | None = None,
 ) -> tuple[float, float]:
-    """One batch update on ``−Σ log π(a|s) · adv / n``; returns (loss, mean entropy)."""
+    """One batch update on ``−Σ (log π(a|s) · adv + entropy_bonus · H(π(·|s))) / n``; returns
+    (loss, mean entropy).
+
+    Gradients are accumulated over chunks of decisions (default 65,536 for networks with the
+    sparse path, 4,096 for the others, whose intermediate activations are large)."""
     assert batch.obs is not None
     assert batch.mask is not None
     n = len(batch.actions)
     optimizer.zero_grad()
     loss_sum = entropy_sum = 0.0
+    chunk = chunk or (1 << 16 if logits_fn.sparse else 4096)
     for lo in range(0, n, chunk):
         sl = slice(lo, lo + chunk)
         logits = logits_fn(batch.obs.take(sl))
         mask = batch.mask[sl]
         logp = masked_log_softmax(logits, mask) if mask_invalid else logits.log_softmax(-1)
         chosen = logp.gather(1, torch.from_numpy(batch.actions[sl])[:, None]).squeeze(1)
-        loss = -(chosen * torch.from_numpy(adv[sl])).sum() / n
+        entropy = -(logp.exp() * logp.nan_to_num(neginf=0.0)).sum()
+        loss = -((chosen * torch.from_numpy(adv[sl])).sum() + entropy_bonus * entropy) / n
         loss.backward()
         loss_sum += loss.item()
-        with torch.no_grad():
-            entropy_sum -= float((logp.exp() * logp.nan_to_num(neginf=0.0)).sum())
+        entropy_sum += float(entropy.detach())
     optimizer.step()
     return loss_sum, entropy_sum / max(n, 1)
 
@@ -253,9 +290,11 @@ def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
     }
     params = dict(config.workload_params)
     cls = generators.load(config.workload)
-    if "window" not in params and "window" in {f.name for f in fields(cls)}:
-        params["window"] = config.window
-    gen = cls(**params)
+    known = {f.name for f in fields(cls)}
+    for name, value in (("window", config.window), ("machines", config.machines)):
+        if name not in params and name in known:
+            params[name] = value
+    gen = generators.create(config.workload, params, where="workload_params (-p)")
     train_js = gen.generate(config.load, n_jobsets=config.n_jobsets, seed=seeds["train"])
     val_js = gen.generate(config.load, n_jobsets=config.eval_jobsets, seed=seeds["validation"])
     return train_js, val_js, seeds
@@ -273,11 +312,12 @@ def evaluate(
 
 
 def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
-    """Validation slowdown of SJF, Packer and Tetris* on the same engine."""
+    """Validation slowdown of the baseline heuristics (SJF, Packer, Tetris*: the registry's
+    ``baseline`` tag) on the same engine."""
     from schedlab.registry import policies
 
     out = {}
-    for name in BASELINE_POLICIES:
+    for name in policies.names(tag="baseline"):
         policy = policies.make(name)
         engine.reset()
         engine.run_heuristic(policy.score, policy.rule, policy.knob)
@@ -288,7 +328,7 @@ def heuristic_baselines(engine: BatchedEngine) -> dict[str, float]:
 def _spec(config: TrainConfig, engine: BatchedEngine, seeds: dict[str, int]) -> dict[str, Any]:
     return {
         "network": config.network,
-        "network_kwargs": {"hidden": config.hidden} if config.network == "mlp" else {},
+        "network_kwargs": config.network_kwargs(),
         "geometry": engine_geometry(engine, config).to_json(),
         "mask_invalid": config.mask_invalid,
         "objective": config.objective,
@@ -306,7 +346,11 @@ def _check_resume(out: Path, config: TrainConfig, resume: bool) -> dict[str, Any
             raise SchedlabError(msg)
         return None
     if not last.exists():
-        return None
+        msg = (
+            f"--resume: {out} holds no training state to continue (no last.pt); "
+            "drop --resume to start a run there"
+        )
+        raise SchedlabError(msg)
     saved = json.loads((out / "config.json").read_text())["train_config"]
     mine = json.loads(json.dumps(asdict(config)))
     diff = {k for k in mine if k != "iterations" and saved.get(k) != mine[k]}
@@ -339,7 +383,9 @@ def train(
 ) -> TrainResult:
     """Train a DeepRM policy; write ``config.json``, ``curve.csv``/``.parquet``, ``best.pt``
     (best validation), ``final.pt``, ``last.pt`` (training state for ``resume``),
-    ``baselines.json`` and, with ``report``, a small report into ``out_dir``.
+    ``baselines.json`` into ``out_dir``; with ``report``, also evaluate the best policy for the
+    learning report (:attr:`TrainResult.withholding`; the caller draws the report, e.g.
+    :func:`schedlab.reports.learning.write_training_report`).
 
     Curve columns: ``iteration`` (1-based: updates done), ``mean_reward``/``max_reward`` (total
     reward of the training episodes, before the update), ``train_slowdown`` (their mean),
@@ -356,11 +402,11 @@ def train(
     torch.set_num_threads(config.threads)
     train_js, val_js, seeds = make_jobsets(config)
     cluster = config.cluster()
-    kw = {"objective": config.objective}
+    kw = {"objective": config.objective, "rewards": config.rewards()}
     engine = BatchedEngine.from_jobset(train_js, cluster, repeats=config.rollouts, **kw)
     val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
     geometry = engine_geometry(engine, config)
-    net = make_network(config.network, geometry, **({"hidden": config.hidden}))
+    net = make_network(config.network, geometry, **config.network_kwargs())
     logits_fn = Logits(net, geometry)
     optimizer = torch.optim.RMSprop(
         net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps
@@ -391,7 +437,9 @@ def train(
         batch = collect(engine, logits_fn, rng, mask_invalid=mask, record=True)
         t1 = time.perf_counter()
         adv = advantages(batch, config.gamma, config.rollouts)
-        loss, entropy = policy_gradient_step(logits_fn, optimizer, batch, adv, mask_invalid=mask)
+        loss, entropy = policy_gradient_step(
+            logits_fn, optimizer, batch, adv, mask_invalid=mask, entropy_bonus=config.entropy_bonus
+        )
         t2 = time.perf_counter()
         totals = batch.rewards.sum(axis=0)
         row: dict[str, Any] = {
@@ -428,9 +476,9 @@ def train(
     bar.close()
     curve = _write_curve(out, rows)
     save_checkpoint(out / "final.pt", net, {**spec, "iteration": config.iterations})
-    if report:
-        _write_report(out, curve, baselines, val_engine, config)
-    return TrainResult(out, curve, best_it, best, baselines, time.perf_counter() - t_start)
+    withholding = _best_withholding(out, val_engine, config) if report else None
+    seconds = time.perf_counter() - t_start
+    return TrainResult(out, curve, best_it, best, baselines, seconds, withholding)
 
 
 def _progress(enabled: bool, start: int, total: int) -> Any:
@@ -465,17 +513,13 @@ def _save_state(
         torch.save(state, tmp)
 
 
-def _write_report(
-    out: Path, curve: pl.DataFrame, baselines: dict[str, float], engine: BatchedEngine,
-    config: TrainConfig,
-) -> None:  # fmt: skip
-    """Learning curves and withheld jobs of the best policy on the validation jobsets."""
+def _best_withholding(out: Path, engine: BatchedEngine, config: TrainConfig) -> dict[str, Any]:
+    """Withheld jobs of the best policy on the validation jobsets (sampled as validated)."""
     from schedlab.policies.deeprm import load_network
-    from schedlab.reports.learning import write_training_report
 
     best = out / "best.pt"
     net, _ = load_network(best if best.exists() else out / "final.pt")
     seed = None if config.eval_greedy else _val_seed(config)
     geometry = engine_geometry(engine, config)
     evaluate(engine, Logits(net, geometry), mask_invalid=config.mask_invalid, seed=seed)
-    write_training_report(out, curve, baselines, engine.withholding(), asdict(config))
+    return engine.withholding()

@@ -17,8 +17,10 @@ from schedlab.evaluation import analysis as an
 from schedlab.evaluation.compare import EXACT_MAX, ZERO_METHOD
 from schedlab.evaluation.metrics import METRICS
 from schedlab.evaluation.permutation import PERMUTATIONS, SMALL_BLOCKS
+from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.markup import Block, png
+from schedlab.reports.markup import Block
+from schedlab.reports.output import Plot, figure
 from schedlab.reports.tables import (
     ci,
     exploratory_table,
@@ -94,18 +96,31 @@ def compare_policies(
     )
 
 
+def cd_inputs(comp: Comparison) -> tuple[dict[str, float], list[list[str]]]:
+    """Mean ranks (primary metric) and the groups of not significantly different policies at
+    the focus: what a critical-difference diagram draws."""
+    mean_ranks = dict(
+        comp.at_focus(comp.summary)
+        .filter(pl.col("metric") == comp.cfg.primary)
+        .select("policy", "mean_rank")
+        .rows()
+    )
+    pairs = comp.at_focus(comp.pairwise)
+    return mean_ranks, (an.cliques(mean_ranks, pairs) if pairs.height else [])
+
+
 def figures(
     comp: Comparison, pj: pl.DataFrame, palette: dict[str, Any]
-) -> dict[str, tuple[bytes, str]]:
-    """PNG and caption of the jobset plot, CD diagram, heatmap and ratio plot at the focus."""
+) -> dict[str, tuple[Plot, str]]:
+    """Figure and caption of the jobset plot, CD diagram, heatmap and ratio plot at the focus."""
     cfg, where, ranked = comp.cfg, comp.where(), comp.ranked()
-    out: dict[str, tuple[bytes, str]] = {}
+    out: dict[str, tuple[Plot, str]] = {}
     if not ranked:
         return out
     rows = comp.at_focus(pj)
     label = METRICS[cfg.primary]
     out["jobset_values.png"] = (
-        png(
+        figure(
             lambda ax: sf.plot_jobset_values(
                 rows,
                 metric=cfg.primary,
@@ -121,17 +136,11 @@ def figures(
     )
     omni, pairs = comp.at_focus(comp.omnibus), comp.at_focus(comp.pairwise)
     if omni.height and pairs.height:
-        mean_ranks = dict(
-            comp.at_focus(comp.summary)
-            .filter(pl.col("metric") == cfg.primary)
-            .select("policy", "mean_rank")
-            .rows()
-        )
-        groups = an.cliques(mean_ranks, pairs)
+        mean_ranks, groups = cd_inputs(comp)
         o = omni.row(0, named=True)
         size = sf.cd_figsize(mean_ranks, len(groups))
         out["cd_diagram.png"] = (
-            png(
+            figure(
                 lambda ax: sf.plot_cd_diagram(
                     mean_ranks, groups, palette=palette, cd=o["nemenyi_cd"], ax=ax
                 ),
@@ -142,13 +151,14 @@ def figures(
             f"significantly different by two-sided Wilcoxon signed-rank tests (zero_method="
             f"{ZERO_METHOD}) with Holm correction at α = {cfg.alpha:g}; the scale bar is the "
             f"Nemenyi critical difference (CD = {o['nemenyi_cd']:.2f}) for comparison. Omnibus "
-            f"Friedman test: p = {sf.format_p(o['p'])} ({o['p_reason']}).",
+            f"Friedman test: {sf.p_equals(o['p'])} ({o['p_reason']}).",
         )
         k = len(ranked)
         out["pairwise_heatmap.png"] = (
-            png(
+            figure(
                 lambda ax: sf.plot_pairwise_heatmap(pairs, ranked, alpha=cfg.alpha, ax=ax),
                 (min(4 + 1.2 * k, 12), min(2.5 + 0.8 * k, 9)),
+                span="page" if k > 4 else "column",
             ),
             f"Pairwise comparisons {where} on {label}: cell = matched-pairs rank-biserial "
             f"correlation of the row policy versus the column policy (> 0: row better) and the "
@@ -157,11 +167,12 @@ def figures(
     summ = comp.at_focus(comp.summary)
     if summ.get_column("ratio").drop_nulls().len():
         out["ratio_to_reference.png"] = (
-            png(
-                lambda ax: sf.plot_ratio_to_reference(
+            figure(
+                lambda ax: rf.plot_ratio_to_reference(
                     summ, reference=cfg.reference, metrics=cfg.metrics, palette=palette, ax=ax
                 ),
                 (9, 4.5),
+                paper=(3.3, 3.4),
             ),
             f"Objectives {where}: geometric-mean ratio of each policy's per-jobset value to "
             f"{cfg.reference}'s on the same jobset, with paired bootstrap "
@@ -217,19 +228,28 @@ def headline(comp: Comparison) -> str:
     return text + (
         f" {other} versus {cfg.reference}: geometric-mean ratio "
         f"{ci(r['ratio'], r['ratio_low'], r['ratio_high'])}, wins/ties/losses "
-        f"{r['wins']}/{r['ties']}/{r['losses']}, Holm-adjusted Wilcoxon p = {sf.format_p(p)} "
+        f"{r['wins']}/{r['ties']}/{r['losses']}, Holm-adjusted Wilcoxon {sf.p_equals(p)} "
         f"({verdict} at α = {cfg.alpha:g})."
     )
 
 
-def blocks(comp: Comparison, images: dict[str, Any], bucket_labels: dict[str, str]) -> list[Block]:
-    """The comparison sections of the report (focus condition, then omnibus over loads)."""
+def blocks(
+    comp: Comparison,
+    images: dict[str, Any],
+    bucket_labels: dict[str, str],
+    ratios: pl.DataFrame | None = None,
+) -> list[Block]:
+    """The comparison sections of the report (focus condition, then omnibus over loads).
+
+    ``ratios`` (:func:`~schedlab.evaluation.overview.ratio_overview`) marks the summary table's
+    ratios with the significance of the test against the reference.
+    """
     cfg, where = comp.cfg, comp.where()
     conf = f"{100 * cfg.confidence:g}%"
     out: list[Block] = [("h2", f"Which policy is better {where}?"), ("p", headline(comp))]
     out += [("warning", w) for w in power_warnings(comp)]
     out += [
-        ("table", summary_table(comp)),
+        ("table", summary_table(comp, ratios)),
         (
             "p",
             f"Per-jobset {METRICS[cfg.primary]}, over jobsets. Mean rank: average rank within "
@@ -252,7 +272,7 @@ def blocks(comp: Comparison, images: dict[str, Any], bucket_labels: dict[str, st
     if comp.pairwise.height:
         out += [
             ("h3", f"All pairs {where} (confirmatory)"),
-            ("table", pairwise_table(comp)),
+            ("table", pairwise_table(comp.at_focus(comp.pairwise), cfg.alpha)),
             (
                 "p",
                 f"Two-sided Wilcoxon signed-rank tests on per-jobset {METRICS[cfg.primary]}"

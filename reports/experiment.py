@@ -2,24 +2,38 @@
 
 The experiment's resolved spec gives the reference policy, the metrics, the statistics
 settings, the focus load and the title; its failures, missing runs, skipped optional policies
-and environment are shown in the report. One workload gives one report in ``out/``; several
-give one report per workload in ``out/<workload>/`` and an index page ``out/report.html``
-(and ``report.md``) linking them.
+and environment are shown in the report, and its ``jobsets/`` give the jobs' demands for the
+views of the schedule. One workload gives one report in ``out/``; several give one report per
+workload in ``out/<workload>/`` and an index page ``out/report.html`` (and ``report.md``)
+linking them, with the comparison over every workload × load condition
+(:func:`~schedlab.evaluation.overview.across_conditions`): average ranks per workload, the
+Friedman test over conditions, pairwise tests and a critical-difference diagram.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from schedlab.errors import SpecError
+import polars as pl
+
+from schedlab.errors import ResultsError, SpecError
+from schedlab.evaluation.analysis import AnalysisConfig, cliques
 from schedlab.evaluation.collect import Experiment, read_experiment
+from schedlab.evaluation.overview import AcrossConditions, across_conditions
+from schedlab.evaluation.runner import plan
 from schedlab.evaluation.spec import checkpoint_path
-from schedlab.io import write_text_atomic
-from schedlab.reports.markup import to_html, to_markdown
-from schedlab.reports.render import write_report
+from schedlab.jobset import JobSet
+from schedlab.reports import stats_figures as sf
+from schedlab.reports.figures import policy_palette
+from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.output import FigureOptions, Plot, figure
+from schedlab.reports.render import analysis_config, build_report
+from schedlab.reports.tables import num, pairwise_table
+from schedlab.results import Results
 
 
 def training_run(spec: str) -> Path | None:
@@ -50,12 +64,53 @@ def _context(exp: Experiment, workload: str) -> dict[str, Any]:
     }
 
 
+def experiment_jobs(exp: Experiment) -> dict[str, JobSet]:
+    """Each workload's JobSet, from the experiment's ``jobsets/`` (workloads without one absent)."""
+    paths = {t.workload: Path(t.jobsets_path) for t in plan(exp.spec, exp.path)}
+    return {w: JobSet.read_parquet(p) for w, p in paths.items() if p.is_file()}
+
+
+def load_results(
+    source: Results | str | os.PathLike[str],
+    *,
+    workload: str | None = None,
+    jobs: JobSet | str | os.PathLike[str] | None = None,
+) -> tuple[Results, JobSet | None]:
+    """Per-job results and their JobSet from a Results, a results Parquet file or an experiment
+    directory (one workload: ``workload``, or its only one).
+
+    ``jobs`` (a JobSet or its Parquet file) is the JobSet to use; by default an experiment's
+    own (``jobsets/``), and none for a results file.
+
+    Raises
+    ------
+    ResultsError
+        If an experiment directory has several workloads and ``workload`` names none of them.
+    """
+    given = JobSet.read_parquet(jobs) if isinstance(jobs, str | os.PathLike) else jobs
+    if isinstance(source, Results):
+        return source, given
+    path = Path(source)
+    if not path.is_dir():
+        return Results.read_parquet(path), given
+    exp = read_experiment(path)
+    names = list(exp.results)
+    name = workload if workload is not None else (names[0] if len(names) == 1 else None)
+    if name not in exp.results:
+        msg = f"{path}: name a workload (--workload / workload=); the experiment holds {names}"
+        raise ResultsError(msg)
+    return exp.results[name], given or experiment_jobs(exp).get(name)
+
+
 def write_experiment_report(
     path: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
     seed: int | None = None,
     reference: str | None = None,
+    dpi: int = 200,
+    style: str = "screen",
+    vector: Sequence[str] | None = None,
 ) -> dict[str, Path]:
     """Write the report(s) of the experiment directory ``path`` into ``out_dir``.
 
@@ -69,12 +124,15 @@ def write_experiment_report(
         Bootstrap seed; default the experiment's seed.
     reference
         Reference policy; default the spec's.
+    dpi, style, vector
+        Figure files, as :func:`~schedlab.reports.render.write_report`.
 
     Returns
     -------
     dict
         As :func:`~schedlab.reports.render.write_report` for one workload; with several, the
-        index's ``"html"`` and ``"md"`` plus ``"<workload>"`` -> that report's HTML.
+        index's files (``"html"``, ``"md"``, its CSV tables by stem) plus ``"<workload>"`` ->
+        that report's HTML.
 
     Raises
     ------
@@ -87,39 +145,166 @@ def write_experiment_report(
         msg = f"{path}: no run of experiment {spec.name!r} has completed; nothing to report"
         raise SpecError(msg)
     m = spec.metrics
-    kwargs: dict[str, Any] = {
-        "seed": spec.seed if seed is None else seed,
-        "confidence": m.confidence,
-        "n_resamples": m.n_resamples,
+    options = FigureOptions(dpi=dpi, style=style, vector=None if vector is None else tuple(vector))
+    settings: dict[str, Any] = {
         "reference": reference or spec.reference,
         "primary": m.primary,
         "secondary": m.secondary,
         "alpha": m.alpha,
-        "bsld_threshold": m.bounded_slowdown_threshold,
-        "focus_load": spec.report.focus_load,
+        "confidence": m.confidence,
+        "n_resamples": m.n_resamples,
+        "seed": spec.seed if seed is None else seed,
     }
     title = spec.report.title or spec.description or spec.name
-    if len(exp.results) == 1:
-        ((workload, results),) = exp.results.items()
-        return write_report(results, out, title=title, experiment=_context(exp, workload), **kwargs)
+    jobs = experiment_jobs(exp)
+    several = len(exp.results) > 1
     paths: dict[str, Path] = {}
-    links = []
+    summaries, links = [], []
     for workload, results in exp.results.items():
-        sub = write_report(
+        cfg = analysis_config(results, **settings)
+        report = build_report(
             results,
-            out / workload,
-            title=f"{title}: {workload}",
+            title=f"{title}: {workload}" if several else title,
+            cfg=cfg,
+            bsld_threshold=m.bounded_slowdown_threshold,
+            focus_load=spec.report.focus_load,
             experiment=_context(exp, workload),
-            **kwargs,
+            jobs=jobs.get(workload),
+            requested_reference=settings["reference"],
         )
-        paths[workload] = sub["html"]
-        links.append(f"{workload}: {workload}/report.html")
-    blocks = [
+        if not several:
+            return report.write(out, options)
+        paths[workload] = report.write(out / workload, options)["html"]
+        summaries.append(report.computed.comp.summary)
+        links.append((workload, f"{workload}/report.html"))
+    cfg = analysis_config(exp.results[next(iter(exp.results))], **settings)
+    order = list(dict.fromkeys(p.name for p in spec.policies))
+    across = across_conditions(pl.concat(summaries, how="diagonal_relaxed"), cfg, order)
+    return paths | _write_index(out, title, spec.name, links, across, cfg, options)
+
+
+def _write_index(
+    out: Path,
+    title: str,
+    name: str,
+    links: list[tuple[str, str]],
+    across: AcrossConditions,
+    cfg: AnalysisConfig,
+    options: FigureOptions,
+) -> dict[str, Path]:
+    """The index page: links to the workloads' reports and the comparison over conditions."""
+    blocks: list[Block] = [
         ("h1", title),
-        ("p", f"Experiment {spec.name}: one report per workload."),
-        ("pre", "\n".join(links)),
+        ("p", f"Experiment {name}: one report per workload."),
+        ("links", links),
+        ("h2", "Across workloads and loads"),
+        ("p", across_headline(across, cfg)),
     ]
-    write_text_atomic(out / "report.md", to_markdown(blocks))
-    write_text_atomic(out / "report.html", to_html(blocks, title, {}))
-    paths["html"], paths["md"] = out / "report.html", out / "report.md"
-    return paths
+    if across.omnibus.height:
+        o = across.omnibus.row(0, named=True)
+        if o["n_conditions"] < o["min_conditions"]:
+            blocks.append(
+                (
+                    "warning",
+                    f"{o['n_conditions']} conditions are too few for any pair of the {o['k']} "
+                    f"policies to reach significance at α = {cfg.alpha:g} after Holm's "
+                    f"correction; at least {o['min_conditions']} are needed.",
+                )
+            )
+    table = ranks_table(across)
+    blocks += [
+        ("table", table),
+        (
+            "p",
+            f"Average rank (1 = best) of each policy over the conditions (workload × offered "
+            f"load) of each workload, ranked within each condition by the mean over jobsets of "
+            f"its per-jobset {cfg.primary}; bold: best in the column.",
+        ),
+    ]
+    if across.left_out:
+        blocks.append(
+            ("note", f"Not in every condition, so left out: {', '.join(across.left_out)}.")
+        )
+    images: dict[str, tuple[Plot, str]] = {}
+    if across.omnibus.height and across.pairwise.height:
+        images["cd_diagram.png"] = _cd_figure(across, cfg)
+        blocks.append(("figure", ("cd_diagram.png", images["cd_diagram.png"][1])))
+        blocks += [
+            ("table", pairwise_table(across.pairwise, cfg.alpha, unit="conditions")),
+            (
+                "p",
+                f"Two-sided Wilcoxon signed-rank tests over conditions on the log of the "
+                f"condition means of {cfg.primary} (differences are log ratios), "
+                "Holm-adjusted over the pairs. Conditions of one workload share its "
+                "generator: they describe these conditions, not a population of workloads.",
+            ),
+        ]
+    tables = {"across_ranks.csv": across.ranks}
+    if across.omnibus.height:
+        tables |= {"across_omnibus.csv": across.omnibus, "across_pairwise.csv": across.pairwise}
+    return write_bundle(
+        out,
+        stem="report",
+        title=title,
+        blocks=blocks,
+        tables=tables,
+        images=images,
+        options=options,
+        formatted={"ranks_table": (table, f"{title}: average ranks")},
+    )
+
+
+def across_headline(across: AcrossConditions, cfg: AnalysisConfig) -> str:
+    """One sentence: the best policy over all conditions and the omnibus test."""
+    overall = across.ranks.filter(pl.col("workload") == "all")
+    if overall.height == 0:
+        return "No policy ran in every condition."
+    best = overall.row(0, named=True)
+    text = (
+        f"Over all {best['n_conditions']} conditions, {best['policy']} has the best average "
+        f"rank ({num(best['mean_rank'])}) on {cfg.primary}."
+    )
+    if across.omnibus.height == 0:
+        return text + " A Friedman test needs at least 2 conditions and 2 policies."
+    o = across.omnibus.row(0, named=True)
+    verdict = "differ significantly" if o["p"] <= cfg.alpha else "do not differ significantly"
+    return text + (
+        f" Friedman test over conditions (Iman–Davenport): F({o['df1']}, {o['df2']}) = "
+        f"{num(o['f'])}, {sf.p_equals(o['p'])}: the {o['k']} policies {verdict} at "
+        f"α = {cfg.alpha:g}; Kendall's W = {num(o['kendall_w'])}."
+    )
+
+
+def ranks_table(across: AcrossConditions) -> Table:
+    """Rows: policies (best first); columns: each workload's average rank, then all."""
+    workloads = across.ranks.get_column("workload").unique(maintain_order=True).to_list()
+    workloads = [w for w in workloads if w != "all"] + ["all"]
+    cells = {(p, w): r for p, w, r in across.ranks.select("policy", "workload", "mean_rank").rows()}
+    pols = across.ranks.get_column("policy").unique(maintain_order=True).to_list()
+    rows = [[p, *(num(cells.get((p, w))) for w in workloads)] for p in pols]
+    bold = set()
+    for j, w in enumerate(workloads, start=1):
+        best = min((cells[(p, w)] for p in pols if (p, w) in cells), default=None)
+        bold |= {(i, j) for i, p in enumerate(pols) if cells.get((p, w)) == best}
+    header = ["policy", *(("all conditions" if w == "all" else w) for w in workloads)]
+    return Table(header, rows, bold)
+
+
+def _cd_figure(across: AcrossConditions, cfg: AnalysisConfig) -> tuple[Plot, str]:
+    """Critical-difference diagram over conditions."""
+    overall = across.ranks.filter(pl.col("workload") == "all")
+    ranks = dict(overall.select("policy", "mean_rank").rows())
+    groups = cliques(ranks, across.pairwise)
+    o = across.omnibus.row(0, named=True)
+    palette = policy_palette(across.policies)
+    plot = figure(
+        lambda ax: sf.plot_cd_diagram(ranks, groups, palette=palette, cd=o["nemenyi_cd"], ax=ax),
+        sf.cd_figsize(ranks, len(groups)),
+    )
+    caption = (
+        f"Critical-difference diagram over {o['n_conditions']} conditions: average rank of "
+        f"each policy (1 = best). Bars join policies not significantly different by the "
+        f"Holm-adjusted Wilcoxon tests at α = {cfg.alpha:g}; scale bar: Nemenyi CD "
+        f"({o['nemenyi_cd']:.2f})."
+    )
+    return plot, caption

@@ -9,20 +9,32 @@ selecting rows.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import polars as pl
 import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
+from schedlab.reports.output import fit_text, is_narrow, place_legend
+
 Color = tuple[float, float, float]
 BOX_COLUMNS = ("policy", "bucket", "slowdown")
+
+SHORT_METRIC = {
+    "slowdown": "slowdown",
+    "completion": "completion time",
+    "wait": "waiting time",
+    "bounded_slowdown": "bounded slowdown",
+    "p95_slowdown": "p95 slowdown",
+    "max_slowdown": "max slowdown",
+}
+"""Short names of the per-jobset metrics, for ticks and narrow axis labels."""
 
 METRIC_LABELS = {
     "slowdown": "Average job slowdown",
@@ -37,9 +49,11 @@ vermillion (3) and tan (5), close to orange, and yellow (8), faint on white, com
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
+"""Line styles cycled over policies where lines can coincide (CDFs, timelines, baselines)."""
 
-FIXED_COLORS = {"random": 0, "fcfs": 1, "sjf": 2, "packer": 4, "tetris": 7, "hrrn": 9,
-                "deeprm": 3}  # fmt: skip
+
+FIXED_COLORS = {"random": 0, "fcfs": 1, "sjf": 2, "packer": 4, "tetris": 7, "hrrn": 9, "deeprm": 3}
 """``"colorblind"`` palette index of the built-in policies, so a policy has the same colour in
 every report (a policy named ``deeprm...`` shares DeepRM's vermillion unless taken)."""
 
@@ -66,6 +80,11 @@ def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
         if p not in index:
             index[p] = free.pop(0)
     return {p: tuple(base[index[p]]) for p in policies}  # type: ignore[misc]
+
+
+def line_style(palette: Mapping[str, Any], policy: str) -> Any:
+    """The dash pattern of ``policy``: by its place in ``palette``, the same in every plot."""
+    return LINESTYLES[list(palette).index(policy) % len(LINESTYLES)]
 
 
 def format_load(load: float | None) -> str:
@@ -99,16 +118,76 @@ def _present(palette: Mapping[str, Any], df: pl.DataFrame) -> list[str]:
     return [p for p in palette if p in have]
 
 
-def _plain_log_ticks(axis: Any) -> None:
-    """Label a log axis 1, 2, 5, 10, 20, ... instead of powers of ten."""
-    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+class PlainLogLocator(ticker.LogLocator):
+    """Ticks of a log axis at 1, 10, 100, ..., with 2 and 5 in between over short ranges.
+
+    Over more than :attr:`DECADES` decades only the powers of ten are ticked; over less than one
+    decade, 1.5, 2, 3, 5 and 7 are added, so a short axis still has a few ticks.
+    """
+
+    DECADES = 2.5
+
+    def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
+        lo, hi = sorted((max(vmin, 1e-300), max(vmax, 1e-300)))
+        decades = math.log10(hi / lo) if hi > lo else 0.0
+        if decades > self.DECADES:
+            self._subs = np.array([1.0])
+        elif decades > 0.8:
+            self._subs = np.array([1.0, 2.0, 5.0])
+        else:
+            self._subs = np.array([1.0, 1.5, 2.0, 3.0, 5.0, 7.0])
+        return super().tick_values(vmin, vmax)
+
+
+def plain_number(value: float, _pos: object = None) -> str:
+    """A tick label: ``0.5``, ``10``, ``1000``; powers of ten from 10⁶ as ``10^6`` (mathtext)."""
+    if value <= 0:
+        return f"{value:g}"
+    if 1e-4 <= value < 1e6:
+        return f"{value:.10g}"
+    return f"$10^{{{round(math.log10(value))}}}$"
+
+
+def plain_log_ticks(axis: Any) -> None:
+    """Label a log axis with plain numbers (1, 2, 5, 10, ..., 100, 1000) instead of 10^k."""
+    axis.set_major_locator(PlainLogLocator(base=10))
+    axis.set_major_formatter(ticker.FuncFormatter(plain_number))
     axis.set_minor_formatter(ticker.NullFormatter())
 
 
-def _legend_outside(ax: Axes) -> None:
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(title="Policy", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+def band_lines(
+    ax: Axes,
+    rows: pl.DataFrame,
+    palette: Mapping[str, Any],
+    *,
+    x: str,
+    y: tuple[str, str, str],
+) -> None:
+    """One line with markers and a shaded interval per policy of ``palette`` found in ``rows``.
+
+    ``x`` is the column on the x axis (a fraction shown in percent when it is ``"load"``);
+    ``y`` names the columns of the value and of the interval's low and high ends.
+    """
+    index = {p: k for k, p in enumerate(palette)}  # a policy keeps its marker in every plot
+    for policy in _present(palette, rows):
+        k = index[policy]
+        r = rows.filter(pl.col("policy") == policy).sort(x)
+        xs = r.get_column(x).to_numpy() * (100 if x == "load" else 1)
+        value, low, high = (r.get_column(c).to_numpy() for c in y)
+        color = palette[policy]
+        ax.fill_between(xs, low, high, color=color, alpha=0.2, linewidth=0)
+        ax.plot(xs, value, marker=MARKERS[k % len(MARKERS)], color=color, label=policy)
+
+
+def load_ticks(ax: Axes, loads: np.ndarray) -> None:
+    """Offered loads (fractions) as percent ticks of the x axis, when at most 12."""
+    pct = np.unique(100 * loads)
+    if pct.size <= 12:
+        every = 2 if is_narrow(ax) and pct.size > 6 else 1  # a paper column fits ~6 labels
+        ax.set_xticks(
+            pct, [format_load(v / 100) if i % every == 0 else "" for i, v in enumerate(pct)]
+        )
+    ax.set_xlabel("Offered load (%)")
 
 
 def plot_load_sweep(
@@ -117,12 +196,16 @@ def plot_load_sweep(
     palette: Mapping[str, Any],
     metric: str = "slowdown",
     confidence: float = 0.95,
+    log: bool = True,
+    legend: bool = True,
     ax: Axes | None = None,
 ) -> Axes:
     """Mean of a per-jobset metric against offered load, one line per policy, with CI bands.
 
     The shape of DeepRM's Figure 4 (seed 000): x is the offered load in percent, y the mean over
-    jobsets of the per-jobset average, the band the bootstrap confidence interval.
+    jobsets of the per-jobset average, the band the bootstrap confidence interval. On a log y
+    axis (the default, when every value is > 0) the low loads, where every policy is close to
+    1, stay readable next to the high ones.
 
     Parameters
     ----------
@@ -136,6 +219,10 @@ def plot_load_sweep(
         Which metric to draw (``"slowdown"``, ``"completion"``, ``"wait"``).
     confidence
         Confidence level of the intervals, for the axis label only.
+    log
+        Logarithmic y axis (ignored when a value is <= 0).
+    legend
+        Draw the legend (beside the plot, or below it on a narrow figure).
     ax
         Axes to draw on; the current Axes if None.
 
@@ -149,40 +236,24 @@ def plot_load_sweep(
     if rows.height == 0:
         msg = f"no {metric!r} rows with an offered load to draw a load sweep"
         raise ValueError(msg)
-    for k, policy in enumerate(_present(palette, rows)):
-        r = rows.filter(pl.col("policy") == policy).sort("load")
-        x = 100 * r.get_column("load").to_numpy()
-        color = palette[policy]
-        ax.fill_between(
-            x,
-            r.get_column("ci_low").to_numpy(),
-            r.get_column("ci_high").to_numpy(),
-            color=color,
-            alpha=0.2,
-            linewidth=0,
-        )
-        ax.plot(
-            x,
-            r.get_column("mean").to_numpy(),
-            marker=MARKERS[k % len(MARKERS)],
-            markersize=4,
-            color=color,
-            label=policy,
-        )
-    loads = np.unique(100 * rows.get_column("load").to_numpy())
-    if loads.size <= 12:
-        ax.set_xticks(loads, [format_load(v / 100) for v in loads])
-    ax.set_xlabel("Offered load (%)")
+    band_lines(ax, rows, palette, x="load", y=("mean", "ci_low", "ci_high"))
+    load_ticks(ax, rows.get_column("load").to_numpy())
     label = METRIC_LABELS.get(metric, metric)
-    ax.set_ylabel(f"{label}\n(mean over jobsets, {100 * confidence:g}% CI)")
-    ax.set_title(f"{label.split(' (')[0]} vs offered load")
-    _legend_outside(ax)
+    scale = ""
+    if log and bool((rows.get_column("ci_low") > 0).all()):
+        ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
+        scale = ", log scale"
+    short = SHORT_METRIC.get(metric, metric).capitalize()
+    fit_text(
+        ax,
+        title=f"{label.split(' (')[0]} vs offered load",
+        ylabel=f"{label}\n(mean over jobsets, {100 * confidence:g}% CI{scale})",
+        short={"ylabel": short + (" (log)" if scale else "")},
+    )
+    if legend:
+        place_legend(ax)
     return ax
-
-
-def _to_pandas(df: pl.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """A pandas copy of ``columns`` (strings and enums become object arrays; no pyarrow)."""
-    return pd.DataFrame({c: df.get_column(c).to_list() for c in columns})
 
 
 def plot_length_boxplot(
@@ -217,7 +288,7 @@ def plot_length_boxplot(
     present = set(rows.get_column("bucket").cast(pl.String).unique().to_list())
     order = [b for b in order if b in present]
     hue_order = _present(palette, rows)
-    data = _to_pandas(rows.with_columns(pl.col("bucket").cast(pl.String)), BOX_COLUMNS)
+    data = rows.select(BOX_COLUMNS).with_columns(pl.col("bucket").cast(pl.String)).to_pandas()
     with warnings.catch_warnings():
         # seaborn 0.13.2 passes ``vert=`` to Axes.bxp, deprecated since matplotlib 3.11.
         warnings.filterwarnings("ignore", "vert: bool", MatplotlibDeprecationWarning)
@@ -236,12 +307,17 @@ def plot_length_boxplot(
         )
     if buckets:
         ax.set_xticks(range(len(order)), [bucket_label(b, buckets[b]) for b in order])
-    _plain_log_ticks(ax.yaxis)
+    plain_log_ticks(ax.yaxis)
     n = rows.select(pl.struct("seed", "jobset").n_unique()).item()
-    ax.set_xlabel("Job length (duration bucket)")
-    ax.set_ylabel("Per-jobset average slowdown (log scale)")
-    ax.set_title(f"Slowdown by job length {where} ({n} jobsets)")
-    _legend_outside(ax)
+    fit_text(
+        ax,
+        title=f"Slowdown by job length {where} ({n} jobsets)",
+        xlabel="Job length (duration bucket)",
+        ylabel="Per-jobset average slowdown (log scale)",
+        short={"ylabel": "Per-jobset slowdown", "xlabel": "Job length"},
+        slant=len(order) > 2,
+    )
+    place_legend(ax)
     return ax
 
 
@@ -274,13 +350,25 @@ def plot_slowdown_cdf(
     rows, where = _default_load(results_table, load)
     for policy in _present(palette, rows):
         x = rows.filter(pl.col("policy") == policy).get_column("slowdown").to_numpy()
-        ax.ecdf(x, label=policy, color=palette[policy], linewidth=1.5)
+        values, counts = np.unique(x, return_counts=True)  # one step per distinct value
+        ax.step(
+            np.r_[values[:1], values],
+            np.r_[0.0, np.cumsum(counts) / x.size],
+            where="post",
+            label=policy,
+            color=palette[policy],
+            linestyle=line_style(palette, policy),
+        )
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.xaxis)
     ax.set_ylim(0, 1.01)
-    ax.set_xlabel("Job slowdown (completion time / duration, log scale)")
-    ax.set_ylabel("Fraction of jobs with slowdown ≤ x")
+    fit_text(
+        ax,
+        xlabel="Job slowdown (completion time / duration, log scale)",
+        ylabel="Fraction of jobs with slowdown ≤ x",
+        short={"xlabel": "Job slowdown (log scale)", "ylabel": "Fraction of jobs"},
+    )
     n_jobs = rows.filter(pl.col("policy") == rows.get_column("policy").first()).height
-    ax.set_title(f"Per-job slowdown CDF {where} ({n_jobs} jobs per policy)")
-    _legend_outside(ax)
+    fit_text(ax, title=f"Per-job slowdown CDF {where} ({n_jobs} jobs per policy)")
+    place_legend(ax)
     return ax

@@ -8,21 +8,19 @@ Durations are in time steps (the axis labels say how long a step is).
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 import seaborn as sns
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from schedlab.evaluation.fitting.durations import DurationData
 from schedlab.evaluation.fitting.gof import kaplan_meier, model_quantile
 from schedlab.loaders.workload.families import build
 from schedlab.loaders.workload.model import WorkloadModel
-from schedlab.reports.figures import _to_pandas
+from schedlab.reports.figures import plain_log_ticks
 
 LINESTYLES = ("-", "--", "-.", ":")
 
@@ -56,6 +54,8 @@ def plot_duration_qq(
     lim = (0.8, top * 1.3)
     ax.plot(lim, lim, color="grey", linewidth=0.8, label="y = x")
     ax.set(xscale="log", yscale="log", xlim=lim, ylim=lim)
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
     unit = step_label(step_seconds)
     ax.set_xlabel(f"Empirical duration quantile ({unit}, log scale)")
     ax.set_ylabel(f"Model duration quantile ({unit}, log scale)")
@@ -80,6 +80,8 @@ def plot_duration_ccdf(
         ax.plot(grid, build(family, params).sf(grid), LINESTYLES[k % 4], label=family)
     floor = 0.5 / max(data.n, 1)
     ax.set(xscale="log", yscale="log", ylim=(floor, 1.5))
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel(f"Duration d ({step_label(step_seconds)}, log scale)")
     ax.set_ylabel("P(duration > d) (log scale)")
     ax.set_title("Duration CCDF: trace vs fitted families")
@@ -124,6 +126,7 @@ def plot_arrival_profile(hourly: pl.DataFrame, model: WorkloadModel, *, ax: Axes
     ax.set_xlim(0, 24)
     ax.set_xticks(range(0, 25, 3))
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel("Hour of the day (trace clock)")
     ax.set_ylabel(f"Jobs per step ({step_label(model.time_step_seconds)})")
     ax.set_title("Arrival rate by hour of the day")
@@ -139,6 +142,8 @@ def plot_dispersion(dispersion: pl.DataFrame, *, ax: Axes) -> Axes:
         ax.plot(x, dispersion["dispersion_vs_rate"], "s--", label="vs fitted rate (Pearson)")
     ax.axhline(1, color="grey", linewidth=0.8)
     ax.set(xscale="log", yscale="log")
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel("Bin width (steps, log scale)")
     ax.set_ylabel("Index of dispersion (log scale)")
     ax.set_title("Overdispersion of arrival counts")
@@ -156,8 +161,10 @@ def plot_demands(table: pl.DataFrame, resources: Sequence[str], *, top: int = 12
     )
     order = rows.group_by("demand").agg(pl.col("count").sum()).sort("count", descending=True)
     keep = order["demand"].head(top).to_list()
-    shown = _to_pandas(
-        rows.filter(pl.col("demand").is_in(keep)), ["prob", "demand", "duration class"]
+    shown = (
+        rows.filter(pl.col("demand").is_in(keep))
+        .select("prob", "demand", "duration class")
+        .to_pandas()
     )
     sns.barplot(
         shown,
@@ -186,6 +193,7 @@ def plot_check_ecdf(
         if x.size:
             ax.ecdf(x, label=policy, color=color, linewidth=1.5)
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.set_ylim(0, 1.01)
     ax.set_xlabel("Job slowdown (log scale)")
     ax.set_ylabel("Fraction of jobs with slowdown ≤ x")
@@ -206,17 +214,8 @@ def plot_check_means(summary: pl.DataFrame, *, ax: Axes) -> Axes:
         ax.errorbar(x, mean, yerr=err, fmt="os"[k], capsize=3, label=source, color=f"C{k}")
     ax.set_xticks(range(len(policies)), policies)
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_ylabel("Mean per-jobset slowdown (log scale)")
     ax.set_title("Heuristics on trace windows vs fitted synthetic jobsets (95% CI)")
     ax.legend(fontsize="small")
     return ax
-
-
-def png_panels(draw: Callable[[Any], Any], ncols: int, size: tuple[float, float]) -> bytes:
-    """Like :func:`schedlab.reports.markup.png`, with ``ncols`` side-by-side Axes sharing y."""
-    with sns.axes_style("whitegrid"):
-        fig = Figure(figsize=size, layout="constrained")
-        draw(fig.subplots(1, ncols, sharex=True, sharey=True))
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    return buf.getvalue()

@@ -21,7 +21,8 @@ from schedlab.evaluation.fitting.mixture import OPTIMUM_TOL, SIGMA_FLOOR, STARTS
 from schedlab.evaluation.fitting.workload import FitResult
 from schedlab.reports import fit_figures as ff
 from schedlab.reports.figures import policy_palette
-from schedlab.reports.markup import Block, Table, png, write_bundle
+from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.output import figure, panels
 from schedlab.reports.tables import ci, num
 
 TOP_CANDIDATES = 3
@@ -127,7 +128,7 @@ def _demand_table(r: FitResult) -> Table:
     top = r.demands.filter(pl.int_range(pl.len()).over("class") < DEMAND_ROWS)
     header = ["duration class (steps)", "jobs", *res, "probability"]
     rows = [
-        [f"{x['lo']}–{x['hi']}", f"{x['jobs']:,}", *[f"{x[c]:g}" for c in res], f"{x['prob']:.4f}"]
+        [f"{x['lo']}–{x['hi']}", f"{x['jobs']:,}", *[num(x[c]) for c in res], f"{x['prob']:.4f}"]
         for x in top.iter_rows(named=True)
     ]
     return Table(header, rows, left=2)
@@ -165,30 +166,30 @@ def _figures(r: FitResult, c: CheckResult | None) -> dict[str, tuple[bytes, str]
     top = [(f, r.fits[f].params) for f in r.durations["family"].head(TOP_CANDIDATES)]
     out = {
         "duration_qq.png": (
-            png(lambda ax: ff.plot_duration_qq(r.data, top, step_seconds=step, ax=ax), (7, 6)),
+            figure(lambda ax: ff.plot_duration_qq(r.data, top, step_seconds=step, ax=ax), (7, 6)),
             f"QQ plot of durations (log–log) for the {len(top)} best families by "
             f"{r.model.diagnostics['selection'].upper()}: model quantiles of the generated "
             "durations against the empirical ones; on the diagonal is a perfect fit.",
         ),
         "duration_ccdf.png": (
-            png(lambda ax: ff.plot_duration_ccdf(r.data, top, step_seconds=step, ax=ax), (8, 5)),
+            figure(lambda ax: ff.plot_duration_ccdf(r.data, top, step_seconds=step, ax=ax), (8, 5)),
             "Survival function of durations (log–log): trace (Kaplan–Meier, black) and the "
             "best families; the tail is what a scheduler feels most.",
         ),
         "arrival_profile.png": (
-            png(lambda ax: ff.plot_arrival_profile(r.hourly, r.model, ax=ax), (8, 4.5)),
+            figure(lambda ax: ff.plot_arrival_profile(r.hourly, r.model, ax=ax), (8, 4.5)),
             "Arrival rate by hour of the day: every observed (day, hour) as a grey dot, the "
             "mean over days in black, the fitted rate in orange (with batches: the rate of "
             "batches, fitted on the steps with arrivals, times the mean batch size).",
         ),
         "dispersion.png": (
-            png(lambda ax: ff.plot_dispersion(r.dispersion, ax=ax), (7, 4.5)),
+            figure(lambda ax: ff.plot_dispersion(r.dispersion, ax=ax), (7, 4.5)),
             "Index of dispersion of arrival counts by bin width: 1 for a Poisson process; "
             "'vs fitted rate' divides by the counts the fitted rate (with its daily profile) "
             "expects.",
         ),
         "demands.png": (
-            png(lambda ax: ff.plot_demands(r.demands, r.model.resources, ax=ax), (8, 5.5)),
+            figure(lambda ax: ff.plot_demands(r.demands, r.model.resources, ax=ax), (8, 5.5)),
             "Empirical demand vectors: probability of the most frequent vectors within each "
             "duration class.",
         ),
@@ -206,16 +207,27 @@ def _figures(r: FitResult, c: CheckResult | None) -> dict[str, tuple[bytes, str]
                 ff.plot_check_ecdf(c.slowdowns, palette=palette, source=source, ax=ax)
 
         out["check_means.png"] = (
-            png(lambda ax: ff.plot_check_means(c.summary, ax=ax), (8, 4.5)),
+            figure(lambda ax: ff.plot_check_means(c.summary, ax=ax), (8, 4.5)),
             f"Mean per-jobset slowdown [95% bootstrap CI] of each heuristic at offered load "
             f"{c.load:.3g}: trace windows vs fitted synthetic jobsets.",
         )
         out["check_ecdf.png"] = (
-            ff.png_panels(draw, 2, (11, 4.5)),
+            panels(lambda axes: draw(axes[0]), (11, 4.5), ncols=2, sharex=True, sharey=True),
             "Per-job slowdown distributions (pooled over jobsets, descriptive): trace windows "
             "(left) and fitted synthetic jobsets (right).",
         )
     return out
+
+
+def rounded(value: Any, digits: int = 4) -> Any:
+    """``value`` with every float rounded to ``digits`` significant digits (in dicts and lists)."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(v, digits) for v in value]
+    return value
 
 
 def _model_text(r: FitResult) -> str:
@@ -224,11 +236,12 @@ def _model_text(r: FitResult) -> str:
     batch = f", batches of {a.mean_batch():.3g} jobs on average" if a.batch_sizes else ""
     n_values = sum(v.shape[0] for v in m.demands.values)
     return (
-        f"Durations: {m.durations.family} {json.dumps(m.durations.params)} (steps), truncated "
-        f"at {m.durations.max_steps:,} steps. Arrivals: {a.kind}, {a.rate_per_step:.4g} jobs "
-        f"per step{batch}. Demands: {len(m.demands.values)} duration class(es), {n_values:,} "
-        f"distinct demand vectors. Default window of a generated jobset: {m.window:,} steps. "
-        f"Offered load per job per step: {m.load_per_rate():.4g}."
+        f"Durations: {m.durations.family} {json.dumps(rounded(m.durations.params))} (steps), "
+        f"truncated at {m.durations.max_steps:,} steps. Arrivals: {a.kind}, "
+        f"{a.rate_per_step:.4g} jobs per step{batch}. Demands: {len(m.demands.values)} "
+        f"duration class(es), {n_values:,} distinct demand vectors. Default window of a "
+        f"generated jobset: {m.window:,} steps. Offered load per job per step: "
+        f"{m.load_per_rate():.4g}."
     )
 
 

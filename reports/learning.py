@@ -1,73 +1,128 @@
-"""Figures and report of learned policies: learning curves (seed 000 Figure 6) and the lengths of
-withheld jobs (Figure 7a).
+"""Figures and reports of learned policies: learning curves (seed 000 Figure 6) and the lengths
+of withheld jobs (Figure 7a).
 
-Axes-level functions in seaborn's style (``plot_*(..., ax=None) -> Axes``, no ``plt.show``);
-:func:`write_training_report` writes the small report ``schedlab train`` leaves in its run
-directory; :func:`withholding_section` gives the general report (``schedlab report``) a section
-on the learned policies of a Results file.
+Axes-level functions in seaborn's style (``plot_*(..., ax=None) -> Axes``, no ``plt.show``), in
+the policy colours of :func:`~schedlab.reports.figures.policy_palette`, so a heuristic has the
+same colour here as in every other report. :func:`write_training_report` writes the small report
+``schedlab train`` leaves in its run directory; :func:`agent_blocks` and :func:`agent_figures`
+give the general report (``schedlab report``) a section on the learned policies of a Results
+file; :func:`learning_figures` draws the learning curve of each training run an experiment's
+learned policies came from.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import json
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
-import pandas as pd
 import polars as pl
-import seaborn as sns
+from matplotlib import ticker
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
-from schedlab.io import atomic_path, write_text_atomic
+from schedlab.reports.figures import LINESTYLES, policy_palette
+from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.output import FigureOptions, Plot, figure, place_legend
 
-HEURISTIC_LABELS = {"sjf": "SJF", "packer": "Packer", "tetris": "Tetris*", "random": "Random"}
+TRAINED = "deeprm"
+"""Name of the trained policy in a training report (it takes DeepRM's colour)."""
 
 
 def plot_learning_curve(
-    curve: pl.DataFrame, baselines: Mapping[str, float], *, ax: Axes | None = None
+    curve: pl.DataFrame,
+    baselines: Mapping[str, float],
+    *,
+    policy: str,
+    palette: Mapping[str, Any],
+    sampled: bool = True,
+    max_markers: int = 25,
+    ax: Axes | None = None,
 ) -> Axes:
-    """Validation slowdown per iteration (Figure 6a), with the heuristics as dashed lines.
+    """Training curve of a learned policy with the heuristics' values, in the report's colours.
 
-    ``curve`` needs ``iteration``, ``val_slowdown`` (the policy as selected for ``best.pt``:
-    sampled unless trained with ``eval_greedy``; nulls skipped) and ``train_slowdown``, and may
-    hold ``val_greedy_slowdown``; ``baselines`` maps heuristic names to their slowdown on the
-    same validation jobsets (``initial``, the untrained network, is skipped).
+    Parameters
+    ----------
+    curve
+        ``curve.csv`` of a training run: ``iteration``, ``val_slowdown`` (the policy on the
+        run's validation jobsets as selected for ``best.pt``; nulls skipped) and optionally
+        ``train_slowdown`` (sampled, training jobsets) and ``val_greedy_slowdown`` (greedy,
+        validation jobsets).
+    baselines
+        Heuristic name -> its average slowdown on the same validation jobsets (``initial``, the
+        untrained network, is skipped). Each has its own colour and dash pattern, and its
+        value in the legend, so equal values (SJF and Tetris*) stay visible.
+    policy
+        The learned policy's name in the report (its colour).
+    palette
+        Policy -> colour; heuristics not in it are drawn in grey.
+    sampled
+        Whether ``val_slowdown`` evaluates the sampled policy (training's default) or the greedy
+        one (``eval_greedy``); sets its label.
+    max_markers
+        At most this many markers on each validation curve.
+    ax
+        Axes to draw on; the current Axes if None.
     """
-    ax = ax or plt.gca()
-    val = curve.filter(pl.col("val_slowdown").is_not_null())
-    colors = sns.color_palette("colorblind", 10)
-    ax.plot(curve["iteration"], curve["train_slowdown"], color=colors[0], alpha=0.35, lw=1,
-            label="DeepRM (sampled, training jobsets)")  # fmt: skip
-    ax.plot(val["iteration"], val["val_slowdown"], color=colors[0], marker="o", ms=2,
-            label="DeepRM (validation jobsets)")  # fmt: skip
-    if "val_greedy_slowdown" in val.columns:
-        ax.plot(val["iteration"], val["val_greedy_slowdown"], color=colors[0], ls=":", lw=1,
-                label="DeepRM, greedy (validation jobsets)")  # fmt: skip
-    for i, (name, value) in enumerate(b for b in baselines.items() if b[0] != "initial"):
-        ax.axhline(
-            value, color=colors[i + 1], ls="--", lw=1.2, label=HEURISTIC_LABELS.get(name, name)
+    ax = ax if ax is not None else plt.gca()
+    color = palette.get(policy, "black")
+    if "train_slowdown" in curve.columns:
+        ax.plot(
+            curve["iteration"],
+            curve["train_slowdown"],
+            color=color,
+            alpha=0.3,
+            lw=1,
+            label=f"{policy} (sampled, training jobsets)",
         )
+    val = curve.filter(pl.col("val_slowdown").is_not_null())
+    every = max(1, math.ceil(val.height / max_markers))
+    ax.plot(
+        val["iteration"],
+        val["val_slowdown"],
+        color=color,
+        marker="o",
+        markevery=every,
+        label=f"{policy} ({'sampled' if sampled else 'greedy'}, validation jobsets)",
+    )
+    greedy = "val_greedy_slowdown" in val.columns and sampled
+    if greedy and val.get_column("val_greedy_slowdown").drop_nulls().len():
+        ax.plot(
+            val["iteration"],
+            val["val_greedy_slowdown"],
+            color=color,
+            lw=1,
+            ls=":",
+            marker="^",
+            markevery=every,
+            label=f"{policy} (greedy, validation jobsets)",
+        )
+    shown = [(n, v) for n, v in baselines.items() if n != "initial"]
+    for k, (name, value) in enumerate(sorted(shown, key=lambda nv: nv[1])):
+        ax.axhline(
+            value,
+            color=palette.get(name, "0.5"),
+            lw=1.4,
+            label=f"{name} ({value:.2f})",
+            ls=LINESTYLES[1:][k % (len(LINESTYLES) - 1)],
+        )
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_xlabel("Training iteration")
     ax.set_ylabel("Average job slowdown")
-    ax.legend(frameon=False, fontsize="small")
+    place_legend(ax)
     return ax
 
 
-def plot_rewards(curve: pl.DataFrame, *, ax: Axes | None = None) -> Axes:
+def plot_rewards(curve: pl.DataFrame, *, color: Any = "black", ax: Axes | None = None) -> Axes:
     """Mean and maximum total reward of the training episodes per iteration (Figure 6b)."""
-    ax = ax or plt.gca()
-    colors = sns.color_palette("colorblind", 10)
-    ax.plot(curve["iteration"], curve["max_reward"], color=colors[1], lw=1, label="max")
-    ax.plot(curve["iteration"], curve["mean_reward"], color=colors[0], lw=1, label="mean")
+    ax = ax if ax is not None else plt.gca()
+    ax.plot(curve["iteration"], curve["max_reward"], color=color, lw=1, ls="--", label="max")
+    ax.plot(curve["iteration"], curve["mean_reward"], color=color, lw=1.2, label="mean")
     ax.set_xlabel("Training iteration")
     ax.set_ylabel("Total reward per episode")
-    ax.legend(frameon=False)
+    place_legend(ax, title=None)
     return ax
 
 
@@ -85,27 +140,44 @@ def withheld_frame(withheld: Mapping[Any, int]) -> pl.DataFrame:
     )
 
 
-def plot_withheld_lengths(withheld: Mapping[Any, int], *, ax: Axes | None = None) -> Axes:
-    """Fraction of withheld jobs by job length (seed 000 Figure 7a).
+def plot_withheld_lengths(
+    stats: Mapping[str, Mapping[str, Any]],
+    *,
+    palette: Mapping[str, Any],
+    ax: Axes | None = None,
+) -> Axes:
+    """Fraction of withheld jobs by job length, one bar per learned policy (seed 000 Fig. 7a).
 
     A job is *withheld* at a time step when the policy lets time advance while the job sits in a
     visible slot and fits now for its whole duration.
+
+    Parameters
+    ----------
+    stats
+        Policy -> its run statistics (``withheld_lengths``: duration -> count).
+    palette
+        Policy -> colour.
+    ax
+        Axes to draw on; the current Axes if None.
     """
-    ax = ax or plt.gca()
-    df = withheld_frame(withheld)
-    ax.bar(df["duration"], df["fraction"], color=sns.color_palette("colorblind", 1)[0])
+    ax = ax if ax is not None else plt.gca()
+    frames = {p: withheld_frame(s.get("withheld_lengths", {})) for p, s in stats.items()}
+    width = 0.8 / max(len(frames), 1)
+    for k, (policy, df) in enumerate(frames.items()):
+        x = df.get_column("duration").to_numpy() + (k - (len(frames) - 1) / 2) * width
+        ax.bar(
+            x,
+            df.get_column("fraction").to_numpy(),
+            width=width,
+            color=palette.get(policy, "0.5"),
+            label=policy,
+        )
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_xlabel("Job length (steps)")
     ax.set_ylabel("Fraction of withheld jobs")
+    if len(frames) > 1:
+        place_legend(ax)
     return ax
-
-
-def _png(draw: Callable[[Axes], Axes], size: tuple[float, float] = (8, 4.5)) -> bytes:
-    with sns.axes_style("whitegrid"):
-        fig = Figure(figsize=size, layout="constrained")
-        draw(fig.subplots())
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    return buf.getvalue()
 
 
 def describe_withholding(stats: Mapping[str, Any]) -> str:
@@ -128,93 +200,115 @@ def write_training_report(
     baselines: Mapping[str, float],
     withholding: Mapping[str, Any],
     config: Mapping[str, Any],
+    *,
+    options: FigureOptions | None = None,
 ) -> dict[str, Path]:
-    """``report.md`` and ``report.html`` (figures embedded) with PNGs beside them."""
-    out = Path(out_dir)
-    images = {
-        "learning_curve.png": (_png(lambda ax: plot_learning_curve(curve, baselines, ax=ax)),
-                               "Average slowdown per iteration vs the heuristics (Figure 6a)"),
-        "rewards.png": (_png(lambda ax: plot_rewards(curve, ax=ax)),
-                        "Mean and max total reward of the training episodes (Figure 6b)"),
+    """``report.md`` and ``report.html`` (figures embedded) with the figures beside them.
+
+    ``config`` is the run's ``TrainConfig`` as a dict (its ``eval_greedy`` says whether the
+    validation curve is the sampled or the greedy policy).
+    """
+    palette = policy_palette([TRAINED, *(b for b in baselines if b != "initial")])
+    sampled = not config.get("eval_greedy", False)
+    images: dict[str, tuple[Plot, str]] = {
+        "learning_curve.png": (
+            figure(
+                lambda ax: plot_learning_curve(
+                    curve, baselines, policy=TRAINED, palette=palette, sampled=sampled, ax=ax
+                ),
+                (9, 4.5),
+                paper=(3.3, 3.6),
+            ),
+            "Average slowdown per iteration vs the heuristics (Figure 6a)",
+        ),
+        "rewards.png": (
+            figure(lambda ax: plot_rewards(curve, color=palette[TRAINED], ax=ax), (8, 4)),
+            "Mean and max total reward of the training episodes (Figure 6b)",
+        ),
         "withheld_lengths.png": (
-            _png(lambda ax: plot_withheld_lengths(withholding.get("withheld_lengths", {}), ax=ax)),
-            "Lengths of withheld jobs, best policy on the validation jobsets (Figure 7a)"),
-    }  # fmt: skip
+            figure(
+                lambda ax: plot_withheld_lengths({TRAINED: withholding}, palette=palette, ax=ax),
+                (8, 4),
+            ),
+            "Lengths of withheld jobs, best policy on the validation jobsets (Figure 7a)",
+        ),
+    }
     val = curve.filter(pl.col("val_slowdown").is_not_null())
     best = val.sort("val_slowdown").row(0, named=True) if val.height else None
-    rows = [(HEURISTIC_LABELS.get(k, k), f"{v:.3f}") for k, v in baselines.items()]
+    rows = [[k, f"{v:.3f}"] for k, v in baselines.items()]
     if best is not None:
-        rows.append((f"DeepRM best (iteration {best['iteration']})", f"{best['val_slowdown']:.3f}"))
+        rows.append(
+            [f"{TRAINED} best (iteration {best['iteration']})", f"{best['val_slowdown']:.3f}"]
+        )
     seconds = float(curve.select(pl.sum_horizontal("rollout_s", "update_s", "eval_s")).sum().item())
-    parts: list[tuple[str, Any]] = [
+    blocks: list[Block] = [
         ("h1", f"DeepRM training: {config.get('workload')} at load {config.get('load')}"),
-        ("p", f"{curve.height} iterations, {seconds:.0f} s of training "
-              f"({seconds / max(curve.height, 1):.2f} s per iteration)."),
-        ("table", (["policy (validation jobsets)", "average slowdown"], rows)),
-        ("p", "'initial' is the untrained network. Validation jobsets come from a seed stream "
-              "never used for training; compare policies on other held-out jobsets with "
-              "`schedlab simulate` and `schedlab report`."),
-    ]  # fmt: skip
+        (
+            "p",
+            f"{curve.height} iterations, {seconds:.0f} s of training "
+            f"({seconds / max(curve.height, 1):.2f} s per iteration).",
+        ),
+        ("table", Table(["policy (validation jobsets)", "average slowdown"], rows)),
+        (
+            "p",
+            "'initial' is the untrained network. Validation jobsets come from a seed stream "
+            "never used for training; compare policies on other held-out jobsets with "
+            "`schedlab simulate` and `schedlab report`.",
+        ),
+    ]
     for name, (_, caption) in images.items():
-        parts.append(("figure", (name, caption)))
+        blocks.append(("figure", (name, caption)))
         if name == "withheld_lengths.png":
-            parts.append(("p", describe_withholding(withholding)))
-    parts.append(("pre", json.dumps(dict(config), indent=1, default=str)))
-    paths = {}
-    for name, (png, _) in images.items():
-        with atomic_path(out / name) as tmp:
-            tmp.write_bytes(png)
-        paths[Path(name).stem] = out / name
-    write_text_atomic(out / "report.md", _markdown(parts))
-    write_text_atomic(out / "report.html", _html(parts, {k: v[0] for k, v in images.items()}))
-    return {**paths, "md": out / "report.md", "html": out / "report.html"}
-
-
-def _markdown(parts: list[tuple[str, Any]]) -> str:
-    lines = []
-    for kind, body in parts:
-        if kind == "h1":
-            lines.append(f"# {body}\n")
-        elif kind == "p":
-            lines.append(f"{body}\n")
-        elif kind == "pre":
-            lines.append(f"```\n{body}\n```\n")
-        elif kind == "figure":
-            lines.append(f"![{body[1]}]({body[0]})\n\n*{body[1]}*\n")
-        elif kind == "table":
-            header, rows = body
-            lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            lines += ["| " + " | ".join(r) + " |" for r in rows] + [""]
-    return "\n".join(lines)
-
-
-def _html(parts: list[tuple[str, Any]], images: dict[str, bytes]) -> str:
-    body = []
-    for kind, item in parts:
-        if kind in ("h1", "p"):
-            body.append(f"<{kind}>{html.escape(item)}</{kind}>")
-        elif kind == "pre":
-            body.append(f"<pre>{html.escape(item)}</pre>")
-        elif kind == "figure":
-            data = base64.b64encode(images[item[0]]).decode()
-            body.append(f'<figure><img src="data:image/png;base64,{data}" alt="">'
-                        f"<figcaption>{html.escape(item[1])}</figcaption></figure>")  # fmt: skip
-        elif kind == "table":
-            header, rows = item
-            head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-            cells = "".join(
-                "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows
-            )
-            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
-    style = (
-        "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto}"
-        "td,th{padding:.3em .6em;border:1px solid #ddd}table{border-collapse:collapse}"
-        "img{max-width:100%}"
+            blocks.append(("p", describe_withholding(withholding)))
+    blocks.append(("pre", json.dumps(dict(config), indent=1, default=str)))
+    return write_bundle(
+        Path(out_dir),
+        stem="report",
+        title="DeepRM training",
+        blocks=blocks,
+        tables={},
+        images=images,
+        options=options,
     )
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>DeepRM training</title>"
-        f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n"
-    )
+
+
+def training_curve(folder: str | Path) -> tuple[pl.DataFrame, dict[str, float], bool] | None:
+    """``curve.csv``, ``baselines.json`` and whether validation sampled the policy, of a
+    training-run folder; None without a usable ``curve.csv``."""
+    path = Path(folder)
+    if not (path / "curve.csv").is_file():
+        return None
+    curve = pl.read_csv(path / "curve.csv")
+    if not {"iteration", "val_slowdown"} <= set(curve.columns):
+        return None
+    base_path, config_path = path / "baselines.json", path / "config.json"
+    base = json.loads(base_path.read_text()) if base_path.is_file() else {}
+    config = json.loads(config_path.read_text()) if config_path.is_file() else {}
+    train = config.get("train_config", config)
+    return curve, base, not bool(train.get("eval_greedy", False))
+
+
+def learning_figures(
+    learning: Mapping[str, str], palette: Mapping[str, Any]
+) -> dict[str, tuple[Plot, str]]:
+    """One learning-curve figure per learned policy (name -> its training-run folder)."""
+    out: dict[str, tuple[Plot, str]] = {}
+    for k, (policy, folder) in enumerate(learning.items()):
+        got = training_curve(folder)
+        if got is None:
+            continue
+        curve, base, sampled = got
+        draw = lambda ax, c=curve, b=base, p=policy, s=sampled: plot_learning_curve(  # noqa: E731
+            c, b, policy=p, palette=palette, sampled=s, ax=ax
+        )
+        mode = "sampled" if sampled else "greedy"
+        out[f"learning_{k}.png"] = (
+            figure(draw, (9, 4.5), paper=(3.3, 3.6)),
+            f"Learning curve of {policy} (training run {folder}): average job slowdown per "
+            f"training iteration on the run's own validation jobsets ({mode} policy; faint: "
+            "sampled on the training jobsets), heuristics as horizontal lines.",
+        )
+    return out
 
 
 # -- the general report's section on learned policies (hooked into reports/render.py) ----------
@@ -245,40 +339,46 @@ def withholding_table(results: Any) -> pl.DataFrame:
     return pl.DataFrame(rows, schema_overrides=schema) if rows else pl.DataFrame(schema=schema)
 
 
-def agent_figures(results: Any) -> dict[str, tuple[bytes, str]]:
-    """``withheld_lengths.png`` for the learned policies of ``results`` (none: empty)."""
+def agent_figures(
+    results: Any, palette: Mapping[str, Any] | None = None
+) -> dict[str, tuple[Plot, str]]:
+    """``withheld_lengths.png`` for the learned policies of ``results`` (none: empty), in the
+    colours of ``palette`` (default :func:`~schedlab.reports.figures.policy_palette` of them)."""
     stats = results.meta.get("agent_stats", {})
     if not stats:
         return {}
-
-    def draw(ax: Axes) -> Axes:
-        frames = [withheld_frame(s.get("withheld_lengths", {})).with_columns(policy=pl.lit(p))
-                  for p, s in stats.items()]  # fmt: skip
-        df = pd.DataFrame(pl.concat(frames).to_dict(as_series=False))  # (no pyarrow)
-        sns.barplot(df, x="duration", y="fraction", hue="policy", ax=ax)
-        ax.set_xlabel("Job length (steps)")
-        ax.set_ylabel("Fraction of withheld jobs")
-        return ax
-
+    pal = palette or policy_palette(list(stats))
     caption = "Lengths of withheld jobs, all loads pooled (seed 000 Figure 7a)"
-    return {"withheld_lengths.png": (_png(draw), caption)}
+    plot = figure(lambda ax: plot_withheld_lengths(stats, palette=pal, ax=ax), (8, 4))
+    return {"withheld_lengths.png": (plot, caption)}
 
 
-def agent_blocks(results: Any) -> list[tuple[str, Any]]:
+def agent_blocks(results: Any) -> list[Block]:
     """Report blocks (:mod:`schedlab.reports.markup`) on withheld jobs; [] without agents."""
-    from schedlab.reports.markup import Table
-
     table = withholding_table(results)
     if table.height == 0:
         return []
     body = [
-        [r["policy"], "all" if r["load"] is None else f"{100 * r['load']:g}%",
-         f"{r['time_steps']:,}", f"{100 * r['withholding_share']:.1f}%",
-         f"{r['withheld_jobs']:,}", f"{100 * r['long_share']:.0f}%", f"{r['forced_jobs']:,}"]
+        [
+            r["policy"],
+            "all" if r["load"] is None else f"{100 * r['load']:g}%",
+            f"{r['time_steps']:,}",
+            f"{100 * r['withholding_share']:.1f}%",
+            f"{r['withheld_jobs']:,}",
+            f"{100 * r['long_share']:.0f}%",
+            f"{r['forced_jobs']:,}",
+        ]
         for r in table.iter_rows(named=True)
-    ]  # fmt: skip
-    header = ["policy", "load", "time steps", "withholding steps", "withheld jobs",
-              "long (>= 10)", "time-limit jobs"]  # fmt: skip
+    ]
+    header = [
+        "policy",
+        "load",
+        "time steps",
+        "withholding steps",
+        "withheld jobs",
+        "long (>= 10)",
+        "time-limit jobs",
+    ]
     return [
         ("h2", "Learned policies: withheld jobs"),
         (
@@ -289,5 +389,11 @@ def agent_blocks(results: Any) -> list[tuple[str, Any]]:
             "FCFS fallback after the episode's time limit (they are in every statistic above).",
         ),
         ("table", Table(header, body, left=2)),
-        ("figure", ("withheld_lengths.png", agent_figures(results)["withheld_lengths.png"][1])),
+        (
+            "figure",
+            (
+                "withheld_lengths.png",
+                "Lengths of withheld jobs, all loads pooled (seed 000 Figure 7a)",
+            ),
+        ),
     ]

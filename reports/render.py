@@ -1,18 +1,20 @@
-"""Render a report of per-job results: HTML (self-contained) and Markdown, CSV tables, PNGs.
+"""Render a report of per-job results: HTML (self-contained) and Markdown, CSV and LaTeX tables,
+figures as PNG, PDF and SVG.
 
-:func:`write_report` computes the tidy tables with :mod:`schedlab.evaluation` (per-jobset
-metrics, bootstrap summaries, and the paired comparison of :mod:`schedlab.evaluation.analysis`),
-draws the figures of :mod:`schedlab.reports.figures` and :mod:`schedlab.reports.stats_figures`
-and writes every file atomically. The HTML and the Markdown hold the same content, built once
-as a list of blocks (:mod:`schedlab.reports.markup`); the HTML embeds the figures as base64 PNG
-and needs no other file, the Markdown links the PNG files written beside it.
+:func:`build_report` computes the tidy tables with :mod:`schedlab.evaluation` (per-jobset
+metrics, bootstrap summaries, the paired comparison of :mod:`schedlab.evaluation.analysis`, its
+overview over loads, and the views of a representative schedule) and lays out the figures and
+blocks; :func:`write_report` writes them, every file atomically. The HTML and the Markdown hold
+the same content, built once as a list of blocks (:mod:`schedlab.reports.markup`); the HTML
+embeds the figures as base64 PNG and needs no other file, the Markdown links the PNG files
+written beside it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +29,15 @@ from schedlab.evaluation.metrics import (
     per_length,
     policy_order,
 )
+from schedlab.evaluation.overview import ratio_overview
 from schedlab.evaluation.stats import SUMMARY_STATS, summarize
-from schedlab.reports import comparison, figures, learning, sections, stats_figures
-from schedlab.reports.markup import png, write_bundle
+from schedlab.jobset import JobSet
+from schedlab.reports import comparison, figures, learning, sections, views
+from schedlab.reports import ratio_figures as rf
+from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.output import FigureOptions, Plot, figure, panels, place_panel_legend
 from schedlab.reports.sections import Computed
+from schedlab.reports.tables import overview_table, pairwise_table, summary_table
 from schedlab.results import Results
 
 DEFAULT_SECONDARY = ("completion", "bounded_slowdown", "p95_slowdown")
@@ -48,15 +55,30 @@ def _focus(pj: pl.DataFrame, wanted: float | None) -> float | None:
     return float(loads[-1])
 
 
-def _compute(
-    results: Results, cfg: AnalysisConfig, focus_load: float | None, bsld_threshold: float
+def compute(
+    results: Results,
+    cfg: AnalysisConfig,
+    *,
+    focus_load: float | None = None,
+    bsld_threshold: float = BSLD_THRESHOLD,
+    jobs: JobSet | None = None,
 ) -> Computed:
+    """Every table a report shows, for ``results`` of one workload."""
     pj = per_jobset(results, bsld_threshold=bsld_threshold)
     pln = per_length(results)
     focus = _focus(pj, focus_load)
     comp = comparison.compare_policies(pj, pln, cfg, policy_order(results), focus, bsld_threshold)
     by = ("policy", *conditions(pj))
     kw = {"seed": cfg.seed, "confidence": cfg.confidence, "n_resamples": cfg.n_resamples}
+    view = views.compute(
+        results,
+        pj,
+        comp.ranked(),
+        reference=cfg.reference,
+        metric=cfg.primary,
+        load=focus,
+        jobs=jobs,
+    )
     return Computed(
         results=results,
         per_jobset=pj,
@@ -67,6 +89,8 @@ def _compute(
         ),
         buckets=length_buckets(results),
         comp=comp,
+        ratios=ratio_overview(comp.summary, comp.pairwise, cfg),
+        views=view,
         n_loads=pj.get_column("load").drop_nulls().n_unique(),
         seed=cfg.seed,
         confidence=cfg.confidence,
@@ -74,59 +98,230 @@ def _compute(
     )
 
 
+def _sweep_figures(c: Computed, palette: dict[str, Any]) -> dict[str, tuple[Plot, str]]:
+    """The load sweep (absolute, log scale, over the ratio to the reference) and the ratio grid."""
+    cfg, out = c.comp.cfg, {}
+    if c.n_loads >= 2:
+        has_ratio = c.ratios.get_column("ratio").drop_nulls().len() > 0
+
+        def draw(axes: Any) -> None:
+            top = figures.plot_load_sweep(
+                c.summary,
+                palette=palette,
+                metric=cfg.primary,
+                confidence=c.confidence,
+                legend=False,
+                ax=axes[0, 0],
+            )
+            handles = top.get_legend_handles_labels()[0]
+            if has_ratio:
+                low = rf.plot_ratio_sweep(
+                    c.comp.summary,
+                    reference=cfg.reference,
+                    palette=palette,
+                    metric=cfg.primary,
+                    confidence=c.confidence,
+                    legend=False,
+                    ax=axes[1, 0],
+                )
+                top.set_xlabel("")
+                handles += low.get_legend_handles_labels()[0][-1:]  # the reference line
+            place_panel_legend(list(axes[:, 0]), handles=handles)
+
+        rows = 2 if has_ratio else 1
+        out["load_sweep.png"] = (
+            panels(
+                draw,
+                (9, 4 + 3 * (rows - 1)),
+                nrows=rows,
+                sharex=True,
+                span="column",
+                gridspec_kw={"height_ratios": [1.3, 1][:rows]},
+            ),
+            f"{METRICS[cfg.primary].capitalize()} vs offered load: mean over jobsets of the "
+            f"per-jobset average (log scale; bands: {100 * c.confidence:g}% bootstrap CI over "
+            f"jobsets)"
+            + (
+                f"; below, the geometric-mean ratio to {cfg.reference} on the same jobsets "
+                "(paired bootstrap CI)."
+                if has_ratio
+                else "."
+            ),
+        )
+    if c.ratios.get_column("ratio").drop_nulls().len():
+        pols = [p for p in c.comp.order if p != cfg.reference]
+        n_loads = max(c.n_loads, 1)
+        out["ratio_grid.png"] = (
+            figure(
+                lambda ax: rf.plot_ratio_grid(
+                    c.ratios, reference=cfg.reference, order=pols, alpha=cfg.alpha, ax=ax
+                ),
+                (min(3 + 0.9 * n_loads, 12), 1.2 + 0.45 * len(pols)),
+                span="page" if n_loads > 4 else "column",
+            ),
+            f"Ratio of per-jobset {METRICS[cfg.primary]} to {cfg.reference} at every load "
+            "(blue: better, red: worse); grey numbers are not significant after Holm's "
+            "correction.",
+        )
+    return out
+
+
 def _figures(
     c: Computed, palette: dict[str, Any], experiment: Mapping[str, Any]
-) -> dict[str, tuple[bytes, str]]:
-    """PNG bytes and caption per file name; the load sweep only with two loads or more."""
-    cfg, where, focus = c.comp.cfg, c.comp.where(), c.comp.focus
-    out = comparison.figures(c.comp, c.per_jobset, palette)
-    if c.n_loads >= 2:
-        draw = lambda ax: figures.plot_load_sweep(  # noqa: E731
-            c.summary, palette=palette, metric=cfg.primary, confidence=c.confidence, ax=ax
-        )
-        out["load_sweep.png"] = (
-            png(draw, (9, 5)),
-            f"{METRICS[cfg.primary].capitalize()} vs offered load: mean over jobsets of the "
-            f"per-jobset average (bands: {100 * c.confidence:g}% bootstrap CI over jobsets)",
-        )
+) -> dict[str, tuple[Plot, str]]:
+    """Figure and caption per PNG file name."""
+    where, focus = c.comp.where(), c.comp.focus
+    out = comparison.figures(c.comp, c.per_jobset, palette) | _sweep_figures(c, palette)
     if c.per_length.height:
         draw = lambda ax: figures.plot_length_boxplot(  # noqa: E731
             c.per_length, palette=palette, buckets=c.buckets, load=focus, ax=ax
         )
         out["length_boxplot.png"] = (
-            png(draw, (9, 5)),
+            figure(draw, (9, 5), paper=(3.3, 3.2)),
             f"Per-jobset average slowdown by job length {where}",
         )
-    out |= _learning_figures(experiment.get("learning", {}), palette)
+    out |= learning.learning_figures(experiment.get("learning", {}), palette)
     draw = lambda ax: figures.plot_slowdown_cdf(  # noqa: E731
         c.results.table, palette=palette, load=focus, ax=ax
     )
-    out["slowdown_cdf.png"] = (png(draw, (9, 5)), f"CDF of per-job slowdown {where}")
-    return out
+    out["slowdown_cdf.png"] = (
+        figure(draw, (9, 5), paper=(3.3, 3.2)),
+        f"CDF of per-job slowdown {where}",
+    )
+    if c.views is not None:
+        out |= views.figures(c.views, palette)
+    return out | learning.agent_figures(c.results, palette)
 
 
-def _learning_figures(
-    learning: Mapping[str, str], palette: dict[str, Any]
-) -> dict[str, tuple[bytes, str]]:
-    """One learning-curve figure per learned policy whose training run left a ``curve.csv``."""
-    out: dict[str, tuple[bytes, str]] = {}
-    for k, (policy, folder) in enumerate(learning.items()):
-        curve_path, base_path = Path(folder) / "curve.csv", Path(folder) / "baselines.json"
-        if not curve_path.is_file():
-            continue
-        curve = pl.read_csv(curve_path)
-        if not {"iteration", "val_slowdown"} <= set(curve.columns):
-            continue
-        base = json.loads(base_path.read_text()) if base_path.is_file() else {}
-        draw = lambda ax, curve=curve, base=base, policy=policy: (  # noqa: E731
-            stats_figures.plot_learning_curve(curve, base, policy=policy, palette=palette, ax=ax)
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Report:
+    """A report, computed and laid out, not yet written."""
+
+    computed: Computed
+    """Every table it shows."""
+    title: str
+    """Its title."""
+    blocks: list[Block]
+    """Its content."""
+    tables: dict[str, pl.DataFrame]
+    """CSV file name -> table."""
+    images: dict[str, tuple[Plot, str]]
+    """PNG file name -> figure and caption."""
+    formatted: dict[str, tuple[Table, str]]
+    """File stem -> table and comment, written as LaTeX and Markdown."""
+
+    def write(self, out_dir: str | os.PathLike[str], options: FigureOptions) -> dict[str, Path]:
+        """Write every file into ``out_dir`` (see :func:`write_report`)."""
+        return write_bundle(
+            Path(out_dir),
+            stem="report",
+            title=self.title,
+            blocks=self.blocks,
+            tables=self.tables,
+            images=self.images,
+            options=options,
+            formatted=self.formatted,
         )
-        out[f"learning_{k}.png"] = (
-            png(draw, (9, 4.5)),
-            f"Learning curve of {policy} (training run {folder}): average job slowdown per "
-            "training iteration on the run's own validation jobsets, heuristics dashed.",
+
+
+def build_report(
+    results: Results,
+    *,
+    title: str = "schedlab report",
+    cfg: AnalysisConfig,
+    bsld_threshold: float = BSLD_THRESHOLD,
+    focus_load: float | None = None,
+    experiment: Mapping[str, Any] | None = None,
+    jobs: JobSet | None = None,
+    requested_reference: str | None = None,
+) -> Report:
+    """Compute and lay out the report of ``results`` (arguments as :func:`write_report`)."""
+    experiment = experiment or {}
+    c = compute(results, cfg, focus_load=focus_load, bsld_threshold=bsld_threshold, jobs=jobs)
+    palette = figures.policy_palette(c.comp.order)
+    images = _figures(c, palette, experiment)
+    tables = {
+        "summary.csv": c.summary,
+        "per_jobset.csv": c.per_jobset,
+        "per_length.csv": c.per_length,
+        "length_summary.csv": c.length_summary,
+        "comparison.csv": c.comp.summary,
+        "ratios.csv": c.ratios,
+        "omnibus.csv": c.comp.omnibus,
+        "pairwise.csv": c.comp.pairwise,
+        "exploratory.csv": c.comp.exploratory,
+    }
+    view_table = None
+    if c.views is not None and c.views.summary is not None:
+        tables["timeline_jobset.csv"] = c.views.timeline
+        tables["timeline_summary.csv"] = c.views.summary
+        if c.views.machines is not None:
+            tables["machine_utilisation.csv"] = c.views.machines
+        view_table = views.summary_table(
+            c.views.summary,
+            c.views.resources,
+            c.comp.order,
+            seed=cfg.seed,
+            confidence=cfg.confidence,
         )
-    return out
+    label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
+    blocks = [
+        *sections.intro(c, title, experiment),
+        *sections.overview_blocks(c, images),
+        *comparison.blocks(c.comp, images, label, c.ratios),
+        *sections.sweep_blocks(c, images),
+        *(
+            views.blocks(c.views, images, view_table, metric=cfg.primary, confidence=cfg.confidence)
+            if c.views is not None
+            else []
+        ),
+        *sections.length_blocks(c, images),
+        *learning.agent_blocks(results),
+        *sections.meta_blocks(c, experiment, list(tables)),
+    ]
+    if requested_reference is not None and requested_reference != cfg.reference:
+        msg = f"reference policy {requested_reference!r} has no results; {cfg.reference} is used."
+        blocks.insert(2, ("warning", msg))
+    formatted = {
+        "summary_table": (summary_table(c.comp, c.ratios), f"{title}: summary {c.comp.where()}"),
+        "pairwise_table": (
+            pairwise_table(c.comp.at_focus(c.comp.pairwise), cfg.alpha),
+            f"{title}: all pairs {c.comp.where()}",
+        ),
+    }
+    if c.ratios.height:
+        formatted["ratio_table"] = (
+            overview_table(c.comp, c.ratios),
+            f"{title}: ratio to {cfg.reference} at every load",
+        )
+    return Report(
+        computed=c, title=title, blocks=blocks, tables=tables, images=images, formatted=formatted
+    )
+
+
+def analysis_config(
+    results: Results,
+    *,
+    reference: str | None = None,
+    primary: str = "slowdown",
+    secondary: Sequence[str] = DEFAULT_SECONDARY,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> AnalysisConfig:
+    """The analysis settings of a report; the reference defaults to (or, when it has no
+    results, falls back to) the first policy simulated."""
+    order = policy_order(results)
+    return AnalysisConfig(
+        reference=reference if reference in order else order[0],
+        primary=primary,
+        secondary=tuple(secondary),
+        alpha=alpha,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
 def write_report(
@@ -144,17 +339,27 @@ def write_report(
     bsld_threshold: float = BSLD_THRESHOLD,
     focus_load: float | None = None,
     experiment: Mapping[str, Any] | None = None,
+    jobs: JobSet | None = None,
+    dpi: int = 200,
+    style: str = "screen",
+    vector: Sequence[str] | None = None,
 ) -> dict[str, Path]:
     """Write the report of ``results`` into ``out_dir``, every file atomically.
 
     Files: ``report.html`` (self-contained: figures as base64 PNG, inline CSS), ``report.md``
-    (same content, linking the PNGs beside it); CSV tables ``summary.csv`` (policy × load ×
+    (same content, linking the figures beside it); CSV tables ``summary.csv`` (policy × load ×
     metric), ``per_jobset.csv``, ``per_length.csv``, ``length_summary.csv`` (at the focus
     load), ``comparison.csv`` (summary, ranks and ratio to the reference, every load),
-    ``omnibus.csv``, ``pairwise.csv`` and ``exploratory.csv``; PNG figures
-    ``jobset_values.png``, ``cd_diagram.png``, ``pairwise_heatmap.png``,
-    ``ratio_to_reference.png``, ``length_boxplot.png``, ``slowdown_cdf.png`` and, with two
-    offered loads or more, ``load_sweep.png``.
+    ``ratios.csv`` (ratio to the reference with the Holm-adjusted test, every load),
+    ``omnibus.csv``, ``pairwise.csv``, ``exploratory.csv`` and, when the jobs' demands are
+    known, ``timeline_jobset.csv`` (the representative jobset over time) and
+    ``timeline_summary.csv`` (every jobset at the focus load); the summary, ratio and
+    pairwise tables as LaTeX (booktabs) and Markdown (``summary_table``, ``ratio_table``,
+    ``pairwise_table``, each ``.tex`` and ``.md``); figures ``ratio_grid``,
+    ``jobset_values``, ``cd_diagram``, ``pairwise_heatmap``, ``ratio_to_reference``,
+    ``schedule_diff``, ``timeline``, ``timeline_mean``, ``length_boxplot``,
+    ``slowdown_cdf`` and, with two offered loads or more, ``load_sweep``, each as ``.png``
+    and in the ``vector`` formats (``.pdf``, ``.svg``).
 
     Parameters
     ----------
@@ -185,53 +390,47 @@ def write_report(
         Offered load of the detailed comparison; default (or when absent) the highest.
     experiment
         Context of an experiment: ``spec`` (resolved spec dict), ``environment``,
-        ``failures``, ``missing`` and ``skipped``, shown in the report.
+        ``failures``, ``missing``, ``skipped`` and ``learning`` (learned policy -> training
+        run folder), shown in the report.
+    jobs
+        The JobSet the results were simulated on: its demands give the utilisation, queue and
+        fragmentation views (without it, and without demand columns in the results, the
+        schedule section shows the Gantt charts only).
+    dpi
+        Resolution of the PNG files (the HTML embeds lighter copies).
+    style
+        ``"screen"`` or ``"paper"`` (one column of a two-column paper;
+        :mod:`schedlab.reports.output`).
+    vector
+        Vector copies of each figure (``"pdf"``, ``"svg"``); default (None) both in the paper
+        style and none in the screen style, as they take more time than the PNGs.
 
     Returns
     -------
     dict
-        Path of every file written, keyed ``"html"``, ``"md"`` and, for the others, by file
-        name without extension (``"summary"``, ``"load_sweep"``, ...).
+        Path of every file written: ``"html"``, ``"md"``; CSV tables and PNG figures by file
+        stem (``"summary"``, ``"load_sweep"``, ...); other files by file name
+        (``"load_sweep.pdf"``, ``"summary_table.tex"``, ...).
     """
-    out, experiment = Path(out_dir), experiment or {}
-    order = policy_order(results)
-    ref = reference if reference in order else order[0]
-    cfg = AnalysisConfig(
-        reference=ref,
+    options = FigureOptions(dpi=dpi, style=style, vector=None if vector is None else tuple(vector))
+    cfg = analysis_config(
+        results,
+        reference=reference,
         primary=primary,
-        secondary=tuple(secondary),
+        secondary=secondary,
         alpha=alpha,
         confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
     )
-    c = _compute(results, cfg, focus_load, bsld_threshold)
-    palette = figures.policy_palette(order)
-    images = _figures(c, palette, experiment)
-    images |= learning.agent_figures(results)  # withheld jobs of learned policies, if any
-    tables = {
-        "summary.csv": c.summary,
-        "per_jobset.csv": c.per_jobset,
-        "per_length.csv": c.per_length,
-        "length_summary.csv": c.length_summary,
-        "comparison.csv": c.comp.summary,
-        "omnibus.csv": c.comp.omnibus,
-        "pairwise.csv": c.comp.pairwise,
-        "exploratory.csv": c.comp.exploratory,
-    }
-    label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
-    blocks = [
-        *sections.intro(c, title, experiment),
-        *comparison.blocks(c.comp, images, label),
-        *sections.sweep_blocks(c, images),
-        *sections.length_blocks(c, images),
-        *learning.agent_blocks(results),
-        *sections.meta_blocks(c, experiment, list(tables)),
-    ]
-    if reference is not None and reference not in order:
-        blocks.insert(
-            2, ("warning", f"reference policy {reference!r} has no results; {ref} is used instead.")
-        )
-    return write_bundle(
-        out, stem="report", title=title, blocks=blocks, tables=tables, images=images
+    report = build_report(
+        results,
+        title=title,
+        cfg=cfg,
+        bsld_threshold=bsld_threshold,
+        focus_load=focus_load,
+        experiment=experiment,
+        jobs=jobs,
+        requested_reference=reference,
     )
+    return report.write(out_dir, options)

@@ -1,4 +1,5 @@
-"""Descriptive sections of a report: introduction, load sweep, job lengths, run metadata.
+"""Descriptive sections of a report: introduction, the overview of every load, load sweep, job
+lengths, run metadata.
 
 The statistical sections are in :mod:`schedlab.reports.comparison`; :func:`write_report
 <schedlab.reports.render.write_report>` assembles both.
@@ -19,7 +20,9 @@ from schedlab.evaluation.metrics import METRICS, policy_order
 from schedlab.evaluation.stats import CI_METHOD
 from schedlab.reports import comparison, figures
 from schedlab.reports.markup import Block, Table
-from schedlab.reports.tables import ci_table, sweep_ratio_table
+from schedlab.reports.output import Plot
+from schedlab.reports.tables import ci_table, overview_table
+from schedlab.reports.views import ScheduleViews
 from schedlab.results import Results
 
 
@@ -43,6 +46,10 @@ class Computed:
     length_summary: pl.DataFrame
     buckets: dict[str, tuple[int, int]]
     comp: comparison.Comparison
+    ratios: pl.DataFrame
+    """:func:`~schedlab.evaluation.overview.ratio_overview` of every load."""
+    views: ScheduleViews | None
+    """The representative jobset's schedules (None: the reference has no jobset)."""
     n_loads: int
     seed: int
     confidence: float
@@ -115,13 +122,35 @@ def same_jobsets(pj: pl.DataFrame) -> bool:
     return per.select("load", "n").unique().height == per["load"].n_unique()
 
 
-def sweep_blocks(c: Computed, images: dict[str, tuple[bytes, str]]) -> list[Block]:
+def overview_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Block]:
+    """The first screen: at every load, the best policy and each ratio to the reference."""
+    if c.ratios.height == 0:
+        return []
+    cfg = c.comp.cfg
+    what = "every offered load" if c.n_loads > 1 else "a glance"
+    blocks: list[Block] = [
+        ("h2", f"At {what}: ratio to {cfg.reference}"),
+        (
+            "p",
+            f"Where each policy wins, by how much, and where the difference from "
+            f"{cfg.reference} is not significant ({METRICS[cfg.primary]}; best = lowest mean "
+            f"rank over the jobsets of that load).",
+        ),
+        ("table", overview_table(c.comp, c.ratios)),
+    ]
+    if "ratio_grid.png" in images:
+        blocks.append(("figure", ("ratio_grid.png", images["ratio_grid.png"][1])))
+    return blocks
+
+
+def sweep_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Block]:
     if c.n_loads < 2:
         return []
-    cfg, conf = c.comp.cfg, f"{100 * c.confidence:g}%"
+    conf = f"{100 * c.confidence:g}%"
     blocks: list[Block] = [("h2", "Across offered loads")]
     if "load_sweep.png" in images:
         blocks.append(("figure", ("load_sweep.png", images["load_sweep.png"][1])))
+    cfg = c.comp.cfg
     shown = [cfg.primary] + [m for m in ("completion",) if m in cfg.metrics and m != cfg.primary]
     for metric in shown:
         rows = c.summary.filter(pl.col("metric") == metric)
@@ -134,23 +163,10 @@ def sweep_blocks(c: Computed, images: dict[str, tuple[bytes, str]]) -> list[Bloc
                 f"per-jobset average [{conf} CI]; bold: lowest mean in the column.",
             ),
         ]
-    ratio = sweep_ratio_table(c.comp)
-    if ratio.rows:
-        blocks += [
-            ("h3", f"Ratio to {cfg.reference} at every load"),
-            ("table", ratio),
-            (
-                "p",
-                f"Geometric-mean ratio of per-jobset {METRICS[cfg.primary]} to "
-                f"{cfg.reference} on the same jobsets [{conf} paired bootstrap CI]; "
-                f"* the Holm-adjusted Wilcoxon test against {cfg.reference} at that "
-                f"load is significant at α = {cfg.alpha:g}.",
-            ),
-        ]
     return blocks
 
 
-def length_blocks(c: Computed, images: dict[str, tuple[bytes, str]]) -> list[Block]:
+def length_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Block]:
     source = (
         "from the workload metadata"
         if c.results.meta.get("length_buckets")

@@ -14,7 +14,7 @@ import polars as pl
 
 from schedlab.evaluation.permutation import METHOD_LABELS
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.figures import format_load
+from schedlab.reports.figures import SHORT_METRIC, format_load
 from schedlab.reports.markup import Table
 
 if TYPE_CHECKING:
@@ -79,13 +79,20 @@ def unpaired(rows: pl.DataFrame) -> bool:
     return bool(differ.fill_null(True).any())
 
 
-def summary_table(comp: Comparison) -> Table:
+def summary_table(comp: Comparison, ratios: pl.DataFrame | None = None) -> Table:
     """Focus condition, primary metric: rank, median [IQR], mean [CI], ratio [CI], W/T/L.
 
     When the policies ran on different jobsets (:func:`unpaired`), a column of paired means
-    over the common jobsets follows the raw means, and only it is compared (bold).
+    over the common jobsets follows the raw means, and only it is compared (bold). With
+    ``ratios`` (:func:`~schedlab.evaluation.overview.ratio_overview`), ratio cells carry the
+    markers of :func:`ratio_cell` and the table their footnotes.
     """
     cfg = comp.cfg
+    marked = {
+        r["policy"]: ratio_cell(r)
+        for r in (comp.at_focus(ratios).iter_rows(named=True) if ratios is not None else [])
+        if r["ratio"] is not None
+    }
     conf = f"{100 * cfg.confidence:g}%"
     rows = comp.at_focus(comp.summary).filter(pl.col("metric") == cfg.primary).sort("mean_rank")
     paired = unpaired(rows)
@@ -102,7 +109,9 @@ def summary_table(comp: Comparison) -> Table:
                 r["policy"] + (" (reference)" if ref else ""),
                 f"{num(r['median'])} [{num(r['q25'])}, {num(r['q75'])}]",
                 *([f"{mean} ({r['n_jobsets']})", num(r["paired_mean"])] if paired else [mean]),
-                "1 (reference)" if ref else ci(r["ratio"], r["ratio_low"], r["ratio_high"]),
+                "1 (reference)"
+                if ref
+                else marked.get(r["policy"], ci(r["ratio"], r["ratio_low"], r["ratio_high"])),
                 wtl,
                 "–" if r["p_improve"] is None else num(r["p_improve"]),
             ]
@@ -124,7 +133,8 @@ def summary_table(comp: Comparison) -> Table:
         "W/T/L",
         "P(better)",
     ]
-    return Table(header, body, bold, left=2)
+    marks = "".join(marked.values())
+    return Table(header, body, bold, left=2, notes=ratio_notes(comp, marks))
 
 
 def secondary_table(comp: Comparison) -> Table:
@@ -135,7 +145,7 @@ def secondary_table(comp: Comparison) -> Table:
         for p, m, v, lo, hi in summ.select("policy", "metric", "mean", "ci_low", "ci_high").rows()
     }
     rows = [[p] + [cells.get((p, m), "–") for m in comp.cfg.metrics] for p in comp.ranked()]
-    return Table(["policy", *(sf.SHORT_METRIC.get(m, m) for m in comp.cfg.metrics)], rows)
+    return Table(["policy", *(SHORT_METRIC.get(m, m) for m in comp.cfg.metrics)], rows)
 
 
 def omnibus_table(comp: Comparison) -> Table:
@@ -168,8 +178,9 @@ def omnibus_table(comp: Comparison) -> Table:
     return Table(header, body)
 
 
-def pairwise_table(comp: Comparison) -> Table:
-    """Focus condition: every pair's Wilcoxon statistic, raw and Holm p, rank-biserial r."""
+def pairwise_table(pairs: pl.DataFrame, alpha: float, unit: str = "jobsets") -> Table:
+    """Every pair of ``pairs`` (one condition of :func:`~schedlab.evaluation.analysis.pairwise`):
+    Wilcoxon statistic, raw and Holm p, rank-biserial r; ``unit`` names the blocks."""
     body = [
         [
             r["a"],
@@ -182,18 +193,18 @@ def pairwise_table(comp: Comparison) -> Table:
             f"{r['rank_biserial']:+.2f}",
             "yes" if r["significant"] else "no",
         ]
-        for r in comp.at_focus(comp.pairwise).iter_rows(named=True)
+        for r in pairs.iter_rows(named=True)
     ]
     header = [
         "A",
         "B",
-        "jobsets (ties)",
+        f"{unit} (ties)",
         "R+ (A better)",
         "R− (B better)",
         "p",
         "p (Holm)",
         "rank-biserial r",
-        f"significant at {comp.cfg.alpha:g}",
+        f"significant at {alpha:g}",
     ]
     return Table(header, body, left=2)
 
@@ -204,9 +215,9 @@ def exploratory_table(comp: Comparison, bucket_labels: dict[str, str]) -> Table:
     body = []
     for r in comp.at_focus(comp.exploratory).iter_rows(named=True):
         what = (
-            sf.SHORT_METRIC.get(r["metric"], r["metric"])
+            SHORT_METRIC.get(r["metric"], r["metric"])
             if r["family"] == "metric"
-            else f"{sf.SHORT_METRIC.get(r['metric'], r['metric'])}, "
+            else f"{SHORT_METRIC.get(r['metric'], r['metric'])}, "
             f"{bucket_labels.get(r['bucket'], r['bucket'])} jobs"
         )
         body.append(
@@ -234,24 +245,73 @@ def exploratory_table(comp: Comparison, bucket_labels: dict[str, str]) -> Table:
     return Table(header, body, left=2)
 
 
-def sweep_ratio_table(comp: Comparison) -> Table:
-    """Every load: ratio [CI] of each policy to the reference, * where Holm-significant."""
+MARKS = {
+    "*": "* the Holm-adjusted Wilcoxon signed-rank test against {ref} is significant at "
+    "α = {alpha:g}.",
+    "†": "† the {conf} CI of the ratio (not adjusted for multiple comparisons) and the "
+    "Holm-adjusted test disagree: the CI excludes 1 but the test is not significant, or the "
+    "reverse. The CI covers one comparison and the geometric mean of the ratios; the test is "
+    "adjusted over every pair at that load and concerns the signed ranks of the differences.",
+}
+"""Footnotes of the markers of a ratio cell."""
+
+
+def ratio_cell(r: dict[str, Any]) -> str:
+    """``"0.83 [0.79, 0.88]*"``: ratio [CI] to the reference, ``*`` significant, ``†`` the CI
+    and the test disagree (a row of :func:`~schedlab.evaluation.overview.ratio_overview`)."""
+    marks = ("*" if r["significant"] else "") + ("†" if r["disagree"] else "")
+    return ci(r["ratio"], r["ratio_low"], r["ratio_high"]) + marks
+
+
+def ratio_notes(comp: Comparison, marks: str) -> list[str]:
+    """The footnotes of the markers in ``marks``."""
+    conf = f"{100 * comp.cfg.confidence:g}%"
+    return [
+        MARKS[m].format(ref=comp.cfg.reference, alpha=comp.cfg.alpha, conf=conf)
+        for m in MARKS
+        if m in marks
+    ]
+
+
+def overview_table(comp: Comparison, ratios: pl.DataFrame) -> Table:
+    """Every load (rows): the best policy by mean rank, and each policy's ratio to the reference.
+
+    Cells are :func:`ratio_cell`; bold: significantly better than the reference. ``ratios`` is
+    :func:`~schedlab.evaluation.overview.ratio_overview` of one workload.
+    """
     cfg = comp.cfg
-    rows = comp.summary.filter((pl.col("metric") == cfg.primary) & pl.col("ratio").is_not_null())
-    sig = (
-        {
-            (r["load"], frozenset((r["a"], r["b"])))
-            for r in comp.pairwise.iter_rows(named=True)
-            if r["significant"]
-        }
-        if comp.pairwise.height
-        else set()
-    )
-    loads = rows.get_column("load").unique().sort(nulls_last=True).to_list()
-    cells = {}
-    for r in rows.iter_rows(named=True):
-        star = " *" if (r["load"], frozenset((r["policy"], cfg.reference))) in sig else ""
-        cells[(r["policy"], r["load"])] = ci(r["ratio"], r["ratio_low"], r["ratio_high"]) + star
-    pols = [p for p in comp.order if p != cfg.reference and any((p, x) in cells for x in loads)]
-    body = [[p] + [cells.get((p, x), "–") for x in loads] for p in pols]
-    return Table(["policy", *(fmt_load(x) for x in loads)], body)
+    prim = comp.summary.filter(pl.col("metric") == cfg.primary)
+    loads = prim.get_column("load").unique().sort(nulls_last=True).to_list()
+    have = set(ratios.get_column("policy").to_list())
+    pols = [p for p in comp.order if p in have]
+    cells = {(r["load"], r["policy"]): r for r in ratios.iter_rows(named=True)}
+    omni = comp.omnibus.filter(pl.col("p") > cfg.alpha) if comp.omnibus.height else comp.omnibus
+    not_significant = set(omni.get_column("load").to_list()) if omni.height else set()
+    body, bold = [], set()
+    for i, load in enumerate(loads):
+        at = prim.filter(
+            pl.col("load").is_close(load) if load is not None else pl.col("load").is_null()
+        )  # type: ignore[attr-defined]
+        best = at.sort("mean_rank", maintain_order=True).row(0, named=True)
+        ns = " n.s." if load in not_significant else ""
+        row = [fmt_load(load), f"{best['policy']} ({num(best['mean_rank'])}){ns}"]
+        for j, p in enumerate(pols, start=2):
+            r = cells.get((load, p))
+            row.append("–" if r is None or r["ratio"] is None else ratio_cell(r))
+            if r is not None and r["significant"] and (r["ratio"] or 1) < 1:
+                bold.add((i, j))
+        body.append(row)
+    marks = "".join(c for row in body for c in row[2:])
+    notes = [
+        f"Cells: geometric-mean ratio of per-jobset {cfg.primary} to {cfg.reference} on the "
+        f"same jobsets [{100 * cfg.confidence:g}% paired bootstrap CI]; < 1: better than "
+        f"{cfg.reference}; bold: significantly better.",
+        *ratio_notes(comp, marks),
+    ]
+    if not_significant:
+        notes.append(
+            f"n.s.: at this load the Friedman test over all policies is not significant at "
+            f"α = {cfg.alpha:g}: no policy is shown to be best."
+        )
+    header = ["offered load", "best (mean rank)", *pols]
+    return Table(header, body, bold, left=2, notes=notes)

@@ -5,6 +5,11 @@ The public API is imported lazily so ``import schedlab`` stays light (no numba, 
     import schedlab
     js = schedlab.generators.make("deeprm").generate(0.7, n_jobsets=100, seed=1)
     res = schedlab.simulate(js, [schedlab.policies.make("sjf"), schedlab.policies.make("tetris")])
+
+``schedlab.generators`` and ``schedlab.trainers`` are registries; ``schedlab.policies`` and
+``schedlab.loaders`` are the subpackages, which front their registries (``make``, ``names``,
+``entry``, ``load``, ``register``): importing a submodule such as ``schedlab.policies.heuristics``
+rebinds nothing.
 """
 
 from __future__ import annotations
@@ -13,15 +18,17 @@ import importlib
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from schedlab import loaders, policies
 from schedlab.errors import (
     InfeasibleJobError,
     JobSetError,
+    ParameterError,
     SchedlabError,
     SimulationError,
     TraceFormatError,
     UnknownNameError,
 )
-from schedlab.registry import generators, loaders, policies
+from schedlab.registry import generators, trainers
 from schedlab.simulator import registration as _registration
 
 try:
@@ -38,6 +45,7 @@ _LAZY = {
     "simulate": "schedlab.simulator.run",
     "write_report": "schedlab.reports.render",
     "fit": "schedlab.evaluation.fitting.workload",
+    "compare": "schedlab.reports.notebook",
     "WorkloadModel": "schedlab.loaders.workload.model",
 }
 
@@ -47,6 +55,7 @@ __all__ = [
     "JobSet",
     "JobSetError",
     "JobSetMeta",
+    "ParameterError",
     "Results",
     "SchedlabError",
     "SimulationError",
@@ -54,12 +63,14 @@ __all__ = [
     "UnknownNameError",
     "WorkloadModel",
     "__version__",
+    "compare",
     "fit",
     "generators",
     "loaders",
     "offered_load",
     "policies",
     "simulate",
+    "trainers",
     "write_report",
 ]
 

@@ -26,6 +26,12 @@ class UnknownNameError(SchedlabError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class ParameterError(SchedlabError, ValueError):
+    """A parameter given by name (``-p KEY=VALUE``, a policy spec option, a spec's ``params``)
+    is unknown or has a value of the wrong type, outside its choices or outside its range; the
+    message names where it was given, the parameter, what was expected and what was given."""
+
+
 class SimulationError(SchedlabError, RuntimeError):
     """The simulator reached a state it must never reach (e.g. jobs that can make no progress)."""
 
@@ -40,3 +46,34 @@ class WorkloadModelError(SchedlabError, ValueError):
 
 class NonFiniteValueError(SchedlabError, ValueError):
     """A value to summarise or test is NaN or infinite; the message names where it is."""
+
+
+class OutputError(SchedlabError, OSError):
+    """An output cannot be written, or would silently replace different results; the message
+    names the path and how to proceed (another ``-o``, or ``--force``)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped a long operation; completed work is kept and it resumes.
+
+    Deliberately not a :class:`SchedlabError`: like :class:`KeyboardInterrupt` it must pass
+    through ``except Exception`` so no half-done work is recorded as a failure.
+    """
+
+    def __init__(self, message: str, signal: str = "SIGINT") -> None:
+        super().__init__(message)
+        self.signal = signal
+        """Name of the signal that stopped the operation (``"SIGINT"``, ``"SIGTERM"``)."""
+
+
+class SchedlabWarning(UserWarning):
+    """Base class of the warnings schedlab gives users."""
+
+
+class ImplausibleValueWarning(SchedlabWarning):
+    """A value is allowed but far outside its usual range (e.g. ``--load 70`` = 7000%)."""
+
+
+class ResultsError(SchedlabError, ValueError):
+    """Results lack what was asked of them (a jobset, a policy, the jobs' demands) or do not match
+    a JobSet; the message says what was expected and what the results hold."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from schedlab.errors import TraceFormatError
+from schedlab.errors import OutputError, TraceFormatError
 
 METADATA_KEY = "schedlab"
 
@@ -92,3 +92,35 @@ def read_parquet(path: str | os.PathLike[str], kind: str) -> tuple[pl.DataFrame,
         msg = f"{p}: expected a schedlab {kind} file, found kind {found!r}"
         raise TraceFormatError(msg)
     return df, meta
+
+
+def check_writable(path: str | os.PathLike[str], *, directory: bool = False) -> Path:
+    """Fail before any work if ``path`` (a file, or a directory with ``directory``) cannot be
+    written: create its folder and a probe file there, then remove the probe.
+
+    Raises
+    ------
+    OutputError
+        Naming the path and the reason (not a directory, permission denied, read-only...).
+    """
+    target = Path(path)
+    if not directory and target.is_dir():
+        msg = f"{target}: is a directory; expected a file to write"
+        raise OutputError(msg)
+    if directory and target.exists() and not target.is_dir():
+        msg = f"{target}: exists and is not a directory"
+        raise OutputError(msg)
+    folder = target if directory else target.parent
+    blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        msg = f"{target}: cannot write there ({blocker} is a file, not a directory)"
+        raise OutputError(msg)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".schedlab-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        msg = f"{target}: cannot write there ({exc.strerror or exc})"
+        raise OutputError(msg) from exc
+    return target

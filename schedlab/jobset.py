@@ -10,13 +10,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from schedlab import io
 from schedlab.errors import InfeasibleJobError, JobSetError
+from schedlab.frames import html_preview
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMA_VERSION = 1
 MAX_SPAN = 2**62
@@ -135,6 +139,20 @@ class JobSet:
     def demands(self) -> np.ndarray:
         """Demand matrix, shape ``(n_jobs, d)``, in the order of :attr:`jobs`."""
         return self.jobs.select(self.resources).to_numpy().astype(np.float64, copy=False)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The jobs table as a pandas DataFrame."""
+        return self.jobs.to_pandas()
+
+    def _repr_html_(self) -> str:
+        m = self.meta
+        source = m.provenance.get("generator") or m.provenance.get("path") or "unknown"
+        facts = [
+            f"{self.jobs.height:,} jobs in {len(self.jobset_ids)} jobsets; source: {source}",
+            "resources (capacity): "
+            + ", ".join(f"{r} ({c:g})" for r, c in zip(m.resources, m.capacity, strict=True)),
+        ]
+        return html_preview("JobSet", facts, self.jobs)
 
     def split(self) -> Iterator[tuple[int, pl.DataFrame]]:
         """Yield ``(jobset_id, jobs)`` per jobset."""

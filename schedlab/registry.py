@@ -1,7 +1,11 @@
 """Registries map names to lazily imported entry points (Gymnasium's ``register``/``make``).
 
-One registry per kind (generators, loaders, policies); ``import schedlab`` imports none of the
-entry points, so torch or numba are loaded only when a name that needs them is made.
+One registry per kind (generators, loaders, policies, trainers); ``import schedlab`` imports none
+of the entry points, so torch or numba are loaded only when a name that needs them is made.
+Entries keep their registration order (the report order of the heuristics) and carry tags, so
+lists of names are derived from here (``policies.names(tag="heuristic")``), never repeated.
+Parameters given by name are checked against the entry point's type hints
+(:mod:`schedlab.params`).
 """
 
 from __future__ import annotations
@@ -9,11 +13,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from schedlab.errors import UnknownNameError
+from schedlab.errors import ParameterError, UnknownNameError
+from schedlab.params import Param, check_params, parameters
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -28,24 +33,42 @@ class Entry:
     """One line for ``--help`` and listings."""
     positional: str | None = None
     """Keyword that a bare first option of a spec fills (``deeprm:run/best.pt`` -> checkpoint)."""
+    tags: frozenset[str] = frozenset()
+    """What the entry is, for selections: ``heuristic``/``learned``, ``model:cluster`` (a simulator
+    model it supports), ``baseline`` (a heuristic learned policies are compared with) ..."""
+    config: str | None = None
+    """``"module:attribute"`` of the config dataclass the target takes (trainers)."""
 
 
 @dataclass(slots=True)
 class Registry:
-    """Name -> lazily imported callable, for one kind of object."""
+    """Name -> lazily imported callable, for one kind of object, in registration order."""
 
     kind: str
+    """What the entries are (``"policy"``), for messages."""
+    reserved: tuple[str, ...] = ()
+    """Parameters the caller passes itself, never given by name (a loader's ``options``)."""
     _entries: dict[str, Entry] = field(default_factory=dict)
 
     def register(
-        self, name: str, target: str, summary: str = "", *, positional: str | None = None
+        self,
+        name: str,
+        target: str,
+        summary: str = "",
+        *,
+        positional: str | None = None,
+        tags: Iterable[str] = (),
+        config: str | None = None,
     ) -> None:
         """Register ``target`` (``"module:attr"``) under ``name``; names are unique."""
         key = name.lower()
         if key in self._entries:
             msg = f"{self.kind} {name!r} is already registered"
             raise ValueError(msg)
-        self._entries[key] = Entry(name=key, target=target, summary=summary, positional=positional)
+        self._entries[key] = Entry(
+            name=key, target=target, summary=summary, positional=positional,
+            tags=frozenset(tags), config=config,
+        )  # fmt: skip
 
     def entry(self, name: str) -> Entry:
         """The entry for ``name``; an unknown name suggests the closest known ones."""
@@ -59,72 +82,110 @@ class Registry:
 
     def load(self, name: str) -> Callable[..., Any]:
         """Import and return the callable registered as ``name``."""
-        module, _, attr = self.entry(name).target.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        return _import(self.entry(name).target)
 
-    def make(self, name: str, **kwargs: Any) -> Any:
-        """Call the entry point registered as ``name`` with ``kwargs``."""
-        return self.load(name)(**kwargs)
+    def load_config(self, name: str) -> type:
+        """Import and return the config dataclass of ``name`` (see :attr:`Entry.config`)."""
+        entry = self.entry(name)
+        if entry.config is None:
+            msg = f"{self.kind} {name!r} declares no config dataclass"
+            raise ValueError(msg)
+        return _import(entry.config)
 
-    def names(self) -> list[str]:
-        """Registered names, sorted."""
-        return sorted(self._entries)
+    def parameters(self, name: str) -> dict[str, Param]:
+        """The parameters ``name`` takes by name (see :func:`schedlab.params.parameters`)."""
+        return {k: p for k, p in parameters(self.load(name)).items() if k not in self.reserved}
+
+    def check(self, name: str, params: Mapping[str, Any], *, where: str = "") -> dict[str, Any]:
+        """``params`` of ``name`` checked against its type hints (:func:`check_params`);
+        ``where`` says where the user gave them (``"-p"``), for messages."""
+        owner = f"{self.kind} {self.entry(name).name!r}"
+        return check_params(
+            self.load(name), params, owner=owner, where=where, reserved=self.reserved
+        )
+
+    def create(self, name: str, params: Mapping[str, Any], *, where: str = "") -> Any:
+        """Call the entry point ``name`` with ``params``, checked first (see :meth:`check`)."""
+        return self.load(name)(**self.check(name, params, where=where))
+
+    def make(self, name: str, /, **kwargs: Any) -> Any:
+        """Call the entry point registered as ``name`` with ``kwargs`` (checked)."""
+        return self.create(name, kwargs)
+
+    def names(self, *, tag: str | None = None) -> list[str]:
+        """Registered names in registration order; with ``tag``, only entries carrying it."""
+        return [n for n, e in self._entries.items() if tag is None or tag in e.tags]
 
     def __iter__(self) -> Iterator[Entry]:
-        return iter(self._entries[n] for n in self.names())
+        return iter(list(self._entries.values()))
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name.lower() in self._entries
 
 
+def _import(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 generators = Registry("generator")
 policies = Registry("policy")
-loaders = Registry("loader")
+loaders = Registry("loader", reserved=("options",))
+trainers = Registry("trainer")
 
-generators.register(
-    "deeprm",
-    "schedlab.loaders.generators.deeprm_workload:DeepRMGenerator",
-    "DeepRM (Mao et al. 2016): Bernoulli/binomial arrivals, bimodal durations, dominant demands",
-)
-generators.register(
-    "poisson",
-    "schedlab.loaders.generators.poisson:PoissonGenerator",
-    "DeepRM_Plus: Poisson(λ) arrivals per step, DeepRM's job model (load = 1.845·λ)",
-)
-generators.register(
-    "liu-uniform",
-    "schedlab.loaders.generators.liu:LiuUniformGenerator",
-    "Liu et al.: intervals uniform on a..b steps (1..33), scaled to the load; DeepRM jobs",
-)
-generators.register(
-    "liu-bernoulli",
-    "schedlab.loaders.generators.liu:LiuBernoulliGenerator",
-    "Liu et al.: intervals b with probability p else a (33/1, p=0.5), scaled; DeepRM jobs",
-)
-generators.register(
-    "liu-beta",
-    "schedlab.loaders.generators.liu:LiuBetaGenerator",
-    "Liu et al.: intervals a + (b−a)·Beta(alpha, beta) (2, 2), scaled; DeepRM jobs",
-)
+for _name, _target, _summary in [
+    ("deeprm", "deeprm_workload:DeepRMGenerator",
+     "DeepRM (Mao et al. 2016): Bernoulli/binomial arrivals, bimodal durations, dominant demands"),
+    ("poisson", "poisson:PoissonGenerator",
+     "DeepRM_Plus: Poisson(λ) arrivals per step, DeepRM's job model (load = 1.845·λ)"),
+    ("liu-uniform", "liu:LiuUniformGenerator",
+     "Liu et al.: intervals uniform on a..b steps (1..33), scaled to the load; DeepRM jobs"),
+    ("liu-bernoulli", "liu:LiuBernoulliGenerator",
+     "Liu et al.: intervals b with probability p else a (33/1, p=0.5), scaled; DeepRM jobs"),
+    ("liu-beta", "liu:LiuBetaGenerator",
+     "Liu et al.: intervals a + (b−a)·Beta(alpha, beta) (2, 2), scaled; DeepRM jobs"),
+]:  # fmt: skip
+    generators.register(
+        _name, f"schedlab.loaders.generators.{_target}", _summary, tags=("synthetic",)
+    )
 generators.register(
     "fitted",
     "schedlab.loaders.generators.fitted:FittedGenerator",
     "a workload model fitted to a trace by `schedlab fit` (--model fit/model.json)",
+    tags=("fitted",),
 )
-for _name, _cls, _summary in [
-    ("random", "RandomPolicy", "uniformly random job among those that fit now"),
-    ("fcfs", "FCFS", "first come, first served among jobs that fit now"),
-    ("sjf", "SJF", "shortest job first (score 1/duration)"),
-    ("packer", "Packer", "alignment of demand with free resources (Tetris packing score)"),
-    ("tetris", "TetrisStar", "Tetris*: knob-weighted packing + shortest-job score"),
-    ("hrrn", "HRRN", "highest response ratio next ((wait + duration) / duration)"),
-]:
-    policies.register(_name, f"schedlab.policies.heuristics:{_cls}", _summary)
+for _name, _cls, _summary, _tags in [
+    ("random", "RandomPolicy", "uniformly random job among those that fit now", ()),
+    ("fcfs", "FCFS", "first come, first served among jobs that fit now", ()),
+    ("sjf", "SJF", "shortest job first (score 1/duration)", ("baseline",)),
+    ("packer", "Packer", "alignment of demand with free resources (Tetris packing score)",
+     ("baseline",)),
+    ("tetris", "TetrisStar", "Tetris*: knob-weighted packing + shortest-job score", ("baseline",)),
+    ("hrrn", "HRRN", "highest response ratio next ((wait + duration) / duration)", ()),
+]:  # fmt: skip
+    policies.register(
+        _name, f"schedlab.policies.heuristics:{_cls}", _summary,
+        tags=("heuristic", "model:cluster", *_tags),
+    )  # fmt: skip
 policies.register(
     "deeprm",
     "schedlab.policies.deeprm:DeepRMPolicy",
     "DeepRM policy network trained by `schedlab train` (deeprm:PATH.pt or a shipped name)",
     positional="checkpoint",
+    tags=("learned", "model:cluster"),
+)
+for _name, _target, _summary in [
+    ("alibaba2018", "alibaba2018:read_alibaba2018", "Alibaba cluster-trace-v2018 batch_task"),
+    ("alibaba2017", "alibaba2017:read_alibaba2017", "Alibaba cluster-trace-v2017 batch_task"),
+    ("swf", "swf:read_swf", "Standard Workload Format (Parallel Workloads Archive)"),
+]:
+    loaders.register(_name, f"schedlab.loaders.traces.{_target}", _summary, tags=("trace",))
+trainers.register(
+    "deeprm",
+    "schedlab.policies.reinforce:train",
+    "DeepRM (seed 000): REINFORCE with a per-step baseline; writes a `deeprm:` checkpoint",
+    config="schedlab.policies.reinforce:TrainConfig",
+    tags=("model:cluster", "policy:deeprm"),
 )
 
 
@@ -135,49 +196,70 @@ def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[s
     ``"tetris:knob=0.3"`` -> ``("tetris", {"knob": 0.3})``. When ``positional`` names a keyword,
     a first option without ``=`` is its value: ``"deeprm:runs/a/best.pt"`` with
     ``positional="checkpoint"`` -> ``("deeprm", {"checkpoint": "runs/a/best.pt"})``.
+
+    Raises
+    ------
+    ParameterError
+        An option that is not ``key=value``, or a key given twice.
     """
     name, _, rest = spec.partition(":")
     kwargs: dict[str, Any] = {}
     for i, item in enumerate(filter(None, rest.split(","))):
         key, eq, raw = item.partition("=")
         if not eq and i == 0 and positional is not None:
-            kwargs[positional] = item.strip()
-            continue
-        if not eq or not key.strip():
+            key, value = positional, item.strip()
+        elif not eq or not key.strip():
             msg = f"bad option {item!r} in {spec!r}: expected key=value"
-            raise ValueError(msg)
-        try:
-            kwargs[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            kwargs[key.strip()] = raw
+            raise ParameterError(msg)
+        else:
+            key = key.strip()
+            try:
+                value = json.loads(raw)
+            except json.JSONDecodeError:
+                value = raw
+        if key in kwargs:
+            msg = f"{spec!r}: option {key!r} is given twice"
+            raise ParameterError(msg)
+        kwargs[key] = value
     return name.strip(), kwargs
 
 
-def make_policy(spec: str) -> Any:
-    """A policy from a spec such as ``"sjf"`` or ``"tetris:knob=0.3"``.
+def policy_name(spec: str) -> str:
+    """The registered name a policy spec starts with: ``"tetris+align:knob=0.3"`` -> ``tetris``."""
+    return spec.partition(":")[0].partition("+")[0].strip()
+
+
+def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
+    """``(name, parameters)`` of a policy spec, its positional option filled (see
+    :func:`parse_spec`); the name must be registered. ``order+rule`` names a heuristic with a
+    placement rule: ``sjf+bestfit`` is ``sjf:placement=bestfit``."""
+    head, colon, rest = spec.partition(":")
+    name, plus, rule = policy_name(spec), *head.partition("+")[1:]
+    base, kwargs = parse_spec(name + colon + rest, positional=policies.entry(name).positional)
+    if plus:
+        kwargs = {"placement": rule.strip(), **kwargs}
+    return base, kwargs
+
+
+def make_policy(spec: str, *, where: str | None = None) -> Any:
+    """A policy from a spec such as ``"sjf"`` or ``"tetris:knob=0.3"``, parameters checked.
 
     A policy made with parameters is named by its spec, so variants stay apart in results;
-    ``label=NAME`` names it explicitly (``deeprm:runs/a/best.pt,label=deeprm-0.7``).
+    ``label=NAME`` names it explicitly (``deeprm:runs/a/best.pt,label=deeprm-0.7``). ``where``
+    says where the spec was given, for messages (default: the spec itself).
     """
-    name = spec.partition(":")[0].strip()
-    positional = policies.entry(name).positional if name in policies else None
-    name, kwargs = parse_spec(spec, positional=positional)
+    name, kwargs = parse_policy(spec)
     label = kwargs.pop("label", None)
-    try:
-        policy = policies.make(name, **kwargs)
-    except TypeError as exc:
-        msg = f"policy {spec!r}: {exc}"
-        raise ValueError(msg) from exc
+    policy = policies.create(name, kwargs, where=spec if where is None else where)
     if label is not None:
         policy.name = str(label)
-    elif kwargs:
-        policy.name = spec
+    elif kwargs and set(kwargs) != {"placement"}:
+        policy.name = spec  # (a placement alone names itself: sjf+bestfit)
     return policy
 
 
-for _name, _target, _summary in [
-    ("alibaba2018", "alibaba2018:read_alibaba2018", "Alibaba cluster-trace-v2018 batch_task"),
-    ("alibaba2017", "alibaba2017:read_alibaba2017", "Alibaba cluster-trace-v2017 batch_task"),
-    ("swf", "swf:read_swf", "Standard Workload Format (Parallel Workloads Archive)"),
-]:
-    loaders.register(_name, f"schedlab.loaders.traces.{_target}", _summary)
+def policy_key(policy: Any) -> str:
+    """What makes two policies the same: class and every parameter (equal keys, equal
+    schedules), e.g. ``tetris`` and ``tetris:knob=0.5``."""
+    params = json.dumps(policy.get_params(), sort_keys=True, default=str)
+    return f"{type(policy).__module__}.{type(policy).__qualname__}:{params}"

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from schedlab import io
+from schedlab.frames import html_preview
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RESULT_COLUMNS = (
     "policy", "jobset", "load", "seed", "job_id", "arrival", "start", "finish", "duration",
@@ -59,3 +63,17 @@ class Results:
     def policies(self) -> list[str]:
         """Policy names in the order they were simulated."""
         return list(self.meta["policies"])
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The per-job table as a pandas DataFrame."""
+        return self.table.to_pandas()
+
+    def _repr_html_(self) -> str:
+        t = self.table
+        loads = t.get_column("load").drop_nulls().unique().sort().to_list() if t.height else []
+        facts = [
+            f"policies: {', '.join(self.policies)}",
+            f"{t.height:,} job rows, {t.select('jobset').n_unique() if t.height else 0} jobsets",
+            f"offered loads: {', '.join(f'{x:g}' for x in loads) or 'not recorded'}",
+        ]
+        return html_preview("Results", facts, t)

@@ -228,7 +228,8 @@ def _run_agent(sim: Engine, policy: Any) -> None:
         scratch = np.empty(snap.free.shape[2:])
         k, i = choose(
             snap.view[0], snap.free[0], scratch, snap.capacity, snap.demand, snap.duration,
-            snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT, 0.0, False, 0.0,
+            snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT,
+            np.empty((0, snap.capacity.size)), 0.0, False, 0.0,
         )  # fmt: skip
         if k >= 0:
             sim.start_now(k, i)

@@ -55,6 +55,9 @@ def test_demo_writes_report(tmp_path: Path) -> None:
     out = run_ok("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
     assert "report.html" in out
     assert f"{n} runs: {n} run now" in out
+    assert "average job slowdown at offered load 150%" in out  # a readable summary ...
+    assert "{" not in out  # ... not a raw JSON dict
+    assert "  tetris " in out
     for name in ("spec.toml", "jobsets/deeprm.parquet", "results.parquet", "runs.csv",
                  "report.html", "report.md", "summary.csv", "pairwise.csv"):  # fmt: skip
         assert (tmp_path / name).is_file(), name
@@ -63,6 +66,19 @@ def test_demo_writes_report(tmp_path: Path) -> None:
     assert "4 jobsets are too few" in (tmp_path / "report.md").read_text(encoding="utf-8")
     again = run_ok("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
     assert f"0 run now, {n} already done" in again
+    # another study into the same directory is refused (nothing touched) unless --force
+    runs = sorted((tmp_path / "runs").iterdir())
+    other = run_fail("demo", "--jobsets", "3", "--load", "0.5,1.5", "-o", str(tmp_path))
+    assert "holds experiment 'deeprm_study' of a different spec" in other
+    assert "workloads['deeprm'].jobsets: 4 -> 3" in other
+    assert "--force" in other
+    assert sorted((tmp_path / "runs").iterdir()) == runs
+    forced = run_ok("demo", "--jobsets", "3", "--load", "0.5,1.5", "-o", str(tmp_path), "--force")
+    assert f"{n} runs: {n} run now" in forced
+    assert "moved the previous study's files to" in forced
+    (moved,) = (tmp_path / "replaced").iterdir()
+    assert len(list((moved / "runs").iterdir())) == n
+    assert "jobsets = 3" in (tmp_path / "spec.toml").read_text()
 
 
 def test_experiment_run_then_report_a_directory(tmp_path: Path) -> None:
@@ -77,12 +93,13 @@ def test_experiment_run_then_report_a_directory(tmp_path: Path) -> None:
 
 def test_experiment_failures_exit_non_zero_listing_them(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
-    spec.write_text(EXPERIMENT.replace('"fcfs"', '"tetris:knob=\\"x\\""'))
+    (tmp_path / "bad.pt").write_text("not a checkpoint")
+    spec.write_text(EXPERIMENT.replace('"fcfs"', '{ spec = "deeprm:bad.pt", name = "bad" }'))
     result = CliRunner().invoke(main, ["experiment", "run", str(spec), "-o", str(tmp_path / "x"),
                                        "--workers", "1"])  # fmt: skip
     assert result.exit_code == 1
     assert "2 runs failed" in result.output
-    assert "deeprm__load50__tetris-knob-x" in result.output
+    assert "deeprm__load50__bad: CheckpointError" in result.output
     assert "Traceback" not in result.output
     assert "unknown key" in run_fail("experiment", "run", str(_bad_spec(tmp_path)), "-o", "x")
 
@@ -112,8 +129,9 @@ def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:
     assert "did you mean 'sjf'" in run_fail("simulate", str(jobs), "--policy", "sjff",
                                          "-o", str(tmp_path / "r.parquet"))  # fmt: skip
     assert "is not a load" in run_fail("generate", "deeprm", "--load", "x", "-o", str(jobs))
-    assert "knob" in run_fail("simulate", str(jobs), "--policy", "sjf:knob=1",
-                                         "-o", str(tmp_path / "r.parquet"))  # fmt: skip
+    assert "policy 'sjf' has no parameter 'knob'" in run_fail(
+        "simulate", str(jobs), "--policy", "sjf:knob=1", "-o", str(tmp_path / "r.parquet")
+    )
     not_parquet = tmp_path / "text.parquet"
     not_parquet.write_text("hello")
     assert "not a readable Parquet file" in run_fail("simulate", str(not_parquet), "-o", "r.pq")
@@ -137,6 +155,31 @@ def _write_small(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("kind", "expected"), [("policies", "sjf"), ("generators", "deeprm")])
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [("policies", "sjf"), ("generators", "deeprm"), ("loaders", "swf"), ("trainers", "deeprm")],
+)
 def test_list(kind: str, expected: str) -> None:
     assert expected in run_ok("list", kind)
+
+
+def test_list_shows_tags_in_registration_order_and_parameters() -> None:
+    out = run_ok("list", "policies")
+    names = [line.split()[0] for line in out.splitlines()]
+    assert names[:6] == ["random", "fcfs", "sjf", "packer", "tetris", "hrrn"]
+    assert "[baseline, heuristic, model:cluster]" in out
+    params = run_ok("list", "generators", "--params")
+    assert "variant = one of 'code', 'paper' (default 'code')" in params
+    assert "short_prob = a number (default 0.8): Probability that a job is short." in params
+    assert "window = an integer (default 50)" in run_ok("list", "trainers", "--params")
+
+
+def test_train_help_lists_trainers_and_derives_options_from_the_config() -> None:
+    assert "deeprm  DeepRM (seed 000)" in run_ok("train", "--help")
+    text = run_ok("train", "deeprm", "--help")
+    options = ("--jobsets", "--rollouts", "--objective [slowdown|completion]", "-p, --param",
+               "--mask-invalid / --no-mask-invalid", "--eval-greedy", "--resume", "-o")  # fmt: skip
+    for option in options:
+        assert option in text, option
+    assert "RMSProp learning rate." in text  # the field's docstring
+    assert "did you mean 'deeprm'" in run_fail("train", "deepr", "-o", "x")

@@ -200,3 +200,30 @@ def test_read_checks_demand_against_file_capacity(tmp_path: Path) -> None:
     io.write_parquet(js.jobs, path, meta)
     with pytest.raises(InfeasibleJobError, match=re.escape(f"{path}: job at row 0")):
         JobSet.read_parquet(path)
+
+
+def test_check_writable_probes_without_leaving_files(tmp_path: Path) -> None:
+    from schedlab.io import check_writable
+
+    assert (
+        check_writable(tmp_path / "new" / "deeper" / "f.parquet")
+        == tmp_path / "new" / "deeper" / "f.parquet"
+    )
+    assert list((tmp_path / "new" / "deeper").iterdir()) == []
+    check_writable(tmp_path / "dir", directory=True)
+    assert (tmp_path / "dir").is_dir()
+
+
+def test_check_writable_names_the_problem(tmp_path: Path) -> None:
+    from schedlab.errors import OutputError
+    from schedlab.io import check_writable
+
+    a_file = tmp_path / "f"
+    a_file.write_text("")
+    with pytest.raises(OutputError, match=r"f: is a directory|is a file, not a directory"):
+        check_writable(a_file / "x.parquet")
+    with pytest.raises(OutputError, match=r"is a directory; expected a file"):
+        check_writable(tmp_path)
+    with pytest.raises(OutputError, match=r"exists and is not a directory"):
+        check_writable(a_file, directory=True)
+    assert isinstance(OutputError("x"), OSError)

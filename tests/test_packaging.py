@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -47,5 +48,64 @@ def test_import_schedlab_is_light() -> None:
         "import sys, schedlab; schedlab.generators.names(); "
         "heavy = [m for m in ('torch', 'numba', 'matplotlib') if m in sys.modules]; "
         "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _readme_python_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_readme_python_examples_run(tmp_path: Path) -> None:
+    """Every ```python block of the README runs as written, in a fresh interpreter (only the
+    number of jobsets is made small)."""
+    blocks = _readme_python_blocks()
+    assert blocks
+    for block in blocks:
+        code = re.sub(r"n_jobsets=\d+", "n_jobsets=4", block)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+            timeout=300, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "out" / "report.html").is_file()
+
+
+def test_public_api_works_in_any_call_order() -> None:
+    code = (
+        "import schedlab, sys\n"
+        # importing submodules binds the subpackages
+        "import schedlab.policies.heuristics, schedlab.loaders.traces.swf\n"
+        "assert schedlab.policies is sys.modules['schedlab.policies']\n"
+        "assert schedlab.policies.make('sjf').name == 'sjf'\n"
+        "assert schedlab.policies.make('tetris', knob=0.3).knob == 0.3\n"
+        "assert 'fcfs' in schedlab.policies.names(tag='heuristic')\n"
+        "assert schedlab.policies.entry('sjf').name == 'sjf'\n"
+        "assert schedlab.loaders.load('swf').__name__ == 'read_swf'\n"
+        "assert 'swf' in schedlab.loaders.names()\n"
+        "assert schedlab.generators.make('deeprm').name == 'deeprm'\n"
+        "assert 'deeprm' in schedlab.trainers.names()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_results_convert_to_pandas() -> None:
+    import schedlab
+
+    js = schedlab.generators.make("deeprm").generate(0.5, n_jobsets=2, seed=0)
+    res = schedlab.simulate(js, [schedlab.policies.make("sjf")])
+    frame = res.table.to_pandas()
+    assert list(frame.columns) == res.table.columns
+    assert len(frame) == res.table.height
+
+
+def test_cli_import_is_light() -> None:
+    code = (
+        "import sys, schedlab.cli; "
+        "heavy = [m for m in ('torch', 'numba', 'matplotlib', 'polars', 'scipy') "
+        "if m in sys.modules]; assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

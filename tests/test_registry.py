@@ -4,30 +4,60 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import types
+from typing import Any, Literal, Union, get_args, get_origin
 
 import pytest
 
-from schedlab.errors import SchedlabError, UnknownNameError
-from schedlab.registry import Entry, Registry, generators, loaders, policies
+from schedlab.errors import ImplausibleValueWarning, ParameterError, SchedlabError, UnknownNameError
+from schedlab.params import REQUIRED
+from schedlab.registry import (
+    Entry,
+    Registry,
+    generators,
+    loaders,
+    make_policy,
+    parse_spec,
+    policies,
+    policy_key,
+    trainers,
+)
 
-HEURISTICS = {"random", "fcfs", "sjf", "packer", "tetris", "hrrn"}
+HEURISTICS = ["random", "fcfs", "sjf", "packer", "tetris", "hrrn"]
 
 
-def test_names_list_generators_and_policies() -> None:
+def test_names_in_registration_order_and_by_tag() -> None:
     assert "deeprm" in generators.names()
-    assert set(policies.names()) >= HEURISTICS
-    for reg in (generators, policies, loaders):
-        assert reg.names() == sorted(reg.names())
+    assert policies.names(tag="heuristic") == HEURISTICS  # the report order
+    assert policies.names(tag="baseline") == ["sjf", "packer", "tetris"]
+    assert policies.names(tag="learned") == ["deeprm"]
+    assert set(policies.names(tag="model:cluster")) == {*HEURISTICS, "deeprm"}
+    assert policies.names(tag="no-such-tag") == []
+    for reg in (generators, policies, loaders, trainers):
         assert [e.name for e in reg] == reg.names()
 
 
 def test_kinds() -> None:
-    assert (generators.kind, policies.kind, loaders.kind) == ("generator", "policy", "loader")
+    kinds = (generators.kind, policies.kind, loaders.kind, trainers.kind)
+    assert kinds == ("generator", "policy", "loader", "trainer")
+
+
+def test_trainers_give_a_train_function_and_its_config_dataclass() -> None:
+    import dataclasses
+
+    for name in trainers.names():
+        config = trainers.load_config(name)
+        assert dataclasses.is_dataclass(config)
+        assert callable(trainers.load(name))
+    with pytest.raises(ValueError, match="declares no config dataclass"):
+        policies.load_config("sjf")
 
 
 def test_entry_holds_target_and_summary() -> None:
     entry = generators.entry("deeprm")
-    assert entry == Entry(name="deeprm", target=entry.target, summary=entry.summary)
+    assert entry == Entry(
+        name="deeprm", target=entry.target, summary=entry.summary, tags=frozenset({"synthetic"})
+    )
     assert entry.target == "schedlab.loaders.generators.deeprm_workload:DeepRMGenerator"
     assert entry.summary.startswith("DeepRM")
     assert policies.entry("sjf").target == "schedlab.policies.heuristics:SJF"
@@ -108,3 +138,101 @@ def test_import_schedlab_does_not_load_numba_or_torch() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_policy_specs_are_parsed_checked_and_named() -> None:
+    assert parse_spec("tetris:knob=0.3") == ("tetris", {"knob": 0.3})
+    assert parse_spec("deeprm:run/best.pt,greedy=true", positional="checkpoint") == (
+        "deeprm",
+        {"checkpoint": "run/best.pt", "greedy": True},
+    )
+    with pytest.raises(ParameterError, match="expected key=value"):
+        parse_spec("tetris:knob")
+    with pytest.raises(ParameterError, match="'knob' is given twice"):
+        parse_spec("tetris:knob=0.1,knob=0.2")
+    policy = make_policy("tetris:knob=1")
+    assert policy.knob == 1.0
+    assert isinstance(policy.knob, float)  # an int is converted for a float parameter
+    assert policy.name == "tetris:knob=1"
+    assert make_policy("sjf:label=mine").name == "mine"
+    assert policy_key(make_policy("tetris")) == policy_key(make_policy("tetris:knob=0.5"))
+    assert policy_key(make_policy("tetris")) != policy_key(make_policy("tetris:knob=0.4"))
+
+
+def _invalid_values(hint: Any, bounds: tuple) -> list[tuple[Any, type]]:
+    """Values that must be rejected (ParameterError) or warned about (the warning class)."""
+    from schedlab.params import Typical
+
+    base = hint
+    if get_origin(hint) in (Union, types.UnionType):
+        members = [a for a in get_args(hint) if a is not type(None)]
+        base = members[0] if len(members) == 1 else hint
+    out: list[tuple[Any, type]] = []
+    if get_origin(base) is Literal:
+        out.append(("surely-not-a-choice", ParameterError))
+    if base in (int, float):
+        out.append(("not-a-number", ParameterError))
+    if base is bool:
+        out.append(("yes", ParameterError))
+    for b in bounds:
+        kind = ImplausibleValueWarning if isinstance(b, Typical) else ParameterError
+        for outside in (
+            None if b.ge is None else b.ge - 1,
+            b.gt,
+            None if b.le is None else b.le + 1,
+            b.lt,
+        ):
+            if outside is not None:
+                n = len(get_args(base)) if get_origin(base) is tuple else 0
+                out.append(((outside,) * n if n else outside, kind))
+    return out
+
+
+REGISTRIES = {"generator": generators, "policy": policies, "loader": loaders}
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [(k, n) for k, reg in REGISTRIES.items() for n in reg.names()],
+)
+def test_every_enumerated_or_bounded_parameter_rejects_invalid_values(kind: str, name: str) -> None:
+    registry = REGISTRIES[kind]
+    params = registry.parameters(name)
+    required = {k: "x" for k, p in params.items() if p.default is REQUIRED}
+    for pname, p in params.items():
+        for value, outcome in _invalid_values(p.hint, p.bounds):
+            given = {**required, pname: value}
+            if outcome is ParameterError:
+                with pytest.raises(
+                    ParameterError, match=rf"parameter '{pname}' of {kind} '{name}'"
+                ):
+                    registry.check(name, given, where="-p")
+            else:
+                with pytest.warns(outcome, match=rf"'{pname}' of {kind} '{name}' is usually"):
+                    registry.check(name, given)
+    with pytest.raises(ParameterError, match=rf"{kind} '{name}' has no parameter 'no_such_param'"):
+        registry.check(name, {**required, "no_such_param": 1})
+
+
+def test_the_generic_parameter_test_is_not_vacuous() -> None:
+    from schedlab.params import Typical
+
+    found = {"literal": 0, "interval": 0, "typical": 0}
+    for reg in REGISTRIES.values():
+        for name in reg.names():
+            for p in reg.parameters(name).values():
+                found["literal"] += "Literal" in str(p.hint)
+                found["typical"] += any(isinstance(b, Typical) for b in p.bounds)
+                found["interval"] += any(not isinstance(b, Typical) for b in p.bounds)
+    assert all(found.values()), found
+    assert "variant" in generators.parameters("deeprm")
+    assert "Literal" in str(generators.parameters("deeprm")["arrivals"].hint)
+    assert "Literal" in str(loaders.parameters("swf")["memory"].hint)
+    assert "options" not in loaders.parameters("swf")  # passed by load_trace itself
+
+
+def test_required_parameters_and_docs() -> None:
+    with pytest.raises(ParameterError, match=r"generator 'fitted' needs parameter 'model'"):
+        generators.check("fitted", {})
+    doc = generators.parameters("deeprm")["short_prob"].doc
+    assert doc == "Probability that a job is short."

@@ -51,7 +51,7 @@ class SyntheticGenerator:
         raise NotImplementedError
 
     def capacity(self) -> tuple[float, ...]:
-        """Capacity per resource."""
+        """One machine's capacity per resource."""
         raise NotImplementedError
 
     def arrival_window(self) -> int:
@@ -63,7 +63,7 @@ class SyntheticGenerator:
         return {}
 
     def load_per_rate(self) -> float:
-        """Expected offered load produced by a mean of one arrival per step."""
+        """Expected offered load produced by a mean of one arrival per step on one machine."""
         raise NotImplementedError
 
     def sample(self, rng: np.random.Generator, rate: float, n_jobsets: int) -> Sample:
@@ -71,19 +71,25 @@ class SyntheticGenerator:
         raise NotImplementedError
 
     # -- shared ------------------------------------------------------------------------------
+    @property
+    def n_machines(self) -> int:
+        """Machines the jobsets are made for (a ``machines`` parameter, else 1)."""
+        return int(getattr(self, "machines", 1))
+
     def rate_for_load(self, load: float) -> float:
-        """Mean arrivals per step that give offered ``load`` (``load / load_per_rate()``)."""
+        """Mean arrivals per step that give offered ``load`` on all machines
+        (``load · m / load_per_rate()``)."""
         if not load > 0:
             msg = f"target load must be > 0, got {load}"
             raise ValueError(msg)
-        return load / self.load_per_rate()
+        return load * self.n_machines / self.load_per_rate()
 
     def load_for_rate(self, rate: float) -> float:
-        """Offered load of a mean of ``rate`` arrivals per step (``rate · load_per_rate()``)."""
+        """Offered load of a mean of ``rate`` arrivals per step (``rate · load_per_rate() / m``)."""
         if not rate > 0:
             msg = f"arrival rate must be > 0 jobs per step, got {rate}"
             raise ValueError(msg)
-        return rate * self.load_per_rate()
+        return rate * self.load_per_rate() / self.n_machines
 
     def generate_rates(self, rates: list[float], *, n_jobsets: int, seed: int) -> JobSet:
         """Like :meth:`generate_sweep`, by mean arrivals per step (λ) instead of loads."""
@@ -114,9 +120,13 @@ class SyntheticGenerator:
         jobs = pl.concat(frames)
         present = set(jobs.get_column("jobset").unique().to_list())
         empty = tuple(k for k in range(n_jobsets * len(loads)) if k not in present)
+        if self.n_machines < 1:
+            msg = f"machines must be >= 1, got {self.n_machines}"
+            raise ValueError(msg)
         meta = JobSetMeta(
             resources=self.resources(),
-            capacity=self.capacity(),
+            capacity=tuple(c * self.n_machines for c in self.capacity()),
+            machines=self.n_machines,
             units=("slot",) * len(self.resources()),
             arrival_window=self.arrival_window(),
             length_buckets=self.length_buckets(),

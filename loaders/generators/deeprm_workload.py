@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 
 from schedlab.loaders.generators.base import Sample, SyntheticGenerator
+from schedlab.params import Interval
 
 
 def _mean(lo_hi: tuple[int, int]) -> float:
@@ -45,24 +46,26 @@ class DeepRMGenerator(SyntheticGenerator):
 
     name: ClassVar[str] = "deeprm"
 
-    n_resources: int = 2
+    n_resources: Annotated[int, Interval(ge=1)] = 2
     """Number of resource types d."""
     variant: Literal["code", "paper"] = "code"
     """``"code"``: capacity 10 slots (published numbers); ``"paper"``: capacity 20 slots."""
-    window: int = 50
+    window: Annotated[int, Interval(ge=1)] = 50
     """Steps during which jobs arrive (the reference's ``simu_len``)."""
-    short_prob: float = 0.8
+    short_prob: Annotated[float, Interval(ge=0, le=1)] = 0.8
     """Probability that a job is short."""
-    short_durations: tuple[int, int] = (1, 3)
+    short_durations: Annotated[tuple[int, int], Interval(ge=1)] = (1, 3)
     """Inclusive range of short durations, in steps."""
-    long_durations: tuple[int, int] = (10, 15)
+    long_durations: Annotated[tuple[int, int], Interval(ge=1)] = (10, 15)
     """Inclusive range of long durations, in steps."""
-    dominant_demand: tuple[int, int] = (5, 10)
+    dominant_demand: Annotated[tuple[int, int], Interval(ge=0)] = (5, 10)
     """Inclusive range of the dominant resource's demand, in slots."""
-    other_demand: tuple[int, int] = (1, 2)
+    other_demand: Annotated[tuple[int, int], Interval(ge=0)] = (1, 2)
     """Inclusive range of every other resource's demand, in slots."""
     arrivals: Literal["bernoulli", "poisson"] = "bernoulli"
     """Arrival counts per step: binomial (Bernoulli when rate <= 1) or Poisson."""
+    machines: int = 1
+    """Identical machines of ``capacity`` each (seed 002); the load refers to all of them."""
 
     def resources(self) -> tuple[str, ...]:
         """``cpu``, ``mem`` for d = 2, else ``r0 .. r{d-1}``."""

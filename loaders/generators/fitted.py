@@ -34,7 +34,7 @@ import functools
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from schedlab.io import sha256
 from schedlab.jobset import JobSet
 from schedlab.loaders.generators.base import Sample, SyntheticGenerator
 from schedlab.loaders.workload.model import WorkloadModel
+from schedlab.params import Interval
 
 
 @functools.lru_cache(maxsize=8)
@@ -69,7 +70,7 @@ class FittedGenerator(SyntheticGenerator):
 
     model: str
     """Path of the ``model.json`` written by ``schedlab fit``."""
-    window: int | None = None
+    window: Annotated[int | None, Interval(ge=1)] = None
     """Arrival window of a jobset in steps (default: the model's ``window``)."""
     phase: float | None = None
     """Start of every jobset in steps after the start of the daily period (default: uniformly

@@ -62,12 +62,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 
 from schedlab.loaders.generators.base import Sample
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
+from schedlab.params import Interval
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -78,13 +79,13 @@ class LiuGenerator(DeepRMGenerator):
     draw it (:meth:`draw_intervals`).
     """
 
-    window: int = 1000
+    window: Annotated[int, Interval(ge=1)] = 1000
     """Steps during which jobs arrive (the offered load's span)."""
     arrivals: Literal["renewal"] = field(default="renewal", init=False)
     """Arrivals form a stationary renewal process with scaled pattern intervals (fixed)."""
-    a: int = 1
+    a: Annotated[int, Interval(ge=0)] = 1
     """Shortest base interval, in steps (>= 0)."""
-    b: int = 33
+    b: Annotated[int, Interval(gt=0)] = 33
     """Longest base interval, in steps (>= a)."""
 
     # -- the pattern, provided by subclasses ---------------------------------------------------
@@ -175,7 +176,7 @@ class LiuBernoulliGenerator(LiuGenerator):
 
     name: ClassVar[str] = "liu-bernoulli"
 
-    p: float = 0.5
+    p: Annotated[float, Interval(ge=0, le=1)] = 0.5
     """Probability that an interval is the long one, ``b`` (in [0, 1])."""
 
     def _check(self) -> None:
@@ -206,9 +207,9 @@ class LiuBetaGenerator(LiuGenerator):
 
     name: ClassVar[str] = "liu-beta"
 
-    alpha: float = 2.0
+    alpha: Annotated[float, Interval(gt=0)] = 2.0
     """First shape parameter of the Beta law (> 0)."""
-    beta: float = 2.0
+    beta: Annotated[float, Interval(gt=0)] = 2.0
     """Second shape parameter of the Beta law (> 0)."""
 
     def _check(self) -> None:

@@ -55,6 +55,8 @@ FIELDS = (
 NUMERIC = tuple(f for f in FIELDS if f != "status")
 STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled")
 """Task statuses named by the v2017 documentation."""
+TRACE_MACHINES = 1300
+"""Machines of the v2017 cluster ("about 1,300 machines", trace_2017.md): the default count."""
 MACHINE_CPU = 64.0
 """Cores of a v2017 machine: ``server_event.csv`` gives 64 CPUs per machine (the trace's
 documentation describes "the 64 cpus machine in the dataset")."""
@@ -254,4 +256,5 @@ def read_alibaba2017(
         extra_provenance=provenance,
         selections=[f"status_{s}" for s in STATUSES],
         notes=[*layout(path).notes(), *([header] if header else [])],
+        machines=TRACE_MACHINES,
     )

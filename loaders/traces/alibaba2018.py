@@ -20,8 +20,10 @@ Units and decisions: ``arrival`` = start_time (the table has no submit time), ``
 end_time − start_time; resources ``cpu`` in cores (plan_cpu / 100) and ``mem`` in the trace's
 normalized units (100 = the largest machine), per instance. One machine is 96 cores and 100
 memory units (the v2018 machines: ``machine_meta.csv`` lists 96 cores, memory normalized to
-100), so ``TraceOptions(machines=N)`` is a cluster of N such machines and
-``slots_per_machine=10`` rescales each machine to 10 slots per resource.
+100), so ``TraceOptions(machines=N)`` is a cluster of N such machines (default: the trace's own
+:data:`TRACE_MACHINES`) and ``slots_per_machine=10`` rescales each machine to 10 slots per
+resource. Every job must fit on one machine (instances are what the trace places on machines;
+``granularity="instance"`` replays them one by one).
 
 Granularity (``granularity=``):
 
@@ -78,6 +80,8 @@ from schedlab.loaders.traces.drop_report import LoadResult
 from schedlab.loaders.traces.textio import layout
 from schedlab.loaders.traces.transform import Finalize, TraceOptions, finish, parse_statuses
 
+TRACE_MACHINES = 4000
+"""Machines of the v2018 cluster ("about 4,000 machines", trace_2018.md): the default count."""
 MACHINE_CPU = 96.0
 """Cores of a v2018 machine (``machine_meta.csv``: 96)."""
 MACHINE_MEM = 100.0
@@ -202,6 +206,7 @@ def read_alibaba2018(
         dropped=parsed.dropped,
         finalize=_parents_hook(box, n_good) if granularity == "task" else None,
         notes=[*layout(path).notes(), *(["line 1 is a header line, skipped"] if header else [])],
+        machines=TRACE_MACHINES,
     )
     return attach_raw(result, path)
 

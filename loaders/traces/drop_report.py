@@ -124,7 +124,8 @@ class LoadResult:
 
     def summary(self) -> str:
         """What ``schedlab load`` prints: the drop report's summary, then jobs, jobsets, span
-        (steps and seconds per step) and the offered load on the chosen cluster's capacity."""
+        (steps and seconds per step) and the offered load on the cluster it refers to (how
+        many machines of what size, and whether that is the trace's own cluster)."""
         js = self.jobs
         spans = js.jobs.group_by("jobset").agg(
             pl.col("arrival").max() - pl.col("arrival").min() + 1
@@ -132,10 +133,18 @@ class LoadResult:
         span = int(spans.get_column("arrival").sum()) if len(js) else 0
         load = offered_load(js)["load"].item() if len(js) else 0.0
         step = js.meta.time_step_seconds
-        capacity = dict(zip(js.resources, js.meta.capacity, strict=True))
+        units = js.meta.units or ("",) * len(js.resources)
+        machine = ", ".join(
+            f"{c:g} {u or r}" if u else f"{r} {c:g}"
+            for r, c, u in zip(js.resources, js.machine_capacity, units, strict=True)
+        )
+        chosen = (js.meta.provenance.get("options") or {}).get("machines")
+        whose = "the trace's own cluster" if chosen is None else "--machines"
+        m = js.meta.machines
         return (
             f"{self.report.summary()}\n{len(js):,} jobs in {len(js.jobset_ids)} jobsets, span "
-            f"{span:,} steps of {step:g} s, offered load {load:.3f} on capacity {capacity}"
+            f"{span:,} steps of {step:g} s, offered load {load:.3f} on {m:,} "
+            f"machine{'s' if m > 1 else ''} of ({machine}) ({whose})"
         )
 
 

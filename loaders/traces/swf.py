@@ -18,6 +18,8 @@ An SWF log is a text file (plain or gzip) of ``;`` header comments followed by o
 Header comments ``; Key: value`` are parsed (continuation lines join their key's value) and
 recorded in the provenance; ``MaxProcs`` (else ``MaxNodes``, which the standard makes the default
 of ``MaxProcs``) is one machine's processor count, and ``MaxMemory`` (KB per processor) its memory.
+The log's own cluster is that one machine: a parallel job spans as many nodes as it needs, so the
+processors form one pool (``TraceOptions(machines=N)`` replays on N such machines).
 Comment and blank lines are not data rows: they are counted in the provenance, never in the drop
 report. A key given twice (e.g. two ``MaxProcs`` lines) keeps its first value, with a note; so
 does a ``MaxRecords`` that disagrees with the file. Every data line is either kept or dropped

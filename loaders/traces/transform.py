@@ -21,8 +21,9 @@ accounts for every row in a :class:`~schedlab.loaders.traces.drop_report.DropRep
 :data:`~schedlab.jobset.MAX_SPAN` (``out_of_range``: e.g. 1e300 or 2^63 seconds; before the
 trace's first arrival ``t0`` is taken, and again relative to it); 3. time window; 4. quantize
 time (``arrival = floor((t − t0)/step)``, ``duration = max(1, ceil(d/step))``; zero-length rows
-are kept as 1-step jobs and counted as a fix); 5. scale resources to the target cluster and drop
-jobs larger than it (``exceeds_capacity``) or not finite (``out_of_range``); 6. random sample
+are kept as 1-step jobs and counted as a fix); 5. scale resources to the target machines and
+drop jobs larger than one machine (``exceeds_capacity``) or not finite (``out_of_range``); the
+cluster is ``options.machines`` machines, by default the trace's own count; 6. random sample
 of ``sample`` rows; 7. split into jobsets.
 
 A load that keeps no row is an error that says what was dropped and why; so is a jobset whose
@@ -66,8 +67,10 @@ class TraceOptions:
     """Keep rows arriving at or after this many seconds since the trace's first arrival."""
     end: float | None = None
     """Keep rows arriving before this many seconds since the trace's first arrival."""
-    machines: int = 1
-    """Target cluster size in machines of the trace's machine size."""
+    machines: int | None = None
+    """Machines of the trace's machine size to replay on; None: the trace's own cluster (the
+    count the loader knows, e.g. about 4,000 for Alibaba v2018; one machine for an SWF log,
+    whose parallel jobs span nodes). A job must fit on one machine."""
     slots_per_machine: float | None = None
     """Rescale each machine to this many units per resource (DeepRM-style: 10); None keeps
     the trace's native units."""
@@ -96,7 +99,7 @@ class TraceOptions:
             if value is not None and not (math.isfinite(value) and value > 0):
                 msg = f"{name} must be a finite number > 0, got {value!r}"
                 raise ValueError(msg)
-        if not (math.isfinite(self.machines) and self.machines >= 1):
+        if self.machines is not None and not (math.isfinite(self.machines) and self.machines >= 1):
             msg = f"machines (--machines) must be >= 1, got {self.machines!r}"
             raise ValueError(msg)
         at_least_one = {
@@ -219,6 +222,7 @@ def finish(
     dropped: pl.DataFrame | None = None,
     finalize: Finalize | None = None,
     notes: Sequence[str] = (),
+    machines: int = 1,
 ) -> LoadResult:
     """Turn parsed ``rows`` into a JobSet and a drop report that accounts for every row.
 
@@ -244,6 +248,8 @@ def finish(
         counts to add to the report, e.g. to turn references between rows into ``parents``.
     notes
         Facts about the file as a whole for the report (a header line skipped, ...).
+    machines
+        The trace's own machine count, used unless ``options.machines`` names one.
 
     Raises
     ------
@@ -281,10 +287,11 @@ def finish(
             (opts.slots_per_machine / m) if opts.slots_per_machine is not None else 1.0
             for m in machine_size
         ]
-        capacity = [opts.machines * m * s for m, s in zip(machine_size, scale, strict=True)]
+        count = machines if opts.machines is None else opts.machines
+        machine = [m * s for m, s in zip(machine_size, scale, strict=True)]
         if any(s != 1.0 for s in scale):
             good = good.with_columns(pl.col(r) * s for r, s in zip(resources, scale, strict=True))
-        for r, cap in zip(resources, capacity, strict=True):
+        for r, cap in zip(resources, machine, strict=True):
             if not good.select(pl.col(r).is_finite().all()).item():
                 fmt = pl.format(f"{r}={{}} is not a finite demand", pl.col(r))
                 good = _drop(good, parts, ~pl.col(r).is_finite(), "out_of_range", fmt)
@@ -293,7 +300,7 @@ def finish(
                 parts,
                 pl.col(r) > cap * (1 + 1e-9),
                 "exceeds_capacity",
-                pl.format(f"{r}={{}} exceeds the cluster's {cap:g}", pl.col(r)),
+                pl.format(f"{r}={{}} exceeds a machine's {cap:g}", pl.col(r)),
             )
         if opts.sample is not None and opts.sample < good.height:
             rng = np.random.default_rng(opts.seed)
@@ -334,7 +341,8 @@ def finish(
         del jobs
         meta = JobSetMeta(
             resources=tuple(resources),
-            capacity=tuple(capacity),
+            capacity=tuple(count * m for m in machine),
+            machines=count,
             units=tuple(units) if opts.slots_per_machine is None else ("slot",) * len(resources),
             time_step_seconds=opts.time_step,
             arrival_window=_window_steps(opts),

@@ -36,7 +36,7 @@ import numpy as np
 from schedlab.errors import WorkloadModelError
 from schedlab.io import write_text_atomic
 from schedlab.loaders.workload import families
-from schedlab.loaders.workload.model_json import Doc
+from schedlab.validate import Table
 
 SCHEMA_VERSION = 1
 KIND = "workload_model"
@@ -268,7 +268,7 @@ class WorkloadModel:
     @classmethod
     def from_json(cls, data: Any, *, source: str = "model") -> WorkloadModel:
         """Validate a ``model.json`` document; errors name ``source`` and the key."""
-        doc = Doc(data, "", source)
+        doc = Table(data, "", source, error=WorkloadModelError)
         if doc.get("kind", str, None) != KIND:
             doc.fail("kind", f"expected {KIND!r}: is this a schedlab workload model?")
         version = doc.get("schema_version", int)
@@ -318,7 +318,7 @@ def _coverage(dm: DemandModel) -> tuple[float, ...]:
     return dm.coverage if len(dm.coverage) == len(dm.values) else (1.0,) * len(dm.values)
 
 
-def _durations(doc: Doc) -> DurationModel:
+def _durations(doc: Table) -> DurationModel:
     family = doc.get("family", str)
     if family not in families.FAMILIES:
         doc.fail("family", f"unknown family {family!r}; known: {', '.join(families.FAMILIES)}")
@@ -332,7 +332,7 @@ def _durations(doc: Doc) -> DurationModel:
     return DurationModel(family=family, params=params, max_steps=max_steps)
 
 
-def _arrivals(doc: Doc) -> ArrivalModel:
+def _arrivals(doc: Table) -> ArrivalModel:
     kind = doc.get("kind", str)
     if kind not in ("poisson", "nhpp"):
         doc.fail("kind", f"expected 'poisson' or 'nhpp', got {kind!r}")
@@ -368,7 +368,7 @@ def _arrivals(doc: Doc) -> ArrivalModel:
     )
 
 
-def _demands(doc: Doc, d: int, capacity: tuple[float, ...]) -> DemandModel:
+def _demands(doc: Table, d: int, capacity: tuple[float, ...]) -> DemandModel:
     edges = tuple(int(e) for e in doc.numbers("class_edges", default=[]))
     if list(edges) != sorted(set(edges)):
         doc.fail("class_edges", f"must be increasing, got {list(edges)}")
@@ -377,7 +377,7 @@ def _demands(doc: Doc, d: int, capacity: tuple[float, ...]) -> DemandModel:
         doc.fail("classes", f"expected {len(edges) + 1} classes (one more than class_edges)")
     values, probs, coverage = [], [], []
     for i, raw in enumerate(classes):
-        sub = Doc(raw, f"{doc.where}.classes[{i}]", doc.source)
+        sub = Table(raw, f"{doc.where}.classes[{i}]", doc.source, error=WorkloadModelError)
         try:
             v = np.asarray(sub.get("values", list), dtype=np.float64)
         except ValueError:

@@ -24,9 +24,12 @@ import numba
 import numpy as np
 from numba import types
 
-from schedlab.simulator.cluster.placement import fits, place
+from schedlab.simulator.cluster.placement import FIRST_FIT, fits, place
+from schedlab.simulator.cluster.trees import first_dominating
 
 TIE_RTOL = 1e-12
+TREE_FROM = 16
+"""First fit scans up to this many machines; beyond, it descends the machine tree."""
 
 SCORE_SIGNATURE = types.float64(
     types.int64,  # duration: steps
@@ -74,11 +77,16 @@ def available(profile: np.ndarray, duration: int, scratch: np.ndarray) -> np.nda
 
 
 @numba.njit(cache=True, inline="always")
-def machine_for(free: np.ndarray, capacity: np.ndarray, demand: np.ndarray, rule: int) -> int:
+def machine_for(
+    free: np.ndarray, capacity: np.ndarray, demand: np.ndarray, rule: int, mtree: np.ndarray
+) -> int:
     """The machine placement ``rule`` picks for ``demand`` among those where it fits (``free``:
-    shape ``(m, d)``), or -1; one machine needs no rule."""
+    shape ``(m, d)``), or -1; one machine needs no rule, and first fit over many machines uses
+    the machine tree ``mtree`` (free capacity now, :mod:`.trees`) when one is kept."""
     if free.shape[0] == 1:
         return 0 if fits(free[0], demand) else -1
+    if rule == FIRST_FIT and mtree.shape[0] > 0:
+        return first_dominating(mtree, demand)
     return place(rule, free, capacity, demand)
 
 
@@ -105,6 +113,7 @@ def choose(
     score,  # a compiled SCORE_SIGNATURE function
     keys: np.ndarray,
     rule: int,
+    mtree: np.ndarray,
     knob: float,
     uniform: bool,
     u: float,
@@ -130,6 +139,8 @@ def choose(
         The current step.
     score, rule, knob
         Job order, placement rule (:data:`.placement.PLACEMENTS`) and the order's parameter.
+    mtree : float64, shape ``(2P, d)`` or ``(0, d)``
+        Machine tree of the free capacity now (nothing reserved ahead), or empty.
     keys : float64, shape ``(n,)`` or ``(0,)``
         The score of every job, precomputed for a static order (one that depends only on the
         job); empty: call ``score``.
@@ -137,7 +148,7 @@ def choose(
         Random mode and its uniform draw in [0, 1).
     """
     if uniform:
-        return _pick_uniform(view, profile, scratch, capacity, demand, duration, rule, u)
+        return _pick_uniform(view, profile, scratch, capacity, demand, duration, rule, mtree, u)
     capacity2 = 0.0
     for r in range(capacity.shape[0]):
         capacity2 += capacity[r] * capacity[r]
@@ -157,7 +168,7 @@ def choose(
             alignment = 0.0 if static else alignment_of(free0, dj)
         else:
             free = available(profile, duration[j], scratch)
-            i = machine_for(free, capacity, dj, rule)
+            i = machine_for(free, capacity, dj, rule, mtree)
             if i < 0:
                 continue
             alignment = 0.0 if static else alignment_of(free[i], dj)
@@ -179,6 +190,7 @@ def _pick_uniform(
     demand: np.ndarray,
     duration: np.ndarray,
     rule: int,
+    mtree: np.ndarray,
     u: float,
 ) -> tuple[int, int]:
     """Random mode of :func:`choose`: the ``floor(u·k)``-th of the ``k`` visible jobs that fit."""
@@ -187,14 +199,14 @@ def _pick_uniform(
         j = view[k]
         if j >= 0:
             free = available(profile, duration[j], scratch)
-            if machine_for(free, capacity, demand[j], rule) >= 0:
+            if machine_for(free, capacity, demand[j], rule, mtree) >= 0:
                 count += 1
     pick = min(int(u * count), count - 1)
     for k in range(view.shape[0]):
         j = view[k]
         if j >= 0:
             free = available(profile, duration[j], scratch)
-            i = machine_for(free, capacity, demand[j], rule)
+            i = machine_for(free, capacity, demand[j], rule, mtree)
             if i >= 0:
                 if pick == 0:
                     return k, i
@@ -230,11 +242,12 @@ def choose_batch(
     M = view.shape[1]
     scratch = np.empty((free.shape[2], free.shape[3]))
     dynamic = np.empty(0)
+    no_tree = np.empty((0, free.shape[3]))
     for x in range(envs.shape[0]):
         b = envs[x]
         k, i = choose(
             view[b], free[b], scratch, capacity, demand, duration, arrival, base[b], now[b],
-            score, dynamic, rule, knob, uniform, uniforms[x],
+            score, dynamic, rule, no_tree, knob, uniform, uniforms[x],
         )  # fmt: skip
         out[x] = 0 if k < 0 else 1 + i * M + k
 

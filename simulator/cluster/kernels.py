@@ -141,12 +141,13 @@ def _finish_work_conserving(
     n = s.hi[b] - s.lo[b]
     scratch = np.empty(s.free.shape[2:])
     dynamic = np.empty(0)
+    no_tree = np.empty((0, s.free.shape[3]))
     while s.n_started[b] < n:
         while True:
             u = uniforms[s.lo[b] + started] if uniform else 0.0
             q, i = choose(
                 s.slot[b], s.free[b], scratch, s.capacity, s.demand, s.duration, s.arrival, s.lo[b],
-                s.now[b], score, dynamic, rule, knob, uniform, u,
+                s.now[b], score, dynamic, rule, no_tree, knob, uniform, u,
             )  # fmt: skip
             if q < 0:
                 break

@@ -21,12 +21,21 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from schedlab.simulator.cluster.dispatch import choose, static_keys
-from schedlab.simulator.cluster.placement import EPS, FIRST_FIT, place
+from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for, static_keys
+from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree, tree_set
 
 STALLED = -1
 WHOLE_QUEUE = 0
 """``slots`` value of the whole queue."""
+
+
+@numba.njit(cache=True, inline="always")
+def _pow2(n: int) -> int:
+    """The smallest power of two >= ``n`` (at least 1)."""
+    p = 1
+    while p < n:
+        p *= 2
+    return p
 
 
 @numba.njit(cache=True, inline="always")
@@ -65,50 +74,13 @@ def _heap_pop(key: np.ndarray, val: np.ndarray, size: int) -> int:
     return size
 
 
-# -- segment trees (whole queue, static order) ---------------------------------------------------
+# -- the whole queue in a static order ---------------------------------------------------------
 @numba.njit(cache=True, inline="always")
-def _tree_set(tree: np.ndarray, leaf: int, value: np.ndarray, take_min: bool) -> None:
-    """Set leaf ``leaf`` (0-based) of ``tree`` (shape ``(2P, d)``) and update its ancestors with
-    the component-wise min (``take_min``) or max of the children."""
-    P = tree.shape[0] // 2
-    i = P + leaf
-    tree[i] = value
-    i //= 2
-    while i >= 1:
-        for r in range(tree.shape[1]):
-            a, b = tree[2 * i, r], tree[2 * i + 1, r]
-            tree[i, r] = min(a, b) if take_min else max(a, b)
-        i //= 2
-
-
-@numba.njit(cache=True, inline="always")
-def _le(a: np.ndarray, b: np.ndarray) -> bool:
-    """``a <= b`` in every component, within EPS."""
-    for r in range(a.shape[0]):  # noqa: SIM110 (numba)
-        if a[r] > b[r] + EPS:
-            return False
-    return True
-
-
-@numba.njit(cache=True)
-def _first_machine(mtree: np.ndarray, demand: np.ndarray, m: int) -> int:
-    """Lowest machine whose free capacity (leaves of ``mtree``) fits ``demand``, or -1."""
-    P = mtree.shape[0] // 2
-    stack = np.empty(64, dtype=np.int64)
-    top = 0
-    stack[0] = 1
-    top = 1
-    while top > 0:
-        top -= 1
-        i = stack[top]
-        if not _le(demand, mtree[i]):
-            continue
-        if i >= P:
-            return i - P if i - P < m else -1
-        stack[top] = 2 * i + 1
-        stack[top + 1] = 2 * i
-        top += 2
-    return -1
+def _fits_some_machine(vector: np.ndarray, free: np.ndarray, mtree: np.ndarray) -> bool:
+    """Some machine has at least ``vector`` free in every resource."""
+    if free.shape[0] == 1:
+        return leq(vector, free[0])
+    return first_dominating(mtree, vector) >= 0
 
 
 @numba.njit(cache=True)
@@ -117,32 +89,21 @@ def _next_in_order(
     free: np.ndarray, capacity: np.ndarray, rule: int,
 ) -> tuple[int, int]:  # fmt: skip
     """First waiting job in score order that fits now on some machine: ``(rank, machine)`` or
-    ``(-1, -1)``. ``jtree`` leaves hold waiting jobs' demands by rank (inf when absent),
-    ``mtree`` leaves the machines' free capacity; ``order[rank]`` is the job row."""
+    ``(-1, -1)``. ``jtree`` (a min-tree) holds waiting jobs' demands by rank (inf when absent),
+    ``mtree`` (a max-tree) the machines' free capacity; ``order[rank]`` is the job row. A subtree
+    is skipped unless some machine fits its component-wise smallest demand."""
     P = jtree.shape[0] // 2
-    m = free.shape[0]
-    stack = np.empty(2 * 64, dtype=np.int64)
-    stack[0] = 1
-    top = 1
-    while top > 0:
-        top -= 1
-        i = stack[top]
-        if not _le(jtree[i], mtree[1]):
-            continue
-        if i < P:
-            stack[top] = 2 * i + 1
-            stack[top + 1] = 2 * i
-            top += 2
-            continue
-        j = order[i - P]
-        if m == 1:
-            return i - P, 0
-        if rule == FIRST_FIT:
-            machine = _first_machine(mtree, demand[j], m)
+    i = 1
+    while i > 0:
+        if not _fits_some_machine(jtree[i], free, mtree):
+            i = next_subtree(i)
+        elif i < P:
+            i = 2 * i
         else:
-            machine = place(rule, free, capacity, demand[j])
-        if machine >= 0:
-            return i - P, machine
+            machine = machine_for(free, capacity, demand[order[i - P]], rule, mtree)
+            if machine >= 0:
+                return i - P, machine
+            i = next_subtree(i)
     return -1, -1
 
 
@@ -188,18 +149,17 @@ def _one_jobset(
         keys = static_keys(score, duration, arrival, np.zeros(n, dtype=np.int64), knob)
     order = np.empty(0, dtype=np.int64)
     rank = np.empty(0, dtype=np.int64)
-    P = 1
     if tree:
         order = np.argsort(-keys, kind="mergesort")
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
-        while max(n, machines) > P:
-            P *= 2
-    jtree = np.full((2 * P if tree else 1, d), np.inf)
-    mtree = np.full((2 * P if tree else 1, d), -np.inf)
-    if tree:
-        for i in range(machines):
-            _tree_set(mtree, i, capacity, False)
+    jtree = np.full((2 * _pow2(n) if tree else 0, d), np.inf)
+    # machines' free capacity now: first fit in O(log m) on many machines, and the whole
+    # queue's test "some machine fits this subtree" (not needed with one machine)
+    keep = machines > 1 and (tree or machines > TREE_FROM)
+    mtree = np.full((2 * _pow2(machines) if keep else 0, d), -np.inf)
+    for i in range(machines if keep else 0):
+        tree_set(mtree, i, capacity, False)
     heap_key = np.empty(n, dtype=np.int64)
     heap_val = np.empty(n, dtype=np.int64)
     heap_size = 0
@@ -213,13 +173,13 @@ def _one_jobset(
             heap_size = _heap_pop(heap_key, heap_val, heap_size)
             i = machine_of[j]
             free[i] += demand[j]
-            if tree:
-                _tree_set(mtree, i, free[i], False)
+            if mtree.shape[0]:
+                tree_set(mtree, i, free[i], False)
         while nxt < n and arrival[nxt] <= t:
             if whole:
                 view[nxt] = nxt
                 if tree:
-                    _tree_set(jtree, rank[nxt], demand[nxt], True)
+                    tree_set(jtree, rank[nxt], demand[nxt], True)
             else:
                 placed = False
                 for s in range(slots):
@@ -237,7 +197,7 @@ def _one_jobset(
                 if r < 0:
                     break
                 j = order[r]
-                _tree_set(jtree, r, gone, True)
+                tree_set(jtree, r, gone, True)
             else:
                 while whole and v_head < nxt and view[v_head] < 0:
                     v_head += 1
@@ -246,7 +206,7 @@ def _one_jobset(
                 hi = nxt if whole else slots
                 k, machine = choose(
                     view[lo:hi], profile, scratch, capacity, demand, duration, arrival, 0, t,
-                    score, keys, rule, knob, uniform, u,
+                    score, keys, rule, mtree, knob, uniform, u,
                 )  # fmt: skip
                 if k < 0:
                     break
@@ -263,8 +223,8 @@ def _one_jobset(
             start[j] = t
             machine_of[j] = machine
             free[machine] -= demand[j]
-            if tree:
-                _tree_set(mtree, machine, free[machine], False)
+            if mtree.shape[0]:
+                tree_set(mtree, machine, free[machine], False)
             heap_size = _heap_push(heap_key, heap_val, heap_size, t + duration[j], j)
             started += 1
         if started == n:

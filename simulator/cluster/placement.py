@@ -81,7 +81,7 @@ def _rule_score(rule: int, free: np.ndarray, capacity: np.ndarray, demand: np.nd
     return -left if rule == BEST_FIT else left
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def place(rule: int, free: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> int:
     """The machine ``rule`` picks for ``demand`` among those where it fits (``free``: shape
     ``(m, d)``, capacity available to the job), or -1; ties go to the lowest index."""

@@ -8,8 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from schedlab.errors import OutputError
 from schedlab.evaluation.collect import merge_agent_stats, read_experiment
-from schedlab.evaluation.runner import plan, run_experiment
+from schedlab.evaluation.runner import run_experiment
+from schedlab.evaluation.runs import plan
 from schedlab.evaluation.spec import load_spec
 from schedlab.jobset import JobSet
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
@@ -81,13 +83,56 @@ def test_rerun_skips_done_runs_and_resumes_an_interrupted_one(tmp_path: Path) ->
     resumed = run_experiment(spec, out, workers=1, progress=False)
     assert (resumed.ran, resumed.skipped) == (1, 5)
     assert (out / "runs" / "deeprm__load50__sjf.parquet").stat().st_mtime_ns == before
-    # a changed spec re-runs what it changes (more jobsets -> new jobsets -> every run)
-    bigger = load_spec(spec_at(tmp_path, SPEC.replace("jobsets = 5", "jobsets = 6")))
-    assert run_experiment(bigger, out, workers=1, progress=False).ran == 6
+
+
+def test_a_changed_spec_is_refused_unless_forced(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_experiment(load_spec(spec_at(tmp_path)), out, workers=1, progress=False)
+    results = (out / "results.parquet").read_bytes()
+    text = SPEC.replace("jobsets = 5", "jobsets = 6").replace('"fcfs", ', "")
+    bigger = load_spec(spec_at(tmp_path, text))
+    change = r"\(workloads\['deeprm'\]\.jobsets: 5 -> 6; policies: 'fcfs' removed\)"
+    with pytest.raises(OutputError, match=r"holds experiment 'tiny' of a different spec " + change):
+        run_experiment(bigger, out, workers=1, progress=False)
+    assert (out / "results.parquet").read_bytes() == results  # nothing touched
+    # presentation-only changes are no different spec
+    titled = load_spec(spec_at(tmp_path, SPEC + '[report]\ntitle = "T"\n'))
+    assert run_experiment(titled, out, workers=1, progress=False).ran == 0
+    forced = run_experiment(bigger, out, workers=1, progress=False, force=True)
+    assert (forced.ran, forced.skipped) == (4, 0)
+    assert forced.replaced is not None
+    moved = sorted(p.name for p in (forced.replaced / "runs").iterdir())
+    assert len(moved) == 6
+    assert (forced.replaced / "spec.json").is_file()
+    assert (forced.replaced / "jobsets" / "deeprm.parquet").is_file()
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(
+        f"deeprm__load{x}__{p}.parquet" for x in (50, 130) for p in ("sjf", "tetris")
+    )
+    assert Results.read_parquet(out / "results.parquet").table.height > 0
+    again = run_experiment(bigger, out, workers=1, progress=False)  # same spec: resumes
+    assert (again.ran, again.skipped) == (0, 4)
+
+
+def test_forcing_keeps_the_runs_the_new_spec_reproduces(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_experiment(load_spec(spec_at(tmp_path)), out, workers=1, progress=False)
+    fewer = load_spec(spec_at(tmp_path, SPEC.replace('"fcfs", ', "")))
+    forced = run_experiment(fewer, out, workers=1, progress=False, force=True)
+    assert (forced.ran, forced.skipped) == (0, 4)
+    assert forced.replaced is not None
+    assert sorted(p.name for p in (forced.replaced / "runs").iterdir()) == [
+        "deeprm__load130__fcfs.parquet",
+        "deeprm__load50__fcfs.parquet",
+    ]
+    assert not (forced.replaced / "jobsets").exists()  # the same jobsets are kept
+
+
+FAILING = '"sjf", "tetris", { spec = "deeprm:checkpoint=bad.pt", name = "bad" }'
 
 
 def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None:
-    text = SPEC.replace('"sjf", "fcfs", "tetris"', '"sjf", "tetris", "tetris:knob=\\"x\\""')
+    (tmp_path / "bad.pt").write_text("not a checkpoint")
+    text = SPEC.replace('"sjf", "fcfs", "tetris"', FAILING)
     spec = load_spec(spec_at(tmp_path, text))
     out = tmp_path / "out"
     outcome = run_experiment(spec, out, workers=1, progress=False)
@@ -96,7 +141,7 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None
     errors = sorted((out / "errors").iterdir())
     assert len(errors) == 2
     info = json.loads(errors[0].read_text())
-    assert info["error"] == "ValueError"
+    assert info["error"] == "CheckpointError"
     assert "Traceback" in info["traceback"]
     exp = read_experiment(out)
     assert len(exp.failures) == 2
@@ -105,10 +150,17 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None
     assert sorted(runs["status"].to_list()).count("failed") == 2
 
 
-def test_parallel_workers_give_the_same_results_as_serial(done: Path, tmp_path: Path) -> None:
+def test_parallel_workers_give_the_same_results_as_serial(
+    done: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schedlab.evaluation import executors
+
+    monkeypatch.setattr(executors, "WORKER_START_S", 0.0)  # start workers even for tiny runs
     spec = load_spec(done / "spec.toml")
-    outcome = run_experiment(spec, tmp_path / "par", workers=2, progress=False)
+    ex = executors.LocalExecutor(helpers=1)
+    outcome = run_experiment(spec, tmp_path / "par", executor=ex, progress=False)
     assert outcome.ran == 6
+    assert ex.workers_started
     for task in plan(spec, done):
         a = Results.read_parquet(task.out_path).table
         b = Results.read_parquet(tmp_path / "par" / "runs" / Path(task.out_path).name).table
@@ -147,3 +199,50 @@ def test_learned_policy_statistics_of_one_load_runs_are_merged() -> None:
     assert merged["withheld_lengths"] == {"1": 3, "12": 4}
     assert merged["by_load"]["1.3"]["withheld_lengths"] == {"1": 1, "12": 4}
     assert merged["by_load"]["0.5"]["time_steps"] == 10
+
+
+def test_run_warnings_are_one_line_each_in_the_outcome_and_the_run_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import warnings
+
+    import schedlab.simulator.run as run
+
+    real = run.simulate
+
+    def noisy(*args: object, **kwargs: object) -> object:
+        warnings.warn("policy 'x': 2 jobs were placed\n  by the fallback", RuntimeWarning, 2)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run, "simulate", noisy)
+    text = SPEC.replace('"sjf", "fcfs", "tetris"', '"sjf"').replace('= "tetris"', '= "sjf"')
+    spec = load_spec(spec_at(tmp_path, text))
+    outcome = run_experiment(spec, tmp_path / "out", workers=1, progress=False)
+    assert outcome.warnings == (
+        "deeprm__load50__sjf: policy 'x': 2 jobs were placed by the fallback",
+        "deeprm__load130__sjf: policy 'x': 2 jobs were placed by the fallback",
+    )
+    meta = Results.read_parquet(tmp_path / "out" / "runs" / "deeprm__load50__sjf.parquet").meta
+    assert meta["run"]["warnings"] == ["policy 'x': 2 jobs were placed by the fallback"]
+
+
+def test_the_executor_is_injected(tmp_path: Path) -> None:
+    from schedlab.evaluation.executors import SerialExecutor
+
+    class Counting(SerialExecutor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.submitted = 0
+            self.closed = False
+
+        def submit(self, tasks):  # type: ignore[no-untyped-def]
+            self.submitted += len(tasks)
+            super().submit(tasks)
+
+        def close(self) -> None:
+            self.closed = True
+
+    ex = Counting()
+    outcome = run_experiment(load_spec(spec_at(tmp_path)), tmp_path / "o", executor=ex,
+                             progress=False)  # fmt: skip
+    assert (outcome.ran, ex.submitted, ex.closed) == (6, 6, True)

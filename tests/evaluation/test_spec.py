@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.errors import SpecError
+from schedlab.errors import ImplausibleValueWarning, SpecError
 from schedlab.evaluation.spec import ExperimentSpec, checkpoint_path, load_spec
 from schedlab.registry import generators
 
@@ -84,20 +84,82 @@ def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
     [
         (("loads = [0.5]", "lods = [0.5]"), r"\[\[workloads\]\]\[0\]\.lods: unknown key .*'loads'"),
         (('name = "t"\n', ""), r"\[experiment\]\.name: required key is missing"),
-        (("jobsets = 3", 'jobsets = "3"'), r"jobsets: expected int"),
+        (("jobsets = 3", 'jobsets = "3"'), r"jobsets: expected integer, got '3'"),
+        (("jobsets = 3", "jobsets = 3.5"), r"jobsets: expected integer, got 3.5"),
+        (("loads = [0.5]", "loads = [0.5, 0.5]"), r"loads: values must be distinct"),
+        (("loads = [0.5]", "loads = [inf]"), r"loads: numbers must be finite"),
         (("loads = [0.5]", "loads = [0.5]\nrates = [0.2]"), r"loads: give exactly one"),
         (("loads = [0.5]", "loads = [-0.5]"), r"loads: every value must be > 0"),
         (('generator = "deeprm"', 'generator = "deeprn"'), r"generator: unknown generator"),
         (('reference = "tetris"', 'reference = "fcfs"'), r"reference: 'fcfs' is not a policy"),
-        (('"sjf", "tetris"', '"sjff", "tetris"'), r"policies\[0\]\.spec: policy 'sjff'"),
+        (
+            ('"sjf", "tetris"', '"sjff", "tetris"'),
+            r"policies\[0\]\.spec: .*'sjff'; did you mean 'sjf'",
+        ),
+        (
+            ('"sjf", "tetris"', '"sjf", "tetris:knob=\\"x\\""'),
+            r"policies\[1\]\.spec: tetris:knob=\"x\": parameter 'knob' .* a number, got 'x'",
+        ),
+        (
+            ('"sjf", "tetris"', '"sjf", "sjf:label=b", "tetris"'),
+            r"policies\[1\]\.spec: 'sjf:label=b' is the same policy as policies\[0\]",
+        ),
+        (
+            ('"sjf", "tetris"', '"sjf", "tetris", "tetris:knob=0.5"'),
+            r"same policy as policies\[1\]",
+        ),
+        (('"sjf", "tetris"', '"sjf", "tetris:knob=0.3,knob=0.4"'), r"'knob' is given twice"),
         (("[experiment]", '[metrics]\nprimary = "speed"\n[experiment]'), r"primary: unknown"),
         (("[experiment]", "[cluster]\nslots = 0\n[experiment]"), r"\[cluster\]\.slots: must"),
-        (("jobsets = 3", "jobsets = 3\nparams = { windw = 5 }"), r"params: deeprm: .*windw"),
+        (
+            ("jobsets = 3", "jobsets = 3\nparams = { windw = 5 }"),
+            r"params: generator 'deeprm' has no parameter 'windw'; did you mean 'window'",
+        ),
+        (
+            ("jobsets = 3", 'jobsets = 3\nparams = { variant = "papr" }'),
+            r"params: .*'variant' .* one of 'code', 'paper', got 'papr'; did you mean 'paper'",
+        ),
+        (
+            ("jobsets = 3", 'jobsets = 3\nparams = { arrivals = "poison" }'),
+            r"params: .*'arrivals' .* got 'poison'; did you mean 'poisson'",
+        ),
+        (
+            ("jobsets = 3", "jobsets = 3\nparams = { short_prob = 1.5 }"),
+            r"params: parameter 'short_prob' of generator 'deeprm' must be >= 0 and <= 1, got 1.5",
+        ),
     ],
 )
 def test_errors_name_the_key(tmp_path: Path, edit: tuple[str, str], match: str) -> None:
     with pytest.raises(SpecError, match=match):
         load_spec(write(tmp_path, MINIMAL.replace(*edit)))
+
+
+def test_implausible_load_warns_once_in_one_line(tmp_path: Path) -> None:
+    with pytest.warns(ImplausibleValueWarning, match=r"loads: offered load 70 is 7000% .*0.7") as w:
+        spec = load_spec(write(tmp_path, MINIMAL.replace("loads = [0.5]", "loads = [70]")))
+    assert len(w) == 1
+    assert "\n" not in str(w[0].message)
+    assert spec.workloads[0].loads == (70.0,)
+
+
+def test_policy_parameters_are_converted_and_typical_ranges_warn(tmp_path: Path) -> None:
+    with pytest.warns(ImplausibleValueWarning, match=r"'knob' of policy 'tetris' is usually"):
+        spec = load_spec(write(tmp_path, MINIMAL.replace('"tetris"]', '"tetris:knob=7"]')
+                               .replace('reference = "tetris"', 'reference = "sjf"')))  # fmt: skip
+    assert [p.spec for p in spec.policies] == ["sjf", "tetris:knob=7"]
+
+
+def test_trace_workload_params_and_options_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "kth.swf").write_text("; MaxProcs: 4\n")
+    text = MINIMAL.replace(
+        'generator = "deeprm"\nloads = [0.5]\njobsets = 3', 'loader = "swf"\npath = "kth.swf"'
+    )
+    with pytest.raises(SpecError, match=r"params: loader 'swf' has no parameter 'granularity'"):
+        load_spec(write(tmp_path, text + 'params = { granularity = "job" }\n'))
+    with pytest.raises(SpecError, match=r"options: trace options has no parameter 'jobset_sise'"):
+        load_spec(write(tmp_path, text + "options = { jobset_sise = 5 }\n"))
+    with pytest.raises(SpecError, match=r"loader: unknown loader 'swff'; did you mean 'swf'"):
+        load_spec(write(tmp_path, text.replace('"swf"', '"swff"')))
 
 
 def test_not_toml_and_missing_file(tmp_path: Path) -> None:

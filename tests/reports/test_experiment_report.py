@@ -20,12 +20,10 @@ from schedlab.evaluation.spec import load_spec
 from schedlab.reports.comparison import compare_policies, headline, power_warnings
 from schedlab.reports.experiment import write_experiment_report
 from schedlab.reports.figures import policy_palette
-from schedlab.reports.stats_figures import (
-    plot_cd_diagram,
-    plot_learning_curve,
-    plot_pairwise_heatmap,
-    plot_ratio_to_reference,
-)
+from schedlab.reports.learning import plot_learning_curve
+from schedlab.reports.ratio_figures import plot_ratio_to_reference
+from schedlab.reports.stats_figures import plot_cd_diagram, plot_pairwise_heatmap
+from tests.report_helpers import check_latex_table
 
 SPEC = """
 policies = ["fcfs", "sjf", "tetris"]
@@ -56,12 +54,13 @@ def experiment(tmp: Path, jobsets: int, extra: str = "", loads: str = "[0.5, 1.3
     return tmp / "exp"
 
 
-FAILING = ', "tetris:knob=\\"x\\""]'
+FAILING = ', { spec = "deeprm:bad.pt", name = "bad" }]'
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("rep")
+    (tmp / "bad.pt").write_text("not a checkpoint")  # the run fails when it loads it
     (tmp / "spec.toml").write_text(SPEC.format(jobsets=12).replace("]", FAILING, 1))
     run_experiment(load_spec(tmp / "spec.toml"), tmp / "exp", workers=1, progress=False)
     return write_experiment_report(tmp / "exp", tmp / "out")
@@ -79,16 +78,19 @@ def test_experiment_report_has_every_section(report: dict[str, Path]) -> None:
         "Benjamini–Hochberg",
         "(exploratory)",
         "τ = 8 steps",
-        "Ratio to tetris at every load",
+        "At every offered load: ratio to tetris",
+        "The schedule of a representative jobset at offered load 50%",
         "zero_method=pratt",
         "Environment:",
         "Experiment spec (resolved):",
     ):
         assert needle in text, needle
     assert "too few" not in text  # 12 jobsets suffice for 3 policies (7 needed)
-    assert text.count("failed (ValueError") == 2  # the failing policy, at both loads
+    assert text.count("failed (CheckpointError") == 2  # the failing policy, at both loads
     html = report["html"].read_text(encoding="utf-8")
-    assert html.count("src='data:image/png;base64,") == 7
+    assert html.count("src='data:image/png;base64,") == 11
+    for name in ("schedule_diff.png", "timeline.png", "timeline_mean.png", "ratio_grid.png"):
+        assert f"]({name})" in text, name
     assert not re.search(r"https?://|<link|<script|src='(?!data:)", html)
 
 
@@ -128,7 +130,19 @@ def test_several_workloads_give_one_report_each_and_an_index(tmp_path: Path) -> 
     paths = write_experiment_report(exp, tmp_path / "out")
     assert (tmp_path / "out" / "deeprm" / "report.html").is_file()
     assert (tmp_path / "out" / "other" / "report.html").is_file()
-    assert "other/report.html" in paths["md"].read_text(encoding="utf-8")
+    md = paths["md"].read_text(encoding="utf-8")
+    assert "- [other](other/report.html)" in md
+    assert "<a href='deeprm/report.html'>deeprm</a>" in paths["html"].read_text(encoding="utf-8")
+    assert "## Across workloads and loads" in md
+    assert "| policy | deeprm | other | all conditions |" in md
+    assert "Over all 2 conditions, " in md
+    assert "Friedman test over conditions (Iman–Davenport)" in md
+    assert "2 conditions are too few" in md  # 3 policies need 7 blocks for any Holm pair
+    ranks = pl.read_csv(paths["across_ranks"])
+    assert set(ranks.get_column("workload")) == {"deeprm", "other", "all"}
+    assert ranks.filter(pl.col("workload") == "all").get_column("mean_rank").sum() == 6.0
+    assert paths["cd_diagram"].is_file()
+    check_latex_table(paths["ranks_table.tex"].read_text(encoding="utf-8"))
 
 
 PAL = policy_palette(["fcfs", "sjf", "tetris"])
@@ -161,7 +175,7 @@ def test_pairwise_heatmap_is_antisymmetric_with_p_values() -> None:
     )
     ax = plot_pairwise_heatmap(pairs, ["tetris", "fcfs"], ax=Figure().subplots())
     texts = sorted(t.get_text() for t in ax.texts)
-    assert texts == ["+0.80\np 0.004 *", "-0.80\np 0.004 *"]
+    assert texts == ["+0.80\np0.004*", "-0.80\np0.004*"]
     assert ax.get_xlabel() == "Column policy"
 
 
@@ -201,8 +215,36 @@ def test_learning_curve_uses_the_report_colours() -> None:
         curve, {"sjf": 3.5, "initial": 9.0}, policy="rl", palette=pal, ax=Figure().subplots()
     )
     labels = ax.get_legend_handles_labels()[1]
-    assert labels == ["rl (sampled, training jobsets)", "rl (greedy, validation jobsets)", "sjf"]
+    assert labels == [
+        "rl (sampled, training jobsets)",
+        "rl (sampled, validation jobsets)",
+        "sjf (3.50)",
+    ]
     assert ax.lines[1].get_color() == (1.0, 0.0, 0.0)
+    assert ax.lines[2].get_color() == PAL["sjf"]
+
+
+def test_learning_curve_names_how_the_policy_was_validated() -> None:
+    n = 200
+    curve = pl.DataFrame(
+        {
+            "iteration": list(range(1, n + 1)),
+            "val_slowdown": [5.0 - i / n for i in range(n)],
+            "val_greedy_slowdown": [5.5 - i / n for i in range(n)],
+        }
+    )
+    base = {"sjf": 4.5, "tetris": 4.5}  # equal values: both must stay visible
+    ax = plot_learning_curve(curve, base, policy="rl", palette=PAL, ax=Figure().subplots())
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels[:2] == ["rl (sampled, validation jobsets)", "rl (greedy, validation jobsets)"]
+    baselines = ax.lines[2:]
+    assert {line.get_color() for line in baselines} == {PAL["sjf"], PAL["tetris"]}
+    assert len({str(line.get_linestyle()) for line in baselines}) == 2
+    assert len(range(0, n, ax.lines[0].get_markevery())) <= 25  # markers on a long curve
+    greedy = plot_learning_curve(
+        curve, base, policy="rl", palette=PAL, sampled=False, ax=Figure().subplots()
+    )
+    assert greedy.get_legend_handles_labels()[1][0] == "rl (greedy, validation jobsets)"
 
 
 def test_headline_says_so_when_every_policy_ties_on_every_jobset() -> None:

@@ -14,10 +14,11 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from schedlab.errors import ResultsError
 from schedlab.evaluation.metrics import per_jobset, per_length
 from schedlab.evaluation.stats import summarize
+from schedlab.jobset import JobSet
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
-from schedlab.policies.heuristics import FCFS, SJF, Packer
 from schedlab.reports.figures import (
     plot_length_boxplot,
     plot_load_sweep,
@@ -26,10 +27,11 @@ from schedlab.reports.figures import (
 )
 from schedlab.reports.render import write_report
 from schedlab.results import Results
-from schedlab.simulator.run import simulate
+from tests.report_helpers import check_files, check_latex_table, png_size
 
 POLICIES = ["sjf", "fcfs", "packer"]
 FIGURES = [
+    "ratio_grid.png",
     "load_sweep.png",
     "length_boxplot.png",
     "slowdown_cdf.png",
@@ -37,7 +39,11 @@ FIGURES = [
     "cd_diagram.png",
     "pairwise_heatmap.png",
     "ratio_to_reference.png",
+    "schedule_diff.png",
+    "timeline.png",
+    "timeline_mean.png",
 ]
+TABLES = ["summary_table", "pairwise_table", "ratio_table"]
 CSVS = {
     "summary.csv": ["policy", "load", "metric", "mean", "ci_low", "ci_high", "median", "q25",
                     "q75", "n_jobsets"],
@@ -51,6 +57,8 @@ CSVS = {
                        "q75", "n_jobsets", "paired_mean", "n_paired", "mean_rank", "ratio",
                        "ratio_low", "ratio_high", "wins", "ties", "losses", "p_improve",
                        "p_improve_low", "p_improve_high"],
+    "ratios.csv": ["load", "policy", "mean_rank", "ratio", "ratio_low", "ratio_high", "wins",
+                   "ties", "losses", "p_holm", "significant", "ci_excludes_one", "disagree"],
     "omnibus.csv": ["load", "n_jobsets", "k", "chi2", "p_chi2", "f", "df1", "df2", "p",
                     "kendall_w", "nemenyi_cd", "min_jobsets", "p_f", "p_method", "p_reason"],
     "pairwise.csv": ["load", "a", "b", "n", "n_zero", "r_plus", "r_minus", "p", "rank_biserial",
@@ -58,39 +66,41 @@ CSVS = {
     "exploratory.csv": ["load", "family", "metric", "bucket", "policy", "n", "ratio",
                         "ratio_low", "ratio_high", "wins", "ties", "losses", "p_improve",
                         "p_improve_low", "p_improve_high", "p", "rank_biserial", "q"],
+    "timeline_jobset.csv": ["policy", "load", "seed", "jobset", "time", "running", "queue",
+                            "util_cpu", "util_mem", "frag_cpu", "frag_mem", "fragmentation"],
+    "timeline_summary.csv": ["policy", "load", "seed", "jobset", "makespan", "mean_queue",
+                             "max_queue", "mean_util_cpu", "mean_util_mem",
+                             "mean_fragmentation"],
 }  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def results() -> Results:
-    jobs = DeepRMGenerator().generate_sweep([0.5, 1.5], n_jobsets=8, seed=3)
-    return simulate(jobs, [SJF(), FCFS(), Packer()])
-
-
-@pytest.fixture(scope="module")
-def report(results: Results, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return write_report(results, tmp_path_factory.mktemp("report"), seed=0, n_resamples=500)
+def report(
+    results: Results, jobs: JobSet, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("report")
+    return write_report(results, out, seed=0, n_resamples=500, jobs=jobs, dpi=120)
 
 
 def test_write_report_writes_every_file(report: dict[str, Path]) -> None:
     assert report["html"].name == "report.html"
     assert report["md"].name == "report.md"
     files = [*CSVS, *FIGURES]
-    assert set(report) == {"html", "md", *(Path(f).stem for f in files)}
+    formatted = [f"{t}.{ext}" for t in TABLES for ext in ("tex", "md")]
+    assert set(report) == {"html", "md", *(Path(f).stem for f in files), *formatted}
     for name in files:
         assert report[Path(name).stem].name == name
-    for path in report.values():
-        assert path.is_file()
-        assert path.stat().st_size > 0
-    for name in FIGURES:
-        assert report[Path(name).stem].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    check_files(report)
+    assert png_size(report["load_sweep"].read_bytes())[0] == 9 * 120  # --dpi
     leftovers = [p.name for p in report["md"].parent.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
+    assert not list(report["md"].parent.glob("*.pdf"))  # screen style: PNG only by default
 
 
 def test_html_is_self_contained(report: dict[str, Path]) -> None:
     text = report["html"].read_text(encoding="utf-8")
     assert text.count("src='data:image/png;base64,") == len(FIGURES)
+    assert text.index("At every offered load: ratio to sjf") < text.index("Which policy is better")
     assert not re.search(r"https?://|<link|<script|src='(?!data:)|href=", text)
     assert "<table>" in text
     assert "percentile bootstrap 95%" in text
@@ -200,3 +210,59 @@ def test_plot_slowdown_cdf_defaults_to_the_highest_load(results: Results) -> Non
     assert f"{n_jobs} jobs" in ax.get_title()
     with pytest.raises(ValueError, match="no rows at load"):
         plot_slowdown_cdf(results.table, palette=policy_palette(POLICIES), load=0.9, ax=new_axes())
+
+
+def test_first_screen_tabulates_every_load(report: dict[str, Path]) -> None:
+    ratios = pl.read_csv(report["ratios"])
+    assert set(ratios.get_column("policy")) == {"fcfs", "packer"}  # reference: sjf (first)
+    md = report["md"].read_text(encoding="utf-8")
+    assert "| offered load | best (mean rank) | fcfs | packer |" in md
+    r = ratios.filter(policy="fcfs", load=1.5).row(0, named=True)
+    cell = f"{r['ratio']:.2f} [{r['ratio_low']:.2f}, {r['ratio_high']:.2f}]"
+    marks = ("\\*" if r["significant"] else "") + ("†" if r["disagree"] else "")
+    assert f"{cell}{marks}" in md
+    assert (ratios["disagree"] == (ratios["ci_excludes_one"] != ratios["significant"])).all()
+
+
+def test_latex_tables_match_the_markdown_tables(report: dict[str, Path]) -> None:
+    for name in TABLES:
+        rows = check_latex_table(report[f"{name}.tex"].read_text(encoding="utf-8"))
+        md = report[f"{name}.md"].read_text(encoding="utf-8")
+        md_rows = [line for line in md.splitlines() if line.startswith("| ")]
+        assert len(rows) == len(md_rows), name
+    summary = check_latex_table(report["summary_table.tex"].read_text(encoding="utf-8"))
+    assert summary[0][:2] == ["mean rank", "policy"]
+    assert {row[1] for row in summary[1:]} == {"sjf (reference)", "fcfs", "packer"}
+
+
+def test_schedule_section_shows_the_median_jobset(report: dict[str, Path]) -> None:
+    md = report["md"].read_text(encoding="utf-8")
+    assert "## The schedule of a representative jobset at offered load 150%" in md
+    pj = pl.read_csv(report["per_jobset"]).filter(policy="sjf", load=1.5).sort("slowdown")
+    k = pj.get_column("jobset")[(pj.height - 1) // 2]
+    assert f"Jobset {k}: the median jobset by sjf's average slowdown" in md
+    timeline = pl.read_csv(report["timeline_jobset"])
+    assert set(timeline.get_column("jobset")) == {k}
+    summary = pl.read_csv(report["timeline_summary"])
+    assert summary.height == len(POLICIES) * pj.height
+    assert "| policy | makespan (steps) | cpu in use (%) | mem in use (%) |" in md
+
+
+def test_paper_style_writes_vector_copies(results: Results, tmp_path: Path) -> None:
+    paths = write_report(results, tmp_path, n_resamples=200, style="paper", dpi=100)
+    check_files(paths)
+    assert png_size(paths["slowdown_cdf"].read_bytes())[0] == 330  # one 3.3-inch column
+    for stem in ("slowdown_cdf", "schedule_diff", "ratio_grid"):
+        assert paths[f"{stem}.pdf"].is_file()
+        assert paths[f"{stem}.svg"].is_file()
+    md = paths["md"].read_text(encoding="utf-8")
+    assert "[PDF](slowdown_cdf.pdf) [SVG](slowdown_cdf.svg) [PNG](slowdown_cdf.png)" in md
+    # without the JobSet: the Gantt charts, no views over time
+    assert "timeline" not in paths
+    assert "need the jobs' demands" in md
+
+
+def test_a_jobset_that_does_not_match_is_an_error(results: Results, tmp_path: Path) -> None:
+    other = DeepRMGenerator().generate_sweep([0.5, 1.5], n_jobsets=8, seed=4)
+    with pytest.raises(ResultsError, match="not simulated on it"):
+        write_report(results, tmp_path, n_resamples=50, jobs=other)

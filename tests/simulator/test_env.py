@@ -8,7 +8,7 @@ from gymnasium.utils.env_checker import check_env
 
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.env import DeepRMEnv, DeepRMVectorEnv
+from schedlab.simulator.env import ClusterEnv, DeepRMEnv, DeepRMVectorEnv
 from tests.strategies import deeprm_jobset
 
 
@@ -93,3 +93,39 @@ def test_vector_env_steps_through_the_batched_engine(jobset) -> None:
     assert isinstance(venv.engine, BatchedEngine)
     assert venv.engine.state.free.shape[0] == 5
     assert venv.single_observation_space.shape == (10, 2 * 10 * 5 + 6 + 1)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "shape", "n_actions"),
+    [("schedlab/DeepRM-v0", (20, 224), 11), ("schedlab/MultiMachine-v0", (20, 144), 11)],
+)
+def test_registered_ids_make_checked_envs(env_id: str, shape: tuple, n_actions: int) -> None:
+    import subprocess
+    import sys
+
+    code = (  # a fresh interpreter: `import schedlab` first, then Gymnasium, as users do
+        "import schedlab, gymnasium as gym\n"
+        "from gymnasium.utils.env_checker import check_env\n"
+        f"env = gym.make({env_id!r}, jobsets=4, load=0.8, workload_seed=3)\n"
+        "check_env(env.unwrapped, skip_render_check=True)\n"
+        "obs, info = env.reset(seed=0)\n"
+        "print(list(obs.shape), env.action_space.n, info['action_mask'].size)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    ).stdout
+    assert out.strip() == f"{list(shape)} {n_actions} {n_actions}"
+
+
+def test_multi_machine_env_places_on_both_machines() -> None:
+    js = deeprm_jobset(1.5, n_jobsets=2, seed=4)
+    env = ClusterEnv(js, ClusterConfig(slots=5, machines=2), layout="reshaped")
+    _, info = env.reset(seed=0)
+    mask = info["action_mask"]
+    assert mask.shape == (2 * 5 + 1,)
+    # slot 0 fits on either machine of an empty cluster: actions 1 (machine 0) and 6 (machine 1)
+    assert mask[1] == 1
+    assert mask[6] == 1
+    _, _, _, _, info = env.step(6)
+    assert info["action_mask"][1] == 1  # machine 0 is still empty
+    assert env.engine.state.machine[0, 0] == 1

@@ -142,7 +142,7 @@ def _good() -> dict[str, Any]:
         (lambda d: d["arrivals"].update(kind="hawkes"), r"arrivals.kind: expected 'poisson'"),
         (
             lambda d: d["arrivals"].update(rate_per_step="fast"),
-            r"arrivals.rate_per_step: expected float",
+            r"arrivals.rate_per_step: expected number",
         ),
         (lambda d: d.update(window=0), r"window: must be >= 1 step"),
     ],
@@ -163,7 +163,7 @@ def test_invalid_model_files_name_the_file_and_the_key(
 def test_not_json_and_missing_files_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(WorkloadModelError, match=r"model.json: not a valid JSON workload model"):
         WorkloadModel.load(_write(tmp_path, "{not json"))
-    with pytest.raises(WorkloadModelError, match=r"\(top level\): expected a JSON object"):
+    with pytest.raises(WorkloadModelError, match=r"\(top level\): expected a table"):
         WorkloadModel.load(_write(tmp_path, "[1, 2]"))
     with pytest.raises(WorkloadModelError, match=r"nope.json: no such workload model file"):
         WorkloadModel.load(tmp_path / "nope.json")

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.traces.alibaba2017 import MACHINE_MEM, read_alibaba2017
+from schedlab.loaders.traces.alibaba2017 import MACHINE_MEM, TRACE_MACHINES, read_alibaba2017
 from schedlab.loaders.traces.transform import TraceOptions
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -81,7 +81,7 @@ def test_small_fixture_jobs() -> None:
     assert jobs.get_column("cpu").to_list() == [0.5, 0.5, 1.0]  # plan_cpu 100 = 1 core
     assert jobs.get_column("mem").to_list() == [0.02, 0.01, 0.02]
     assert js.resources == ("cpu", "mem")
-    assert js.meta.capacity == (64.0, MACHINE_MEM)
+    assert (js.meta.machines, tuple(js.machine_capacity)) == (TRACE_MACHINES, (64.0, MACHINE_MEM))
     assert js.meta.provenance["trace_start_s"] == -60.0
     assert js.meta.provenance["alibaba2017"]["statuses"] == ["Terminated"]
 
@@ -93,7 +93,7 @@ def test_messages_name_the_values() -> None:
     assert messages["missing_value"] == "plan_cpu is empty"
     assert messages["negative_duration"] == "end_time=399 is before create_time=400"
     assert messages["wrong_field_count"] == "expected 8 comma-separated fields, found 7"
-    assert messages["exceeds_capacity"] == "cpu=128.0 exceeds the cluster's 64"
+    assert messages["exceeds_capacity"] == "cpu=128.0 exceeds a machine's 64"
 
 
 def test_all_statuses_and_running_without_end() -> None:
@@ -119,12 +119,14 @@ def test_strict_raises_on_first_malformed_line_not_on_selection() -> None:
 
 def test_machine_options_set_capacity(tmp_path: Path) -> None:
     path = _csv(tmp_path, GOOD, "800,860,5,10,1,Terminated,12800,0.01\n")
-    result = read_alibaba2017(path, machine_cpu=96, machine_mem=1.0)
+    one = TraceOptions(machines=1)
+    result = read_alibaba2017(path, machine_cpu=96, machine_mem=1.0, options=one)
     assert result.report.dropped == {"exceeds_capacity": 1}
     assert result.jobs.meta.capacity == (96.0, 1.0)
     scaled = read_alibaba2017(path, options=TraceOptions(machines=2, slots_per_machine=10))
-    assert scaled.report.rows_kept == 2
-    assert scaled.jobs.jobs.get_column("cpu").to_list() == [50 / 100 * 10 / 64, 128 * 10 / 64]
+    assert scaled.report.dropped == {"exceeds_capacity": 1}  # 128 cores fit no 64-core machine
+    assert (scaled.jobs.meta.machines, scaled.jobs.meta.capacity) == (2, (20.0, 20.0))
+    assert scaled.jobs.jobs.get_column("cpu").to_list() == [50 / 100 * 10 / 64]
 
 
 # -- bad input, one case at a time ---------------------------------------------------------------

@@ -20,7 +20,7 @@ from schedlab.jobset import JobSet
 from schedlab.loaders.traces import alibaba2018_parse as parse
 from schedlab.loaders.traces import alibaba2018_scan as scan
 from schedlab.loaders.traces import textio
-from schedlab.loaders.traces.alibaba2018 import MACHINE_CPU, read_alibaba2018
+from schedlab.loaders.traces.alibaba2018 import MACHINE_CPU, TRACE_MACHINES, read_alibaba2018
 from schedlab.loaders.traces.drop_report import LoadResult
 from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.registry import loaders
@@ -66,7 +66,8 @@ def test_task_granularity_hand_computed() -> None:
     assert _col(r, "cpu") == [1.0, 0.5, 2.0, 1.0, 0.5, 1.0, 1.0]  # plan_cpu / 100 cores
     assert _col(r, "mem") == [0.5, 0.2, 1.0, 0.3, 0.1, 0.2, 0.2]
     assert _col(r, "parents") == [[], [], [0, 1], [2], [], [], []]
-    assert r.jobs.meta.capacity == (MACHINE_CPU, 100.0)
+    assert r.jobs.meta.machines == TRACE_MACHINES  # the trace's own cluster by default
+    assert tuple(r.jobs.machine_capacity) == (MACHINE_CPU, 100.0)
     assert r.jobs.meta.units == ("core", "normalized memory")
     assert _lines(r, "status_Running") == [7]
     assert r.report.samples.get_column("raw").to_list() == ["M1,1,j_3,1,Running,300,0,100,0.2"]
@@ -228,7 +229,7 @@ def test_bad_fixture_accounts_for_every_line() -> None:
     assert messages[3] == "instance_num is not a number: abc"
     assert messages[4] == "end_time=20 is before start_time=30"
     assert messages[9] == "plan_cpu is empty"
-    assert messages[15] == "cpu=200.0 exceeds the cluster's 96"
+    assert messages[15] == "cpu=200.0 exceeds a machine's 96"
     assert r.report.samples.filter(pl.col("line") == 3)["raw"].item() == (
         "M3,abc,j_1,1,Terminated,10,20,100,0.5"
     )
@@ -456,10 +457,15 @@ def test_scaling_to_slots_and_machines() -> None:
     assert _col(r, "mem")[2] == pytest.approx(1.0 * 10 / 100)
 
 
-def test_demand_beyond_capacity_needs_more_machines(tmp_path: Path) -> None:
-    path = _csv(tmp_path, GOOD + "M2,1,j_1,1,Terminated,10,20,20000,0.5\n")
+def test_a_job_must_fit_on_one_machine_however_many(tmp_path: Path) -> None:
+    path = _csv(tmp_path, GOOD + "M2,1,j_1,1,Terminated,10,20,20000,0.5\n")  # 200 cores
     assert read_alibaba2018(path).report.dropped == {"exceeds_capacity": 1}
-    assert read_alibaba2018(path, options=TraceOptions(machines=3)).report.rows_kept == 2
+    three = read_alibaba2018(path, options=TraceOptions(machines=3))
+    assert three.report.dropped == {"exceeds_capacity": 1}
+    assert three.jobs.meta.machines == 3
+    assert three.jobs.meta.capacity == (3 * MACHINE_CPU, 300.0)
+    bigger = read_alibaba2018(path, machine_cpu=256.0, options=TraceOptions(machines=1))
+    assert bigger.report.rows_kept == 2
 
 
 def test_sample_is_reproducible_and_keeps_parents_inside() -> None:

@@ -109,7 +109,7 @@ def test_error_messages_name_the_value() -> None:
     assert messages["not_a_number"] == "field 4 (run_time) is not a number: 4x"
     assert messages["wrong_field_count"] == "expected 18 whitespace-separated fields, found 17"
     assert messages["negative_duration"] == "run_time=-5 must be >= 0"
-    assert messages["exceeds_capacity"] == "procs=16.0 exceeds the cluster's 8"
+    assert messages["exceeds_capacity"] == "procs=16.0 exceeds a machine's 8"
 
 
 def test_strict_raises_on_first_malformed_line_naming_file_and_line() -> None:
@@ -253,9 +253,10 @@ def test_non_numeric_header_value_names_the_line(tmp_path: Path) -> None:
 def test_machines_and_slots_scale_capacity(tmp_path: Path) -> None:
     path = _swf(tmp_path, GOOD, GOOD.replace(" 2 -1 -1 2 ", " 12 -1 -1 12 "))
     result = read_swf(path, options=TraceOptions(machines=2, slots_per_machine=10))
-    assert result.report.rows_kept == 2  # 12 procs fit in two machines of 8
-    assert result.jobs.meta.capacity == (20.0,)
-    assert result.jobs.jobs.get_column("procs").to_list() == [2.5, 15.0]
+    assert result.report.dropped == {"exceeds_capacity": 1}  # 12 procs fit no machine of 8
+    assert (result.jobs.meta.machines, result.jobs.meta.capacity) == (2, (20.0,))
+    assert result.jobs.jobs.get_column("procs").to_list() == [2.5]
+    assert read_swf(path).jobs.meta.machines == 1  # the log's own machine: its MaxProcs
 
 
 def test_record_count_mismatch_is_noted(tmp_path: Path) -> None:

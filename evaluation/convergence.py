@@ -1,0 +1,124 @@
+"""How fast training runs converge, and how their final values compare, over training seeds.
+
+Reads training run directories (``curve.csv`` and ``baselines.json`` of
+:func:`schedlab.policies.reinforce.train`) grouped into **variants** (e.g. "CNN" and "MLP", each
+trained with several seeds) and answers the questions the papers' learning-curve figures ask:
+
+* the **final** validation value of each run (its best validation, the checkpoint ``best.pt``
+  keeps), and its mean with a Student-t confidence interval over seeds;
+* **iterations and wall time to 95%**: the first iteration whose validation value achieves 95% of
+  the run's total improvement, ``initial − value ≥ 0.95 · (initial − final)`` (lower is better);
+* **iterations and wall time to a target**: the first validation at or below a level, e.g. the
+  SJF baseline's validation value recorded by the run (``baselines.json``); null if never.
+
+Wall time is the run's cumulative ``rollout_s + update_s + eval_s`` up to that iteration.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from schedlab.errors import SchedlabError
+
+
+def read_curves(
+    runs: Mapping[str, Sequence[str | Path]], *, metric: str = "val_slowdown"
+) -> pl.DataFrame:
+    """Validation curves of ``runs`` (variant -> run directories), one row per validation.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``variant``, ``run`` (directory name), ``iteration``, ``value`` (the ``metric``),
+        ``seconds`` (cumulative wall time), ``initial`` (the run's validation before training)
+        and one ``baseline_<name>`` column per heuristic the run validated (e.g. ``sjf``).
+    """
+    frames = []
+    for variant, dirs in runs.items():
+        for d in map(Path, dirs):
+            curve_path, base_path = d / "curve.csv", d / "baselines.json"
+            if not curve_path.is_file() or not base_path.is_file():
+                msg = f"{d}: not a training run (no curve.csv or baselines.json)"
+                raise SchedlabError(msg)
+            curve = pl.read_csv(curve_path).with_columns(
+                seconds=(pl.col("rollout_s") + pl.col("update_s") + pl.col("eval_s")).cum_sum()
+            )
+            base = json.loads(base_path.read_text())
+            frames.append(
+                curve.filter(pl.col(metric).is_not_null()).select(
+                    pl.lit(variant).alias("variant"),
+                    pl.lit(d.name).alias("run"),
+                    "iteration",
+                    pl.col(metric).cast(pl.Float64).alias("value"),
+                    "seconds",
+                    pl.lit(float(base["initial"])).alias("initial"),
+                    *(
+                        pl.lit(float(v)).alias(f"baseline_{k}")
+                        for k, v in base.items()
+                        if k != "initial"
+                    ),
+                )
+            )
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _first(values: np.ndarray, hit: np.ndarray) -> float | None:
+    idx = np.flatnonzero(hit)
+    return float(values[idx[0]]) if idx.size else None
+
+
+def per_run(curves: pl.DataFrame, *, target: str | None = "sjf") -> pl.DataFrame:
+    """One row per run: ``final``, ``iterations``, ``it_95``/``s_95`` (to 95% of the total
+    improvement) and ``it_target``/``s_target`` (to the ``baseline_<target>`` value)."""
+    rows = []
+    for (variant, run), part in curves.group_by("variant", "run", maintain_order=True):
+        part = part.sort("iteration")
+        value = part.get_column("value").to_numpy()
+        it = part.get_column("iteration").to_numpy()
+        sec = part.get_column("seconds").to_numpy()
+        initial, final = float(part.get_column("initial")[0]), float(value.min())
+        reached = initial - value >= 0.95 * (initial - final) - 1e-12
+        row = {
+            "variant": variant, "run": run, "initial": initial, "final": final,
+            "iterations": int(it.max()), "it_95": _first(it, reached),
+            "s_95": _first(sec, reached),
+        }  # fmt: skip
+        column = f"baseline_{target}"
+        if target is not None and column in part.columns:
+            level = float(part.get_column(column)[0])
+            row |= {
+                target: level,
+                "it_target": _first(it, value <= level),
+                "s_target": _first(sec, value <= level),
+            }
+        rows.append(row)
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def over_seeds(runs: pl.DataFrame, *, confidence: float = 0.95) -> pl.DataFrame:
+    """Per variant: runs, and mean [Student-t CI over runs] of every numeric column of
+    :func:`per_run` (``<col>``, ``<col>_low``, ``<col>_high``; runs that never reached a target
+    are left out of that column's mean and counted in ``<col>_n``)."""
+    numeric = [c for c, t in runs.schema.items() if t.is_numeric()]
+    out = []
+    for (variant,), part in runs.group_by("variant", maintain_order=True):
+        row: dict[str, object] = {"variant": variant, "runs": part.height}
+        for c in numeric:
+            x = part.get_column(c).drop_nulls().to_numpy().astype(float)
+            row[f"{c}_n"] = int(x.size)
+            row[c] = float(x.mean()) if x.size else None
+            if x.size > 1:
+                half = (
+                    stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)
+                )
+                row[f"{c}_low"], row[f"{c}_high"] = row[c] - half, row[c] + half  # type: ignore[operator]
+            else:
+                row[f"{c}_low"] = row[f"{c}_high"] = None
+        out.append(row)
+    return pl.DataFrame(out, infer_schema_length=None)

@@ -1,0 +1,246 @@
+"""Runs of an experiment: planning, identity (fingerprints), and executing one run.
+
+This is the half of the runner that worker processes import, so it imports only what one run
+needs (the JobSet, the simulator through the policy registry); it knows the spec only by type.
+Layout of the files it reads and writes: :mod:`schedlab.evaluation.runner`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from schedlab import interrupts, io
+from schedlab.errors import Interrupted
+from schedlab.jobset import JobSet
+from schedlab.results import Results
+
+if TYPE_CHECKING:
+    from schedlab.evaluation.spec import ExperimentSpec, WorkloadSpec
+
+RUN_SCHEMA = 1
+"""Version of the run-file metadata; part of every fingerprint."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunTask:
+    """One (workload, load, policy) run; picklable, executed by :func:`execute`."""
+
+    run_id: str
+    """File stem of the run's results and error files."""
+    workload: str
+    """Workload name."""
+    load: float | None
+    """Offered load selected from the workload's jobsets (None: every jobset of a trace)."""
+    policy: str
+    """Policy name in the results."""
+    spec: str
+    """Policy spec string."""
+    jobsets_path: str
+    """The workload's JobSet file."""
+    out_path: str
+    """Where the results go."""
+    error_path: str
+    """Where a failure is recorded."""
+    cluster: dict[str, int]
+    """:class:`~schedlab.simulator.config.ClusterConfig` fields."""
+    fingerprint: str
+    """Hash of everything the run's output depends on."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunResult:
+    """What executing one :class:`RunTask` gave."""
+
+    run_id: str
+    """The task's run id."""
+    error: str | None = None
+    """One-line error of a failed run (its traceback is in ``errors/<id>.json``), else None."""
+    warnings: tuple[str, ...] = ()
+    """Warnings the run gave, one line each (also in the run file's metadata)."""
+
+
+def _slug(text: str) -> str:
+    clean = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:40]
+    if clean == text:
+        return clean
+    return f"{clean}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def load_tag(load: float | None) -> str:
+    """``1.3 -> "load130"``, ``0.0923 -> "load9.23"``; None -> ``"all"``."""
+    return "all" if load is None else f"load{round(100 * load, 4):g}"
+
+
+def run_id(workload: str, load: float | None, policy: str) -> str:
+    """File-name-safe id of a run, e.g. ``deeprm__load130__tetris``."""
+    return f"{_slug(workload)}__{load_tag(load)}__{_slug(policy)}"
+
+
+def _hash(obj: Any) -> str:
+    blob = json.dumps(obj, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def workload_fingerprint(w: WorkloadSpec) -> str:
+    """Hash of what a workload's jobsets depend on (not its name)."""
+    d = {k: v for k, v in dataclasses.asdict(w).items() if k != "name"}
+    return _hash([d, RUN_SCHEMA])
+
+
+def jobsets_path(out: Path, w: WorkloadSpec) -> Path:
+    """Where the jobsets of workload ``w`` are kept in the experiment directory ``out``."""
+    return out / "jobsets" / f"{_slug(w.name)}.parquet"
+
+
+def plan(spec: ExperimentSpec, out_dir: str | os.PathLike[str]) -> list[RunTask]:
+    """Every run of ``spec``: workloads × loads × policies, in spec order."""
+    out = Path(out_dir)
+    cluster = dataclasses.asdict(spec.cluster)
+    tasks = []
+    for w in spec.workloads:
+        for load in w.loads or (None,):
+            for p in spec.policies:
+                rid = run_id(w.name, load, p.name)
+                fp = _hash([workload_fingerprint(w), load, p.spec, p.name, cluster, RUN_SCHEMA])
+                tasks.append(
+                    RunTask(
+                        run_id=rid,
+                        workload=w.name,
+                        load=load,
+                        policy=p.name,
+                        spec=p.spec,
+                        jobsets_path=str(jobsets_path(out, w)),
+                        out_path=str(out / "runs" / f"{rid}.parquet"),
+                        error_path=str(out / "errors" / f"{rid}.json"),
+                        cluster=cluster,
+                        fingerprint=fp,
+                    )
+                )
+    ids = [t.run_id for t in tasks]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        msg = f"run ids collide: {dup[:5]}; give workloads and policies distinct names"
+        raise ValueError(msg)
+    return tasks
+
+
+def run_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``run`` metadata of a run file (without reading its table); {} if unreadable."""
+    if not Path(path).is_file():
+        return {}
+    try:
+        meta = json.loads(pl.read_parquet_metadata(path).get(io.METADATA_KEY, "{}"))
+    except Exception:  # an unreadable file is not done; it is overwritten
+        return {}
+    return meta.get("run", {}) if isinstance(meta, dict) else {}
+
+
+def is_done(task: RunTask) -> bool:
+    """True if the run's file exists and its metadata carries the task's fingerprint."""
+    run = run_meta(task.out_path)
+    return run.get("fingerprint") == task.fingerprint and run.get("complete") is True
+
+
+@functools.lru_cache(maxsize=2)
+def _read_jobsets(path: str, _mtime_ns: int, _size: int) -> JobSet:
+    return JobSet.read_parquet(path)
+
+
+def read_jobsets(task: RunTask) -> JobSet:
+    """The jobsets of ``task`` (its load only), read once per file version and process."""
+    st = os.stat(task.jobsets_path)
+    js = _read_jobsets(task.jobsets_path, st.st_mtime_ns, st.st_size)
+    if task.load is None:
+        return js
+    return JobSet(js.jobs.filter(pl.col("load").is_close(task.load)), js.meta)  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """A learned policy's batched inference on one torch thread (tiny networks: more threads
+    only spin, and several processes may share the CPUs); the setting is restored after."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def execute(task: RunTask) -> RunResult:
+    """Run one task: write ``runs/<id>.parquet``, or ``errors/<id>.json`` on failure.
+
+    Warnings are captured (one line each) into the result and the run's metadata. An interrupt
+    (:func:`schedlab.interrupts.guard`) is re-raised, never recorded as a failure. A learned
+    policy runs on one torch thread.
+    """
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            from schedlab.registry import make_policy
+            from schedlab.simulator.config import ClusterConfig
+            from schedlab.simulator.run import simulate
+
+            js = read_jobsets(task)
+            policy = make_policy(task.spec)
+            policy.name = task.policy
+            with _one_torch_thread():
+                res = simulate(js, [policy], ClusterConfig(**task.cluster))
+            table = res.table.with_columns(pl.lit(task.workload).alias("workload"))
+            said = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
+            run = {
+                **dataclasses.asdict(task),
+                "wall_s": time.perf_counter() - t0,
+                "n_jobs": table.height,
+                "n_jobsets": len(js.jobset_ids),
+                "warnings": list(said),
+                "complete": True,
+            }
+            Results(table, {**res.meta, "run": run}).write_parquet(task.out_path)
+            return RunResult(run_id=task.run_id, warnings=said)
+        except Exception as exc:
+            if (name := interrupts.requested()) is not None:
+                raise Interrupted(f"interrupted by {name}", name) from exc
+            record_failure(task, exc, traceback.format_exc(), time.perf_counter() - t0)
+            return RunResult(run_id=task.run_id, error=f"{type(exc).__name__}: {exc}")
+
+
+def record_failure(task: RunTask, exc: BaseException, tb: str, wall_s: float) -> None:
+    """Write ``errors/<id>.json`` for ``task`` (atomically)."""
+    info = {
+        **dataclasses.asdict(task),
+        "error": type(exc).__name__,
+        "message": str(exc),
+        "traceback": tb,
+        "wall_s": wall_s,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    io.write_text_atomic(task.error_path, json.dumps(info, indent=2, default=str))
+
+
+def warm_up() -> int:
+    """Import what a run needs (in a fresh worker process); returns the process id."""
+    import schedlab.simulator.run  # noqa: F401
+
+    return os.getpid()

@@ -1,0 +1,413 @@
+"""Views of a schedule: Gantt charts, a schedule diff of two policies, and the cluster over time.
+
+Axes-level functions in seaborn's style (``plot_*(..., ax=None) -> Axes``); they draw per-job
+results (one policy on one jobset) and the tables of :mod:`schedlab.evaluation.timeline`.
+
+**Gantt chart of a single pool** (:func:`plot_gantt`, the default ``layout="rows"``): one row
+per job in arrival order, a thin grey line while it waits and a bar while it runs, coloured by
+its length bucket. With 50–200 jobs this reads best: the waiting lines show at a glance what
+slowdown is made of (slowdown = 1 + wait / duration), and because rows follow arrival order, not
+start, the same job sits in the same row under every policy, so two charts side by side
+(:func:`plot_schedule_diff`) compare job by job. ``layout="lanes"`` stacks the jobs in the
+cluster instead: one lane per machine (the ``machine`` column of multi-machine results) or one
+lane for the pool, a job a rectangle as tall as its share of one resource, placed at the lowest
+free height (positions within a lane are for reading only: the simulator pools capacity).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.collections import PolyCollection
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from schedlab.evaluation.metrics import bucket_expr
+from schedlab.reports.figures import bucket_label, line_style
+from schedlab.reports.output import is_narrow, place_panel_legend
+
+WAIT_COLOR = "0.6"
+"""Colour of the waiting lines."""
+
+TIMELINE_LABELS = {
+    "running": "Running jobs",
+    "queue": "Waiting jobs",
+    "fragmentation": "Fragmented",
+}
+
+
+def job_colors(
+    jobs: pl.DataFrame,
+    *,
+    color_by: Literal["length", "category"] = "length",
+    buckets: Mapping[str, tuple[int, int]] | None = None,
+) -> tuple[list[str], dict[str, Any]]:
+    """The colour group of each job and a colour per group (legend order).
+
+    ``"length"`` groups jobs by the length buckets (light: short, dark: long; jobs in no bucket
+    are ``"other"``, grey); ``"category"`` by the ``category`` column (a qualitative palette).
+    """
+    if color_by == "category":
+        if "category" not in jobs.columns:
+            msg = f"no 'category' column to colour by; columns: {jobs.columns}"
+            raise ValueError(msg)
+        groups = jobs.get_column("category").cast(pl.String).fill_null("none").to_list()
+        names = sorted(set(groups))
+        colors = sns.color_palette("Set2", len(names))
+        return groups, {g: colors[i % len(colors)] for i, g in enumerate(names)}
+    bounds = dict(buckets or {})
+    label = {b: bucket_label(b, r) for b, r in bounds.items()}
+    groups = (
+        jobs.select(bucket_expr(bounds).cast(pl.String)).to_series().to_list() if bounds else []
+    )
+    groups = [label.get(g, "other") for g in groups] if bounds else ["all jobs"] * jobs.height
+    palette = sns.color_palette("crest", max(len(bounds), 1))
+    colors: dict[str, Any] = {label[b]: palette[i] for i, b in enumerate(bounds)}
+    if "other" in groups or not bounds:
+        colors["other" if bounds else "all jobs"] = palette[-1] if not bounds else "0.55"
+    return groups, colors
+
+
+def _one_schedule(jobs: pl.DataFrame) -> pl.DataFrame:
+    """Check ``jobs`` holds one policy on one jobset; sorted in arrival order."""
+    for col in ("policy", "jobset"):
+        if col in jobs.columns and jobs.get_column(col).n_unique() > 1:
+            have = jobs.get_column(col).unique().sort().to_list()
+            msg = f"a Gantt chart draws one schedule; select one {col} of {have[:10]}"
+            raise ValueError(msg)
+    return jobs.sort("arrival", "job_id")
+
+
+def _stack(
+    start: np.ndarray, finish: np.ndarray, height: np.ndarray, base: float
+) -> list[np.ndarray]:
+    """Outline of each job stacked in a lane: at every moment, the running jobs are stacked
+    from ``base`` up in order of start (then job order), so the stack is exactly the lane's use.
+
+    A job's bottom drops when a job below it finishes; its outline is a staircase polygon,
+    returned as an array of shape ``(n_vertices, 2)`` (time, height) per job.
+    """
+    events = np.unique(np.concatenate([start, finish]))
+    order = np.lexsort((np.arange(start.size), start))
+    bottoms: list[list[tuple[float, float, float]]] = [[] for _ in range(start.size)]
+    for t0, t1 in itertools.pairwise(events):
+        level = base
+        for j in order:
+            if start[j] <= t0 < finish[j]:
+                bottoms[j].append((t0, t1, level))
+                level += height[j]
+    polys = []
+    for j, segs in enumerate(bottoms):
+        top = [(x, b + height[j]) for x0, x1, b in segs for x in (x0, x1)]
+        low = [(x, b) for x0, x1, b in reversed(segs) for x in (x1, x0)]
+        polys.append(np.array(top + low, dtype=float))
+    return polys
+
+
+def plot_gantt(
+    jobs: pl.DataFrame,
+    *,
+    layout: Literal["rows", "lanes"] = "rows",
+    resource: str | None = None,
+    capacity: float | None = None,
+    color_by: Literal["length", "category"] = "length",
+    buckets: Mapping[str, tuple[int, int]] | None = None,
+    legend: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """Gantt chart of one schedule (one policy on one jobset).
+
+    Parameters
+    ----------
+    jobs
+        Per-job results of one policy on one jobset: ``job_id``, ``arrival``, ``start``,
+        ``finish``, ``duration`` (steps); for ``layout="lanes"`` also the ``resource`` demand
+        column, and ``machine`` for one lane per machine.
+    layout
+        ``"rows"``: one row per job in arrival order (top: first), waiting line and run bar.
+        ``"lanes"``: jobs stacked by their demand of ``resource`` in one lane per machine (or
+        one for the pool); the default when the jobs ran on several machines.
+    resource
+        Demand column that sets the jobs' heights in lanes; default the first resource-like
+        column (not a results column).
+    capacity
+        Capacity of one lane in the units of ``resource`` (default the largest demand).
+    color_by
+        ``"length"`` (buckets of ``buckets``) or ``"category"``.
+    buckets
+        Length bucket name -> inclusive duration range (steps).
+    legend
+        Draw the colour legend.
+    ax
+        Axes to draw on; the current Axes if None.
+    """
+    ax = ax if ax is not None else plt.gca()
+    df = _one_schedule(jobs)
+    if _machines(df) > 1:
+        layout = "lanes"
+    groups, colors = job_colors(df, color_by=color_by, buckets=buckets)
+    start, finish = (df.get_column(c).to_numpy() for c in ("start", "finish"))
+    arrival = df.get_column("arrival").to_numpy()
+    if layout == "rows":
+        y = np.arange(df.height)
+        waits = start > arrival
+        ax.hlines(y[waits], arrival[waits], start[waits], color=WAIT_COLOR, linewidth=0.6)
+        _bars(ax, y, start, finish, groups, colors)
+        ax.set_ylim(df.height - 0.4, -0.6)
+        ax.yaxis.set_major_locator(plt.MaxNLocator(6, integer=True))
+        ax.set_ylabel("Job (in order of arrival)")
+    else:
+        _lanes(ax, df, start, finish, groups, colors, resource, capacity)
+    ax.set_xlim(0, max(int(finish.max(initial=1)), 1))
+    ax.set_xlabel("Time (steps)")
+    ax.grid(axis="y", visible=False)
+    if legend:
+        handles = _handles(groups, colors, waiting=layout == "rows")
+        title = "Job length" if color_by == "length" else "Category"
+        if is_narrow(ax):
+            ax.legend(
+                handles=handles,
+                title=title,
+                loc="upper center",
+                ncol=2,
+                frameon=False,
+                bbox_to_anchor=(0.5, -0.22),
+            )
+        else:
+            ax.legend(
+                handles=handles,
+                title=title,
+                loc="upper left",
+                frameon=False,
+                bbox_to_anchor=(1.01, 1.0),
+            )
+    return ax
+
+
+def _handles(groups: Sequence[str], colors: Mapping[str, Any], *, waiting: bool) -> list[Any]:
+    """Legend entries: one patch per colour group present, and the waiting line."""
+    present = set(groups)
+    out: list[Any] = [Patch(color=colors[g], label=g) for g in colors if g in present]
+    return out + ([Line2D([], [], color=WAIT_COLOR, label="waiting")] if waiting else [])
+
+
+def _bars(
+    ax: Axes,
+    y: np.ndarray,
+    start: np.ndarray,
+    finish: np.ndarray,
+    groups: Sequence[str],
+    colors: Mapping[str, Any],
+) -> None:
+    """One horizontal bar per job, centred on its row ``y``, one call per colour group."""
+    g = np.asarray(groups)
+    for name in colors:
+        sel = g == name
+        if sel.any():
+            ax.barh(
+                y[sel],
+                finish[sel] - start[sel],
+                left=start[sel],
+                height=0.8,
+                color=colors[name],
+                linewidth=0,
+            )
+
+
+def _lanes(
+    ax: Axes,
+    df: pl.DataFrame,
+    start: np.ndarray,
+    finish: np.ndarray,
+    groups: Sequence[str],
+    colors: Mapping[str, Any],
+    resource: str | None,
+    capacity: float | None,
+) -> None:
+    """Jobs stacked by their demand of ``resource``, one lane per machine (or the pool)."""
+    skip = {
+        "policy",
+        "workload",
+        "load",
+        "seed",
+        "jobset",
+        "job_id",
+        "arrival",
+        "start",
+        "finish",
+        "duration",
+        "slowdown",
+        "completion",
+        "wait",
+        "machine",
+        "category",
+    }
+    numeric = [c for c in df.columns if c not in skip and df.schema[c].is_numeric()]
+    res = resource or (numeric[0] if numeric else None)
+    if res is None or res not in df.columns:
+        msg = f"layout='lanes' needs a demand column (resource={resource!r}); have {df.columns}"
+        raise ValueError(msg)
+    demand = df.get_column(res).to_numpy().astype(float)
+    cap = float(capacity or demand.max(initial=1.0) or 1.0)
+    several = _machines(df) > 1
+    lanes = df.get_column("machine").to_numpy() if several else np.zeros(df.height)
+    names = np.unique(lanes)
+    polys: list[np.ndarray] = [np.zeros((0, 2))] * df.height
+    for k, lane in enumerate(names):
+        sel = np.flatnonzero(lanes == lane)
+        for j, poly in zip(
+            sel, _stack(start[sel], finish[sel], 0.9 * demand[sel] / cap, k), strict=True
+        ):
+            polys[j] = poly
+    face = [colors[g] for g in groups]
+    ax.add_collection(PolyCollection(polys, facecolors=face, edgecolors="white", linewidths=0.3))
+    if several:
+        ax.set_yticks(np.arange(names.size) + 0.45, [str(n) for n in names])
+        ax.set_ylabel(f"Machine ({res} in use, stacked)")
+    else:
+        ax.set_yticks([0, 0.45, 0.9], ["0", "50%", "100%"])
+        ax.set_ylabel(f"{res} in use (share of capacity)")
+    ax.set_ylim(0, names.size - 0.1 + 0.02)
+
+
+def _machines(df: pl.DataFrame) -> int:
+    """Distinct machines jobs ran on (1 for a single pool or without a ``machine`` column)."""
+    return df.get_column("machine").n_unique() if "machine" in df.columns else 1
+
+
+def plot_schedule_diff(
+    a: pl.DataFrame,
+    b: pl.DataFrame,
+    *,
+    palette: Mapping[str, Any],
+    buckets: Mapping[str, tuple[int, int]] | None = None,
+    color_by: Literal["length", "category"] = "length",
+    axes: Sequence[Axes],
+) -> Sequence[Axes]:
+    """Two schedules of the same jobset side by side, and each job's change of finish time.
+
+    Parameters
+    ----------
+    a, b
+        Per-job results of two policies on the same jobset (one ``policy`` value each).
+    palette
+        Policy -> colour (the difference bars take the colour of the policy that finished the
+        job sooner).
+    buckets, color_by
+        As :func:`plot_gantt`.
+    axes
+        Three Axes sharing y: Gantt of ``a``, Gantt of ``b``, finish of ``b`` minus finish of
+        ``a`` per job (steps; < 0: ``b`` finished it sooner).
+
+    Raises
+    ------
+    ValueError
+        If ``a`` and ``b`` do not hold the same jobs.
+    """
+    a, b = _one_schedule(a), _one_schedule(b)
+    if a.get_column("job_id").to_list() != b.get_column("job_id").to_list():
+        msg = "the two schedules hold different jobs; draw two policies on the same jobset"
+        raise ValueError(msg)
+    names = [str(x.get_column("policy")[0]) for x in (a, b)]
+    end = max(int(a.get_column("finish").max()), int(b.get_column("finish").max()))  # type: ignore[arg-type]
+    for k, (df, ax) in enumerate(zip((a, b), axes[:2], strict=True)):
+        plot_gantt(df, color_by=color_by, buckets=buckets, legend=False, ax=ax)
+        sd = df.get_column("slowdown").mean()
+        ax.set_title(f"{names[k]} (average slowdown {sd:.2f})", color=palette.get(names[k]))
+        ax.set_xlim(0, end)
+    axes[1].set_ylabel("")
+    delta = (b.get_column("finish") - a.get_column("finish")).to_numpy()
+    y = np.arange(delta.size)
+    colors = [palette.get(names[1] if d < 0 else names[0], "0.5") for d in delta]
+    axes[2].barh(y, delta, height=0.8, color=colors, linewidth=0)
+    axes[2].axvline(0, color="black", linewidth=0.8)
+    axes[2].set_ylim(delta.size - 0.4, -0.6)
+    axes[2].set_xlabel(f"Δ finish (steps),\n{names[1]} − {names[0]}")
+    axes[2].set_title(f"{(delta < 0).sum()} sooner, {(delta > 0).sum()} later", fontsize="medium")
+    axes[2].grid(axis="y", visible=False)
+    groups, colors = job_colors(a, color_by=color_by, buckets=buckets)
+    axes[0].figure.legend(
+        handles=_handles(groups, colors, waiting=True),
+        loc="outside lower center",
+        ncol=4,
+        frameon=False,
+    )
+    return axes
+
+
+def plot_timeline(
+    tl: pl.DataFrame,
+    *,
+    quantity: str,
+    palette: Mapping[str, Any],
+    ax: Axes | None = None,
+) -> Axes:
+    """One quantity of :func:`~schedlab.evaluation.timeline.timeline` (or its mean over jobsets)
+    over time, one line per policy.
+
+    Parameters
+    ----------
+    tl
+        Rows of one jobset (or of :func:`~schedlab.evaluation.timeline.mean_timeline` for one
+        condition): ``policy``, ``time`` and ``quantity``.
+    quantity
+        ``"running"``, ``"queue"``, ``"util_<r>"``, ``"frag_<r>"`` or ``"fragmentation"``.
+    palette
+        Policy -> colour; also the legend order. Policies missing from it are not drawn.
+    ax
+        Axes to draw on; the current Axes if None.
+    """
+    ax = ax if ax is not None else plt.gca()
+    have = set(tl.get_column("policy").unique().to_list())
+    for policy in (p for p in palette if p in have):
+        r = tl.filter(pl.col("policy") == policy).sort("time")
+        ax.step(
+            r.get_column("time").to_numpy(),
+            r.get_column(quantity).to_numpy(),
+            where="post",
+            color=palette[policy],
+            label=policy,
+            linestyle=line_style(palette, policy),
+        )
+    if quantity.startswith("util_"):
+        ax.set_ylim(-0.02, 1.02)
+    else:
+        ax.set_ylim(bottom=0)
+    if quantity in ("queue", "running"):
+        ax.yaxis.set_major_locator(plt.MaxNLocator(4, integer=True))
+    if quantity.startswith(("util_", "frag_")) or quantity == "fragmentation":
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{100 * v:.0f}%"))
+    name = quantity.split("_", 1)[-1]
+    label = TIMELINE_LABELS.get(quantity) or (
+        f"{name} in use" if quantity.startswith("util_") else f"Fragmented {name}"
+    )
+    ax.set_ylabel(label)
+    ax.set_xlabel("Time (steps)")
+    return ax
+
+
+def plot_timelines(
+    tl: pl.DataFrame,
+    *,
+    resources: Sequence[str],
+    palette: Mapping[str, Any],
+    axes: Sequence[Axes],
+) -> Sequence[Axes]:
+    """Utilisation of each resource, queue length and fragmentation, one Axes each (sharing x).
+
+    ``axes`` holds ``len(resources) + 2`` Axes, top to bottom; the legend goes beside the first.
+    """
+    quantities = [f"util_{r}" for r in resources] + ["queue", "fragmentation"]
+    for k, (q, ax) in enumerate(zip(quantities, axes, strict=True)):
+        plot_timeline(tl, quantity=q, palette=palette, ax=ax)
+        if k < len(quantities) - 1:
+            ax.set_xlabel("")
+    place_panel_legend(axes)
+    return axes

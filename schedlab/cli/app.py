@@ -1,0 +1,38 @@
+"""The ``schedlab`` command group: one-line errors and warnings for every subcommand."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import click
+
+from schedlab import __version__
+from schedlab.cli.options import one_line, one_line_warnings
+from schedlab.errors import SchedlabError
+
+
+class SchedlabGroup(click.Group):
+    """A group whose subcommands report user mistakes as one line (``Error: ...``, no
+    traceback) and an interrupt as one line with exit status 128 + the signal number."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Invoke the subcommand, translating schedlab's errors and interrupts."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+            ctx.exit(141)
+        except KeyboardInterrupt as exc:
+            name = getattr(exc, "signal", "SIGINT")
+            click.echo(f"Error: {one_line(exc) or f'interrupted by {name}'}", err=True)
+            ctx.exit(128 + signal.Signals[name].value)
+        except (SchedlabError, ValueError, OSError) as exc:
+            raise click.ClickException(one_line(exc)) from exc
+
+
+@click.group(cls=SchedlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="schedlab")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Evaluate cluster job schedulers on synthetic workloads and real traces."""
+    ctx.with_resource(one_line_warnings())

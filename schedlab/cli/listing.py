@@ -1,0 +1,34 @@
+"""``schedlab list``: what the registries hold."""
+
+from __future__ import annotations
+
+import click
+
+from schedlab.params import REQUIRED, describe, parameters
+from schedlab.registry import generators, loaders, policies, trainers
+
+REGISTRIES = {"policies": policies, "generators": generators, "loaders": loaders,
+              "trainers": trainers}  # fmt: skip
+
+
+@click.command("list")
+@click.argument("kind", type=click.Choice(list(REGISTRIES)), default="policies")
+@click.option("--params", "show_params", is_flag=True,
+              help="Also list each entry's parameters (-p KEY=VALUE, spec options).")  # fmt: skip
+def list_cmd(kind: str, show_params: bool) -> None:
+    """List registered policies, generators, loaders or trainers (with their tags)."""
+    registry = REGISTRIES[kind]
+    width = max(len(e.name) for e in registry)
+    for entry in registry:
+        tags = f"  [{', '.join(sorted(entry.tags))}]" if entry.tags else ""
+        click.echo(f"{entry.name:{width}s}  {entry.summary}{tags}")
+        if not show_params:
+            continue
+        if entry.config is not None:
+            params = parameters(registry.load_config(entry.name))
+        else:
+            params = registry.parameters(entry.name)
+        for p in params.values():
+            default = "required" if p.default is REQUIRED else f"default {p.default!r}"
+            doc = f": {p.doc.splitlines()[0]}" if p.doc else ""
+            click.echo(f"    {p.name} = {describe(p.hint)} ({default}){doc}")

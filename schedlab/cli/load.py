@@ -1,0 +1,101 @@
+"""``schedlab load`` (a trace into a JobSet) and ``schedlab traces fetch``."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from schedlab.cli.options import (
+    cli_message,
+    count_option,
+    option_name,
+    output_option,
+    param_option,
+)
+from schedlab.registry import loaders
+
+POSITIVE = click.FloatRange(min=0, min_open=True)
+
+
+@click.command("load")
+@click.argument("loader", type=click.Choice(loaders.names(), case_sensitive=False))
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--time-step", default=1.0, show_default=True, type=POSITIVE,
+              help="Seconds per time step.")  # fmt: skip
+@click.option("--start", type=float, help="Keep arrivals from this many s after the first.")
+@click.option("--end", type=float, help="Keep arrivals before this many s after the first.")
+@count_option("--machines", 1, "Cluster size in machines.")
+@click.option("--slots-per-machine", type=POSITIVE, help="Rescale a machine to N units/resource.")
+@click.option("--sample", type=click.IntRange(min=1), help="Keep a random sample of N jobs.")
+@click.option("--seed", default=0, show_default=True, help="Seed of --sample.")
+@click.option("--jobset-window", type=POSITIVE, help="Split into jobsets of this many seconds.")
+@click.option("--jobset-size", type=click.IntRange(min=1),
+              help="Split into jobsets of this many jobs.")  # fmt: skip
+@click.option("--strict", is_flag=True, help="Fail on the first malformed row.")
+@param_option("Format option, e.g. -p granularity=job (see the loader's docstring).")
+@click.option("--no-cache", is_flag=True, help="Parse again even if a cached conversion exists.")
+@click.option("--max-decompressed", type=click.IntRange(min=0),
+              help="Most bytes a compressed trace may expand to (0: no limit; default "
+              "max(100 x the file, 256 MiB), or $SCHEDLAB_MAX_DECOMPRESSED).")  # fmt: skip
+@output_option("JobSet Parquet file to write.")
+def load_cmd(
+    loader: str,
+    path: Path,
+    params: dict[str, Any],
+    no_cache: bool,
+    output: Path,
+    **options: Any,
+) -> None:
+    """Load a trace at PATH with LOADER into a JobSet, reporting every dropped or fixed row."""
+    from schedlab.loaders import TraceOptions, load_trace
+
+    kwargs = loaders.check(loader, params, where="-p")
+    try:
+        trace_options = TraceOptions(**options)
+    except ValueError as exc:  # name the options, not TraceOptions' fields
+        names = {f.name: option_name(f.name) for f in dataclasses.fields(TraceOptions)}
+        raise click.UsageError(cli_message(str(exc), names)) from exc
+    t0 = time.perf_counter()
+    result, cached = load_trace(
+        loader, path, options=trace_options, use_cache=not no_cache, **kwargs
+    )
+    js = result.jobs
+    js.write_parquet(output)
+    click.echo(result.summary())
+    how = "from the cache" if cached else "parsed"
+    click.echo(f"wrote {output} ({how}, {time.perf_counter() - t0:.1f} s)")
+
+
+@click.group("traces")
+def traces_group() -> None:
+    """Public traces: fetch them from their official locations."""
+
+
+@traces_group.command("fetch")
+@click.argument("dataset")
+@click.option(
+    "--files",
+    "files",
+    multiple=True,
+    default=("batch_task",),
+    show_default=True,
+    help="Files of the dataset to fetch (repeatable).",
+)
+@click.option(
+    "--dest",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("traces-data"),
+    show_default=True,
+    help="Directory to download into.",
+)
+@click.option("--base-url", help="Fetch from this location instead of the official ones.")
+def fetch_cmd(dataset: str, files: tuple[str, ...], dest: Path, base_url: str | None) -> None:
+    """Download DATASET (e.g. alibaba2018), resuming and verifying published checksums."""
+    from schedlab.traces.fetch import fetch
+
+    for path in fetch(dataset, files, dest=dest, base_url=base_url):
+        click.echo(f"verified {path}")

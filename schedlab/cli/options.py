@@ -1,0 +1,258 @@
+"""Options shared by the subcommands, and options derived from a config dataclass.
+
+Options mean the same everywhere: ``-o/--output`` names what is written (checked writable
+before any work), ``--seed`` the seed, ``--jobsets`` jobsets per load, ``--load`` a target
+offered load (``0.7`` or ``70%``; repeatable or comma-separated where several are taken),
+``-p/--param KEY=VALUE`` a parameter of the generator or loader (checked against its type
+hints), ``--slots``/``--horizon`` the cluster geometry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+import click
+
+from schedlab.errors import ParameterError
+from schedlab.params import Interval, Param, Typical, check_load, parameters
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+RENAMES = {"n_jobsets": "--jobsets", "workload_params": "-p/--param"}
+"""Config fields whose option has the CLI-wide name rather than ``--field-name``."""
+
+
+class LoadType(click.ParamType):
+    """An offered load: ``0.7`` or ``70%``; > 0; a warning above 300% (``--load 70``)."""
+
+    name = "load"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        """The load as a fraction of capacity."""
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        try:
+            load = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            self.fail(f"{value!r} is not a load (use 0.7 or 70%)", param, ctx)
+        where = f"{param.opts[0] if param else '--load'} {text}"
+        try:
+            return check_load(load, where=where)
+        except ParameterError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+LOAD = LoadType()
+
+SHARED_TYPES: dict[str, click.ParamType] = {"load": LOAD}
+"""Config fields parsed like the CLI-wide option of the same name."""
+
+
+def _split_loads(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list:
+    items = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    return [LOAD.convert(item, param, ctx) for item in items]
+
+
+def loads_option(help_text: str) -> Decorator:
+    """The repeatable ``--load`` option (comma-separated values allowed) -> list of floats."""
+    return click.option("--load", "loads", multiple=True, callback=_split_loads, help=help_text)
+
+
+def _writable(directory: bool) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def check(_ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+        from schedlab.io import check_writable  # polars: imported only when a command runs
+
+        if value is None:
+            return None
+        try:
+            return check_writable(value, directory=directory)
+        except OSError as exc:
+            raise click.BadParameter(str(exc), param=param) from exc
+
+    return check
+
+
+def _output_attrs(help_text: str, file_okay: bool, default: Path | None) -> dict[str, Any]:
+    return {
+        "type": click.Path(path_type=Path, file_okay=file_okay), "required": default is None,
+        "default": default, "show_default": default is not None, "help": help_text,
+        "callback": _writable(directory=not file_okay),
+    }  # fmt: skip
+
+
+def output_option(
+    help_text: str, *, file_okay: bool = True, default: Path | None = None
+) -> Decorator:
+    """The ``-o/--output`` option (a file, or a directory with ``file_okay=False``), required
+    unless it has a default; checked writable before the command runs."""
+    return click.option("-o", "--output", **_output_attrs(help_text, file_okay, default))
+
+
+def output_param(
+    help_text: str, *, file_okay: bool = True, default: Path | None = None
+) -> click.Option:
+    """:func:`output_option` as a parameter object, for commands built at run time."""
+    return click.Option(["-o", "--output"], **_output_attrs(help_text, file_okay, default))
+
+
+def param_option(help_text: str) -> Decorator:
+    """The repeatable ``-p/--param KEY=VALUE`` option -> dict (values read as JSON)."""
+    return click.option(
+        "-p", "--param", "params", multiple=True, metavar="KEY=VALUE", callback=_key_values,
+        help=help_text,
+    )  # fmt: skip
+
+
+def _key_values(_ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> dict:
+    """``("a=1", "b=x")`` -> ``{"a": 1, "b": "x"}`` (JSON where it parses, else the text)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param=param)
+        if key.strip() in out:
+            raise click.BadParameter(f"{key.strip()!r} is given twice", param=param)
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+def count_option(name: str, default: int, help_text: str) -> Decorator:
+    """An integer option that must be >= 1 (jobsets, workers, ...)."""
+    return click.option(name, default=default, show_default=True, type=click.IntRange(min=1),
+                        help=help_text)  # fmt: skip
+
+
+def cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--slots`` (visible job slots M) and ``--horizon`` (T steps)."""
+    fn = count_option("--slots", 10, "Visible job slots M.")(fn)
+    return count_option("--horizon", 20, "Horizon T (steps).")(fn)
+
+
+class SlotsType(click.ParamType):
+    """Visible job slots: an integer >= 1, or ``all`` for the whole queue (None)."""
+
+    name = "M|all"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or value == "all":
+            return None
+        if isinstance(value, int) and value >= 1:
+            return value
+        try:
+            slots = int(value)
+        except ValueError:
+            slots = 0
+        if slots < 1:
+            self.fail(f"expected an integer >= 1 or 'all', got {value!r}", param, ctx)
+        return slots
+
+
+def simulation_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--slots`` (M or ``all``), ``--horizon`` and ``--machines``: a ClusterConfig."""
+    fn = click.option(
+        "--machines", type=click.IntRange(min=1),
+        help="Machines the JobSet's capacity is split into (default: the JobSet's own; a "
+        "JobSet made for one pool keeps its machine size, so the cluster grows).",
+    )(fn)  # fmt: skip
+    fn = count_option("--horizon", 20, "Horizon T (steps).")(fn)
+    return click.option(
+        "--slots", type=SlotsType(), default="10", show_default=True,
+        help="Visible job slots M, or 'all': heuristics see the whole queue (trace replay; ties "
+        "go to the earlier arrival).",
+    )(fn)  # fmt: skip
+
+
+def force_option(what: str) -> Decorator:
+    """The ``--force`` flag, explained for this command."""
+    return click.option("--force", is_flag=True, help=what)
+
+
+def cli_message(message: str, names: Mapping[str, str]) -> str:
+    """``message`` with Python names replaced by their options (``jobset_size`` ->
+    ``--jobset-size``), for errors raised by code that knows only the Python names."""
+    for name, option in sorted(names.items(), key=lambda kv: -len(kv[0])):
+        message = re.sub(rf"(?<![\w-]){re.escape(name)}(?!\w)", option, message)
+    return re.sub(r"(--[\w-]+) \(\1\)", r"\1", message)  # "x (--x)" named both already
+
+
+def option_name(field: str) -> str:
+    """The option of a config field: ``eval_every`` -> ``--eval-every`` (see :data:`RENAMES`)."""
+    return RENAMES.get(field, "--" + field.replace("_", "-")).split("/")[-1]
+
+
+def _range(kind: type, bounds: tuple[Interval, ...]) -> click.ParamType:
+    hard = [b for b in bounds if not isinstance(b, Typical)]
+    if not hard:
+        return click.INT if kind is int else click.FLOAT
+    b = hard[0]
+    lo = b.ge if b.ge is not None else b.gt
+    hi = b.le if b.le is not None else b.lt
+    if kind is int:
+        return click.IntRange(lo, hi, min_open=b.gt is not None, max_open=b.lt is not None)  # type: ignore[arg-type]
+    return click.FloatRange(lo, hi, min_open=b.gt is not None, max_open=b.lt is not None)
+
+
+def config_option(p: Param) -> click.Option:
+    """The option of one config field: its type from the hint (``Literal`` -> a choice,
+    ``bool`` -> ``--x/--no-x``, a dict -> repeatable ``KEY=VALUE``), its default, its
+    docstring as help. Raises TypeError for a type the command line cannot give."""
+    decl = RENAMES.get(p.name, "--" + p.name.replace("_", "-")).split("/")
+    hint = p.hint
+    if get_origin(hint) is Union or type(hint).__name__ == "UnionType":
+        members = [a for a in get_args(hint) if a is not type(None)]
+        hint = members[0] if len(members) == 1 else hint
+    doc = re.sub(r":\w+:`~?([^`]*)`", r"\1", p.doc).replace("``", "")  # reST -> plain text
+    common: dict[str, Any] = {"help": doc, "show_default": True, "default": p.default}
+    if p.name in SHARED_TYPES:
+        return click.Option([*decl, p.name], type=SHARED_TYPES[p.name], **common)
+    if get_origin(hint) is Literal:
+        return click.Option([*decl, p.name], type=click.Choice(get_args(hint)), **common)
+    if hint is bool:
+        flag = f"{decl[-1]}/--no-{decl[-1][2:]}"
+        return click.Option([flag, p.name], **common)
+    if hint in (int, float):
+        return click.Option([*decl, p.name], type=_range(hint, p.bounds), **common)
+    if hint is str:
+        return click.Option([*decl, p.name], type=str, **common)
+    if hint is dict or get_origin(hint) in (dict, Mapping):
+        return click.Option([*decl, p.name], multiple=True, metavar="KEY=VALUE",
+                            callback=_key_values, help=doc)  # fmt: skip
+    msg = f"config field {p.name!r} of type {hint} cannot be given on the command line"
+    raise TypeError(msg)
+
+
+def config_options(cls: type) -> list[click.Option]:
+    """One option per field of the config dataclass ``cls`` (see :func:`config_option`)."""
+    return [config_option(p) for p in parameters(cls).values()]
+
+
+def one_line(message: object) -> str:
+    """``message`` on one line (whitespace runs collapsed), at most 600 characters."""
+    text = " ".join(str(message).split())
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
+def show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:
+    """``warnings.showwarning`` for the command line: ``warning: <message>`` on one line."""
+    click.echo(f"warning: {one_line(message)}", err=True)
+
+
+@contextlib.contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """Within the block, warnings print as one line each (see :func:`show_warning`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = show_warning
+        yield

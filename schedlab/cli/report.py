@@ -1,0 +1,120 @@
+"""``schedlab report``, ``show`` and ``export``: reports, schedule figures and per-job tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from schedlab.cli.options import output_option
+
+FIGURE_STYLES = ("screen", "paper")
+VECTOR_FORMATS = ("pdf", "svg")
+DPI_HELP = "Resolution of the PNG figures (the HTML embeds lighter copies)."
+
+
+def _style_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--dpi and --style, shared by `report` and `show`."""
+    fn = click.option(
+        "--style", type=click.Choice(FIGURE_STYLES), default="screen", show_default=True,
+        help="screen: figures for the HTML report; paper: one column of a two-column paper "
+        "(3.3 in wide, 8 pt text).",
+    )(fn)  # fmt: skip
+    return click.option(
+        "--dpi", default=200, show_default=True, type=click.IntRange(min=1), help=DPI_HELP
+    )(fn)
+
+
+def _jobs_option(purpose: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "--jobs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help=f"JobSet a results file was simulated on (not needed for an experiment directory), "
+        f"{purpose}.",
+    )  # fmt: skip
+
+
+@click.command("report")
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
+@output_option("Directory for the report.", file_okay=False, default=Path("out"))
+@click.option("--seed", type=int, help="Seed of the bootstrap (default: the experiment's, or 0).")
+@click.option("--reference", help="Reference policy (default: the spec's, or the first policy).")
+@_jobs_option("for utilisation, queue and fragmentation over time")
+@_style_options
+@click.option(
+    "--vector", multiple=True, type=click.Choice(VECTOR_FORMATS),
+    help="Also write every figure in this vector format (repeatable; default: pdf and svg with "
+    "--style paper, none with --style screen).",
+)  # fmt: skip
+def report_cmd(
+    results: Path, output: Path, seed: int | None, reference: str | None, jobs: Path | None,
+    dpi: int, style: str, vector: tuple[str, ...],
+) -> None:  # fmt: skip
+    """Render RESULTS (a results Parquet file or an experiment directory) as HTML and Markdown.
+
+    CSV and LaTeX tables and the figures (PNG; PDF and SVG with --style paper or --vector) are
+    written beside the report.
+    """
+    figures = {"dpi": dpi, "style": style, "vector": vector or None}
+    if results.is_dir():
+        from schedlab.reports.experiment import write_experiment_report
+
+        paths = write_experiment_report(results, output, seed=seed, reference=reference, **figures)
+    else:
+        from schedlab.jobset import JobSet
+        from schedlab.reports.render import write_report
+        from schedlab.results import Results
+
+        res = Results.read_parquet(results)
+        js = JobSet.read_parquet(jobs) if jobs is not None else None
+        paths = write_report(res, output, seed=seed or 0, reference=reference, jobs=js, **figures)
+    click.echo(f"report: {paths['html']}  (Markdown: {paths['md']})")
+
+
+@click.command("show")
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
+@click.option("--jobset", type=int, help="Jobset id (default: the median one by the first "
+              "policy's average slowdown at the highest offered load).")  # fmt: skip
+@click.option(
+    "--policy", "policy_specs", multiple=True, metavar="NAME|SPEC",
+    help="Policy, by its name in the results or the spec it was run with, e.g. sjf or "
+    "deeprm:deeprm-1.3 (repeatable; two draw their difference; default: the first).",
+)  # fmt: skip
+@click.option("--workload", help="Workload of an experiment directory (default: its only one).")
+@_jobs_option("for utilisation, queue and fragmentation")
+@_style_options
+@output_option("Figure file: .pdf, .svg or .png.")
+def show_cmd(
+    results: Path, jobset: int | None, policy_specs: tuple[str, ...], workload: str | None,
+    jobs: Path | None, dpi: int, style: str, output: Path,
+) -> None:  # fmt: skip
+    """Draw the schedules of one jobset of RESULTS (a results file or an experiment directory).
+
+    One Gantt chart per policy (jobs in arrival order: waiting, then running; one lane per
+    machine on a cluster of machines), the change of each job's finish time between two
+    policies, and utilisation per resource, queue length and fragmentation over time.
+    """
+    from schedlab.reports.experiment import load_results
+    from schedlab.reports.show import write_schedule_figure
+
+    res, js = load_results(results, workload=workload, jobs=jobs)
+    path = write_schedule_figure(
+        res, output, jobset=jobset, policies=policy_specs, jobs=js, dpi=dpi, style=style
+    )
+    click.echo(f"wrote {path}")
+
+
+@click.command("export")
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["csv", "ndjson"]), default="csv",
+              show_default=True, help="File format.")  # fmt: skip
+@_jobs_option("to add the jobs' demands")
+@output_option("File to write; the metadata goes to <name>.meta.json beside it.")
+def export_cmd(results: Path, fmt: str, jobs: Path | None, output: Path) -> None:
+    """Write the per-job results of RESULTS (a results file or an experiment directory) for
+    other tools: one row per policy and job, with the jobs' demands when known."""
+    from schedlab.reports.export import export_results
+
+    paths = export_results(results, output, format=fmt, jobs=jobs)
+    click.echo(f"wrote {paths['data']} (metadata: {paths['meta']})")

@@ -1,0 +1,72 @@
+"""``schedlab simulate``: policies on every jobset of a JobSet file -> per-job results."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from schedlab.cli.options import output_option, simulation_options
+from schedlab.registry import make_policy, policies, policy_key
+
+
+@click.command("simulate")
+@click.argument("jobs", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--policy",
+    "policy_specs",
+    multiple=True,
+    metavar="SPEC",
+    help="Policy spec, repeatable (default: every heuristic). "
+    f"Known: {', '.join(policies.names())}.",
+)
+@simulation_options
+@output_option("Results Parquet file to write.")
+def simulate_cmd(
+    jobs: Path, policy_specs: tuple[str, ...], slots: int | None, horizon: int,
+    machines: int | None, output: Path,
+) -> None:  # fmt: skip
+    """Simulate policies on every jobset of JOBS and write per-job results (with the machine
+    each job ran on). Heuristics name a placement rule on several machines: sjf+bestfit."""
+    made = make_policies(policy_specs or tuple(policies.names(tag="heuristic")))
+    results = _simulate(jobs, made, slots, horizon, machines)
+    results.write_parquet(output)
+    click.echo(f"wrote {output}: {results.table.height} job results for {results.policies}")
+
+
+def make_policies(specs: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """``(spec, policy)`` of every ``--policy``, checked; the same policy twice is an error."""
+    made: list[tuple[str, Any]] = []
+    seen: dict[str, str] = {}
+    for spec in specs:
+        policy = make_policy(spec, where=f"--policy {spec}")
+        key = policy_key(policy)
+        if key in seen or policy.name in {p.name for _, p in made}:
+            first = seen.get(key, spec)
+            msg = f"--policy {spec} is given twice (same policy or name as --policy {first})"
+            raise click.UsageError(msg)
+        seen[key] = spec
+        made.append((spec, policy))
+    return made
+
+
+def _simulate(
+    jobs: Path, made: list[tuple[str, Any]], slots: int | None, horizon: int, machines: int | None
+) -> Any:
+    from tqdm import tqdm
+
+    from schedlab.jobset import JobSet
+    from schedlab.results import Results
+    from schedlab.simulator.config import ClusterConfig
+    from schedlab.simulator.run import simulate
+
+    js = JobSet.read_parquet(jobs)
+    config = ClusterConfig(slots=slots, horizon=horizon, machines=machines)
+    parts = []
+    for spec, policy in tqdm(made, desc="simulating", unit="policy", disable=None):
+        t0 = time.perf_counter()
+        parts.append(simulate(js, [policy], config))
+        tqdm.write(f"  {spec}: {len(js)} jobs in {time.perf_counter() - t0:.2f} s")
+    return Results.concat(parts)

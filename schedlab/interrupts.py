@@ -1,0 +1,86 @@
+"""SIGINT and SIGTERM for long operations: stop promptly, keep completed work, never record an
+interrupt as a failure.
+
+:func:`guard` turns both signals into :class:`~schedlab.errors.Interrupted` in the main thread
+and remembers which signal came (:func:`requested`), so code that catches ``Exception`` around a
+unit of work can tell an interrupt surfacing as another error (a C extension interrupted
+mid-call) from a real failure and re-raise it. Worker processes call :func:`ignore_in_worker`:
+only the parent reacts to Ctrl-C (sent to the whole process group) and stops its workers itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+from schedlab.errors import Interrupted
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_received: list[str] = []
+_deferred: list[bool] = []
+
+
+def requested() -> str | None:
+    """Name of the signal received inside the current :func:`guard` (``"SIGINT"``), or None."""
+    return _received[0] if _received else None
+
+
+def _raise(signum: int, _frame: FrameType | None) -> None:
+    name = signal.Signals(signum).name
+    if not _received:
+        _received.append(name)
+    if not _deferred:
+        raise Interrupted(f"interrupted by {name}", name)
+
+
+@contextlib.contextmanager
+def guard() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` (main thread only;
+    elsewhere the block runs unguarded). Previous handlers are restored on exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _received.clear()
+    previous = {s: signal.signal(s, _raise) for s in _SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        _received.clear()
+
+
+@contextlib.contextmanager
+def spawning() -> Iterator[None]:
+    """Start processes within the block: they inherit SIGINT blocked, so Ctrl-C cannot hit them
+    mid-start (:func:`ignore_in_worker` unblocks it once ignored), and an interrupt of this
+    process (inside :func:`guard`) is raised only after the block, never halfway through
+    handing a new process its start-up data. Main thread only; elsewhere a plain block."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    _deferred.append(True)
+    try:
+        yield
+    finally:
+        _deferred.pop()
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    if (name := requested()) is not None and not _deferred:
+        raise Interrupted(f"interrupted by {name}", name)
+
+
+def _exit(_signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(128 + signal.SIGTERM)
+
+
+def ignore_in_worker() -> None:
+    """For worker processes: ignore SIGINT (the parent handles it; unblocked once ignored, see
+    :func:`spawning`) and turn SIGTERM into :class:`SystemExit`, so an atomic write in
+    progress removes its temporary file."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGTERM, _exit)
