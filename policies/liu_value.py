@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -290,25 +291,44 @@ def _check_resume(out: Path, config: LiuTrainConfig, resume: bool) -> dict[str, 
 
 @dataclass(frozen=True, slots=True)
 class LiuTrainResult:
-    """What :func:`train` returns."""
+    """What :func:`train` returns (the trainer protocol of :mod:`schedlab.cli.train`)."""
 
     out_dir: Path
     curve: pl.DataFrame
     """One row per round (see :func:`train`)."""
-    best_episode: int
-    best_s_log: float
+    best_iteration: int
+    """Training episodes after which the best validation S_log was reached."""
+    best_value: float
+    """That best mean validation S_log (higher is better)."""
     baselines: dict[str, dict[str, float]]
     """Validation TMDL, AJER, S_log of RAN, RR, MAF and of the untrained network."""
     seconds: float
+    """Wall time of this call, s."""
+
+    def write_report(self, config: Mapping[str, Any]) -> Path:
+        """Draw the learning report (Figure 6) into :attr:`out_dir`; its ``report.md``.
+        ``config`` is the :class:`LiuTrainConfig` as a dict (only the saved spec is used)."""
+        from schedlab.reports.liu import write_training_report
+
+        spec = json.loads((self.out_dir / "config.json").read_text())
+        return write_training_report(self.out_dir, self.curve, self.baselines, spec)
+
+    def summary(self, config: Mapping[str, Any]) -> str:
+        """One line: the best validation S_log and the baselines' (``config`` as in
+        :meth:`write_report`)."""
+        base = ", ".join(f"{k} {v['s_log']:.3f}" for k, v in self.baselines.items())
+        return (
+            f"best validation S_log {self.best_value:.3f} at episode {self.best_iteration} ({base})"
+        )
 
 
 def train(
-    config: LiuTrainConfig, out_dir: str | Path, *, resume: bool = False, progress: bool = True,
-    report: bool = True,
-) -> LiuTrainResult:  # fmt: skip
+    config: LiuTrainConfig, out_dir: str | Path, *, resume: bool = False, progress: bool = True
+) -> LiuTrainResult:
     """Train a Liu value network; write ``config.json``, ``curve.csv``, ``baselines.json``,
-    ``best.pt`` (best validation S_log), ``final.pt``, ``last.pt`` + ``buffer.pt`` (for
-    ``resume``) and, with ``report``, the learning curve (Figure 6) into ``out_dir``.
+    ``best.pt`` (best validation S_log), ``final.pt`` and ``last.pt`` + ``buffer.pt`` (for
+    ``resume``) into ``out_dir``; the caller draws the learning curve (Figure 6) with
+    :meth:`LiuTrainResult.write_report`.
 
     Curve columns: ``episode`` (episodes trained), ``epsilon``, ``lr``, ``loss`` (mean over the
     round's updates, null before the first), ``train_tmdl``/``train_ajer`` (the round's
@@ -394,10 +414,6 @@ def train(
     bar.close()
     curve = _write_curve(out, rows)
     save_checkpoint(out / "final.pt", net, {**spec, "episode": episode}, fmt=FORMAT)
-    if report:
-        from schedlab.reports.liu import write_training_report
-
-        write_training_report(out, curve, baselines, spec)
     return LiuTrainResult(out, curve, best_ep, best, baselines, time.perf_counter() - t_start)
 
 

@@ -18,7 +18,6 @@ from matplotlib.axes import Axes
 
 from schedlab.evaluation.multicluster import LIU_METRICS, paper_rows
 from schedlab.io import atomic_path, write_text_atomic
-from schedlab.reports.figures import _to_pandas
 
 LABELS = {"tmdl": "TMDL (L)", "ajer": "AJER (L)", "s_log": "S_log (H)"}
 
@@ -58,7 +57,7 @@ def plot_episodes(per_ep: pl.DataFrame, reference: str, *, axes: Any = None) -> 
         pl.col("jobset").replace_strict(rank, return_dtype=pl.Int64).alias("episode")
     )
     for ax, metric in zip(axes, LIU_METRICS, strict=True):
-        data = _to_pandas(df, ["episode", metric, "policy"])
+        data = df.select("episode", metric, "policy").to_pandas()
         sns.lineplot(data, x="episode", y=metric, hue="policy", ax=ax, marker=".")
         ax.set_ylabel(LABELS[metric])
         ax.set_xlabel(f"test episode (sorted by {reference}'s S_log)")
@@ -128,8 +127,8 @@ def write_experiment_report(
 
 def write_training_report(
     out: Path, curve: pl.DataFrame, baselines: Mapping[str, Any], spec: Mapping[str, Any]
-) -> None:
-    """``learning_curve.png`` and ``report.md`` of a training run directory."""
+) -> Path:
+    """``learning_curve.png`` and ``report.md`` of a training run directory; the latter's path."""
     fig, ax = plt.subplots(figsize=(7, 4))
     plot_learning_curve(curve, baselines, ax=ax)
     fig.tight_layout()
@@ -154,3 +153,4 @@ def write_training_report(
     lines += ["", "![learning curve](learning_curve.png)", "", "```json",
               json.dumps(spec["train_config"], indent=2), "```", ""]  # fmt: skip
     write_text_atomic(out / "report.md", "\n".join(lines))
+    return out / "report.md"

@@ -1,40 +1,14 @@
-"""Helpers of the multi-cluster tests: hand-made jobsets and the Liu registry names."""
+"""Helpers of the multi-cluster tests: hand-made jobsets."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
-import pytest
 
 from schedlab.jobset import JobSet, JobSetMeta
-from schedlab.registry import Entry, generators, policies
-
-LIU_GENERATORS = {
-    "liu-multicluster": "schedlab.loaders.generators.liu_multicluster:LiuMultiClusterGenerator",
-}
-LIU_POLICIES = {
-    "liu-ran": ("schedlab.policies.liu_baselines:RAN", None),
-    "liu-rr": ("schedlab.policies.liu_baselines:RR", None),
-    "liu-maf": ("schedlab.policies.liu_baselines:MAF", None),
-    "liu-rl": ("schedlab.policies.liu_networks:LiuValuePolicy", "checkpoint"),
-}
-"""The registry lines the lead adds (model kind ``multicluster``); tests add them if absent."""
-
-
-@pytest.fixture
-def liu_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Register Liu's generator and policies for one test (a no-op once they are registered)."""
-    for name, target in LIU_GENERATORS.items():
-        if name not in generators:
-            monkeypatch.setitem(generators._entries, name, Entry(name=name, target=target))
-    for name, (target, positional) in LIU_POLICIES.items():
-        if name not in policies:
-            entry = Entry(name=name, target=target, positional=positional)
-            monkeypatch.setitem(policies._entries, name, entry)
-    return
 
 
 def jobset(rows: Sequence[dict[str, Any]], *, n_clusters: int = 2, jobset_id: int = 0) -> JobSet:

@@ -15,11 +15,8 @@ from schedlab.evaluation.runner import run_experiment
 from schedlab.evaluation.spec import ExperimentSpec, load_spec
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
 from schedlab.reports.liu import write_experiment_report
-from tests.liu_helpers import liu_registry  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
-
-pytestmark = pytest.mark.usefixtures("liu_registry")
 
 
 @pytest.mark.parametrize("name", ["liu_uniform", "liu_patterns"])

@@ -36,8 +36,6 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_shipped_specs_load(path: Path) -> None:
     if "poisson" in path.read_text() and "poisson" not in generators:
         pytest.skip("the Poisson (DeepRM_Plus) generator is not registered yet")
-    if "liu-multicluster" in path.read_text() and "liu-multicluster" not in generators:
-        pytest.skip("not registered yet; test_liu_experiments.py checks it with the Liu names")
     spec = load_spec(path)
     assert spec.reference in [p.name for p in spec.policies]
     assert all(w.loads or (w.loader and Path(w.path).is_file()) for w in spec.workloads)

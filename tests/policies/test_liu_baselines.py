@@ -9,7 +9,6 @@ from schedlab.policies.check import check_policy
 from schedlab.policies.liu_baselines import MAF, RAN, RR, least_request
 from schedlab.registry import make_policy
 from schedlab.simulator.multicluster.views import QueueObs
-from tests.liu_helpers import liu_registry  # noqa: F401
 
 CAPACITY = [800.0, 1200.0, 1500.0, 1800.0, 2300.0]
 
@@ -69,7 +68,6 @@ def test_baselines_pass_the_policy_check(policy: object) -> None:
     check_policy(policy)
 
 
-@pytest.mark.usefixtures("liu_registry")
 def test_baselines_are_made_by_name() -> None:
     maf = make_policy("liu-maf:window=30")
     assert isinstance(maf, MAF)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 import torch
 
@@ -14,13 +17,15 @@ from schedlab.evaluation.multicluster import per_episode
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
 from schedlab.policies.check import check_policy
 from schedlab.policies.deeprm import CheckpointError
+from schedlab.policies.liu_baselines import MAF
 from schedlab.policies.liu_networks import FC, LSFC, LiuValuePolicy, best_actions
 from schedlab.policies.liu_value import Decisions, KnowledgeBuffer, LiuTrainConfig, train
 from schedlab.registry import make_policy
 from schedlab.simulator.multicluster.views import LiuState
 from schedlab.simulator.run import simulate
-from tests.liu_helpers import liu_registry  # noqa: F401
+from tests.cli_helpers import run_ok
 
+CHECKPOINTS = Path(__file__).resolve().parents[2] / "policies" / "checkpoints"
 TINY = {
     "episodes": 4, "envs": 2, "batch": 64, "buffer": 500, "eval_episodes": 2, "eval_every": 2,
     "checkpoint_every": 2, "workload_params": {"n_jobs": 40}, "lstm": 8,
@@ -85,7 +90,10 @@ def test_knowledge_buffer_keeps_the_most_recent_decisions() -> None:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("liu") / "run"
-    train(LiuTrainConfig(**TINY), out, progress=False)
+    config = LiuTrainConfig(**TINY)
+    result = train(config, out, progress=False)
+    assert result.write_report(asdict(config)) == out / "report.md"
+    assert "best validation S_log" in result.summary(asdict(config))
     return out
 
 
@@ -118,7 +126,6 @@ def test_trained_policy_acts_through_simulate_and_passes_the_check(trained: Path
     assert (pe.get_column("n_jobs") == 60).all()
 
 
-@pytest.mark.usefixtures("liu_registry")
 def test_trained_policy_is_made_by_name_with_a_label(trained: Path) -> None:
     policy = make_policy(f"liu-rl:{trained / 'best.pt'},label=RL-LSFC")
     assert isinstance(policy, LiuValuePolicy)
@@ -129,9 +136,8 @@ def test_resume_continues_and_refuses_another_config(trained: Path, tmp_path: Pa
     with pytest.raises(SchedlabError, match="already holds a training run"):
         train(LiuTrainConfig(**TINY), trained, progress=False)
     run = tmp_path / "run"
-    train(LiuTrainConfig(**TINY), run, progress=False, report=False)
-    more = train(LiuTrainConfig(**{**TINY, "episodes": 6}), run, resume=True, progress=False,
-                 report=False)  # fmt: skip
+    train(LiuTrainConfig(**TINY), run, progress=False)
+    more = train(LiuTrainConfig(**{**TINY, "episodes": 6}), run, resume=True, progress=False)
     assert more.curve.get_column("episode").to_list() == [2, 4, 6]
     with pytest.raises(SchedlabError, match=r"different config \(\['seed'\]\)"):
         train(LiuTrainConfig(**{**TINY, "seed": 1}), run, resume=True, progress=False)
@@ -139,7 +145,7 @@ def test_resume_continues_and_refuses_another_config(trained: Path, tmp_path: Pa
 
 def test_rl_fc_trains_on_the_weighted_value(tmp_path: Path) -> None:
     cfg = LiuTrainConfig(**{**TINY, "episodes": 2, "network": "fc", "label": "rl-fc"})
-    train(cfg, tmp_path / "fc", progress=False, report=False)
+    train(cfg, tmp_path / "fc", progress=False)
     policy = LiuValuePolicy(checkpoint=str(tmp_path / "fc" / "final.pt"))
     assert policy.name == "rl-fc"
     assert policy.spec["network"] == "fc"
@@ -153,3 +159,47 @@ def test_bad_checkpoints_are_clear_errors(tmp_path: Path) -> None:
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(CheckpointError, match="not a readable checkpoint"):
         LiuValuePolicy(checkpoint=str(bad)).spec  # noqa: B018
+
+
+SHIPPED = sorted(p.parent.name for p in CHECKPOINTS.glob("liu-*/best.pt"))
+
+
+def test_rl_lsfc_is_shipped() -> None:
+    assert "liu-lsfc" in SHIPPED
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_checkpoints_load_match_their_readme_and_beat_maf(name: str) -> None:
+    path = CHECKPOINTS / name / "best.pt"
+    readme = (CHECKPOINTS / name / "README.md").read_text()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() in readme
+    payload = torch.load(path, weights_only=True)
+    assert payload["format"] == "schedlab.liu"
+    episodes = json.loads(payload["spec"])["episode"]
+    assert f"episode {episodes}" in readme
+    gen = LiuMultiClusterGenerator(n_jobs=500)
+    js = gen.generate_rates([gen.natural_rate()], n_jobsets=2, seed=77)
+    policy = make_policy(f"liu-rl:{name}")
+    pe = per_episode(simulate(js, [policy, MAF()]))
+    rl = pe.filter(pl.col("policy") == policy.name).sort("jobset")
+    maf = pe.filter(pl.col("policy") == "liu-maf").sort("jobset")
+    assert (rl["tmdl"].to_numpy() < maf["tmdl"].to_numpy()).all()
+
+
+def test_schedlab_train_liu_trains_resumes_and_reports(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    tiny = ["--envs", "2", "--batch", "64", "--buffer", "500", "--eval-episodes", "2",
+            "--eval-every", "2", "--checkpoint-every", "2", "-p", "n_jobs=40",
+            "--lstm", "8"]  # fmt: skip
+    text = run_ok("train", "liu", *tiny, "--episodes", "2", "--weights", "1", "0.5", "2.5",
+                  "-o", str(out))  # fmt: skip
+    assert "trained liu in" in text
+    assert "best validation S_log" in text
+    assert f"report: {out / 'report.md'}" in text
+    saved = json.loads((out / "config.json").read_text())["train_config"]
+    assert saved["weights"] == [1.0, 0.5, 2.5]
+    assert saved["workload_params"] == {"n_jobs": 40}
+    run_ok("train", "liu", "--episodes", "4", "--resume", "-o", str(out))
+    assert pl.read_csv(out / "curve.csv")["episode"].to_list() == [2, 4]
+    assert "rl-lsfc (best, episode" in (out / "report.md").read_text()
+    assert "--weights FLOAT..." in run_ok("train", "liu", "--help")
