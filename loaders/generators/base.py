@@ -36,8 +36,16 @@ class Sample:
 
 
 def json_params(obj: Any) -> dict[str, Any]:
-    """A dataclass's fields as JSON-native values (tuples as lists)."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(obj).items()}
+    """A dataclass's fields as JSON-native values (tuples as lists, at any depth)."""
+    return {k: _json_native(v) for k, v in asdict(obj).items()}
+
+
+def _json_native(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_json_native(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_native(v) for k, v in value.items()}
+    return value
 
 
 class SyntheticGenerator:
