@@ -20,11 +20,16 @@ DEMO_LOADS = tuple(round(0.1 + 0.2 * i, 1) for i in range(10))
 
 
 def shipped_checkpoints() -> list[str]:
-    """Names of the shipped DeepRM checkpoints (folders holding ``best.pt``), sorted."""
+    """Names of the shipped DeepRM checkpoints (folders ``deeprm-*`` holding ``best.pt``; a
+    shipped folder is named after its policy, e.g. ``liu-lsfc`` is a ``liu-rl`` network), sorted."""
     root = resources.files("schedlab.policies") / "checkpoints"
     if not root.is_dir():
         return []
-    return sorted(d.name for d in root.iterdir() if d.is_dir() and (d / "best.pt").is_file())
+    return sorted(
+        d.name
+        for d in root.iterdir()
+        if d.is_dir() and d.name.startswith("deeprm-") and (d / "best.pt").is_file()
+    )
 
 
 def demo_spec(

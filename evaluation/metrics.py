@@ -32,11 +32,14 @@ METRICS = {
     "bounded_slowdown": "average bounded job slowdown",
     "p95_slowdown": "95th-percentile job slowdown",
     "max_slowdown": "largest job slowdown",
+    "tmdl": "total missed deadlines (TMDL, multi-cluster)",
+    "ajer": "average job execution-time ratio (AJER, %, multi-cluster)",
 }
 """Per-jobset metrics of :func:`per_jobset` (all: lower is better), named for reports.
 
 Slowdown = completion / duration; bounded slowdown = max(1, completion / max(duration, τ));
-the 95th percentile is over the jobs of one jobset; times are in steps."""
+the 95th percentile is over the jobs of one jobset; times are in steps. ``tmdl`` and ``ajer``
+exist for multi-cluster results only (:mod:`schedlab.evaluation.multicluster`)."""
 
 
 def length_buckets(results: Results) -> dict[str, tuple[int, int]]:
@@ -112,7 +115,8 @@ def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> p
         (float64, mean per-job slowdown), ``completion`` and ``wait`` (float64, mean per-job
         completion and waiting time, steps), ``max_slowdown`` (float64), ``bounded_slowdown``
         (float64, mean per-job bounded slowdown) and ``p95_slowdown`` (float64, 95th percentile
-        of the jobset's per-job slowdowns, linear interpolation). Sorted by policy (in
+        of the jobset's per-job slowdowns, linear interpolation); for multi-cluster results also
+        ``tmdl`` and ``ajer`` (:mod:`schedlab.evaluation.multicluster`). Sorted by policy (in
         simulation order), load, seed and jobset. Jobsets without jobs have no row.
     """
     if not bsld_threshold > 0:
@@ -128,8 +132,19 @@ def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> p
         pl.col("slowdown").max().alias("max_slowdown"),
         bsld.mean().alias("bounded_slowdown"),
         pl.col("slowdown").quantile(0.95, interpolation="linear").alias("p95_slowdown"),
+        *_liu_metrics(results.table),
     )
     return _sorted(out, policy_order(results))
+
+
+def _liu_metrics(table: pl.DataFrame) -> list[pl.Expr]:
+    """TMDL and AJER (float64) of multi-cluster results (columns ``missed``, ``exec_ratio``)."""
+    if "missed" not in table.columns or "exec_ratio" not in table.columns:
+        return []
+    return [
+        pl.col("missed").sum().cast(pl.Float64).alias("tmdl"),
+        (100.0 * pl.col("exec_ratio").mean()).alias("ajer"),
+    ]
 
 
 def bucket_expr(buckets: dict[str, tuple[int, int]]) -> pl.Expr:

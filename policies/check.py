@@ -12,7 +12,8 @@ machines, and raises ``AssertionError`` naming the first broken rule:
   (:func:`~schedlab.simulator.check.check_schedule`);
 * it survives pickling (experiment workers receive policies pickled) and schedules the same.
 
-Tests run it over every registered policy, learned ones included.
+Tests run it over every registered policy, learned ones included; a policy of the multi-cluster
+model only is checked there (:mod:`schedlab.policies.check_multicluster`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def check_policy(policy: Any, *, seed: int = 0) -> None:
     """Raise ``AssertionError`` if ``policy`` (an instance) breaks the policy contract."""
     for attr in ("name", "models", "view", "reset", "act_batch", "get_params"):
         assert hasattr(policy, attr), f"{type(policy).__name__} has no {attr!r}"
+    if set(policy.models) == {"multicluster"}:
+        from schedlab.policies.check_multicluster import check_multicluster_policy
+
+        check_multicluster_policy(policy, seed=seed)
+        return
     assert "cluster" in policy.models, f"{policy.name}: checks run on the cluster model"
     params = policy.get_params()
     assert isinstance(params, dict), f"{policy.name}: get_params() must return a dict"

@@ -33,19 +33,23 @@ class CheckpointError(SchedlabError, ValueError):
 
 
 def save_checkpoint(
-    path: str | os.PathLike[str], net: torch.nn.Module, spec: dict[str, Any]
+    path: str | os.PathLike[str], net: torch.nn.Module, spec: dict[str, Any], *, fmt: str = FORMAT
 ) -> None:
-    """Write ``net``'s state_dict and ``spec`` (JSON-native) to ``path`` atomically."""
+    """Write ``net``'s state_dict and ``spec`` (JSON-native) to ``path`` atomically, tagged
+    with the format ``fmt`` of the policy family."""
     from schedlab.io import atomic_path
 
     state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-    payload = {"format": FORMAT, "version": VERSION, "spec": json.dumps(spec), "state_dict": state}
+    payload = {"format": fmt, "version": VERSION, "spec": json.dumps(spec), "state_dict": state}
     with atomic_path(path) as tmp:
         torch.save(payload, tmp)
 
 
-def read_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(spec, state_dict)`` of a checkpoint; :class:`CheckpointError` says what is wrong."""
+def read_checkpoint(
+    path: str | os.PathLike[str], *, fmt: str = FORMAT
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(spec, state_dict)`` of a checkpoint of format ``fmt``; :class:`CheckpointError` says
+    what is wrong."""
     p = Path(path)
     if not p.is_file():
         msg = f"{p}: no such checkpoint file"
@@ -55,9 +59,9 @@ def read_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[
     except Exception as exc:  # torch raises several types for a corrupt or foreign file
         msg = f"{p}: not a readable checkpoint ({type(exc).__name__}: {str(exc)[:200]})"
         raise CheckpointError(msg) from exc
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+    if not isinstance(payload, dict) or payload.get("format") != fmt:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
-        msg = f"{p}: expected a {FORMAT} checkpoint, found format {found!r}"
+        msg = f"{p}: expected a {fmt} checkpoint, found format {found!r}"
         raise CheckpointError(msg)
     if payload.get("version") != VERSION:
         msg = f"{p}: checkpoint version {payload.get('version')!r}, this schedlab reads {VERSION}"

@@ -24,6 +24,7 @@ import itertools
 import json
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
@@ -181,6 +182,23 @@ class TrainResult:
     """Withheld-job statistics of the best policy on the validation jobsets (Figure 7a;
     :meth:`~schedlab.simulator.cluster.batched.BatchedEngine.withholding`); None without
     ``report``."""
+
+    def write_report(self, config: Mapping[str, Any]) -> Path:
+        """Draw the learning report (:func:`schedlab.reports.learning.write_training_report`)
+        into :attr:`out_dir`; its HTML file. ``config`` is the :class:`TrainConfig` as a dict."""
+        from schedlab.reports.learning import write_training_report
+
+        withholding = self.withholding or {}
+        paths = write_training_report(self.out_dir, self.curve, self.baselines, withholding, config)
+        return paths["html"]
+
+    def summary(self, config: Mapping[str, Any]) -> str:
+        """One line: the best validation value of ``config``'s objective and the baselines'."""
+        base = ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
+        return (
+            f"best validation {config.get('objective', 'score')} {self.best_value:.3f} at "
+            f"iteration {self.best_iteration} ({base})"
+        )
 
 
 # -- returns and baseline (seed 000 Figure 3) ---------------------------------------------------

@@ -149,6 +149,12 @@ for _name, _target, _summary in [
         _name, f"schedlab.loaders.generators.{_target}", _summary, tags=("synthetic",)
     )
 generators.register(
+    "liu-multicluster",
+    "schedlab.loaders.generators.liu_multicluster:LiuMultiClusterGenerator",
+    "Liu et al. (seed 003): streaming/time-critical/general jobs for 5 heterogeneous clusters",
+    tags=("synthetic", "model:multicluster"),
+)
+generators.register(
     "fitted",
     "schedlab.loaders.generators.fitted:FittedGenerator",
     "a workload model fitted to a trace by `schedlab fit` (--model fit/model.json)",
@@ -181,6 +187,23 @@ policies.register(
     positional="checkpoint",
     tags=("learned", "model:cluster"),
 )
+for _name, _cls, _summary in [
+    ("liu-ran", "RAN", "Liu et al.: a random cluster for the job of least executor request"),
+    ("liu-rr", "RR", "Liu et al.: round-robin clusters for the job of least executor request"),
+    ("liu-maf", "MAF", "Liu et al.: most available capacity (1 − RO)·CAP/ER over a past window"),
+]:
+    policies.register(
+        _name, f"schedlab.policies.liu_baselines:{_cls}", _summary,
+        tags=("model:multicluster", "baseline:multicluster"),
+    )  # fmt: skip
+policies.register(
+    "liu-rl",
+    "schedlab.policies.liu_networks:LiuValuePolicy",
+    "Liu et al.'s value model (RL-LSFC/RL-FC) trained by `schedlab train liu` "
+    "(liu-rl:PATH.pt or a shipped name: liu-lsfc, liu-lsfcb, liu-fc)",
+    positional="checkpoint",
+    tags=("learned", "model:multicluster"),
+)
 for _name, _target, _summary in [
     ("alibaba2018", "alibaba2018:read_alibaba2018", "Alibaba cluster-trace-v2018 batch_task"),
     ("alibaba2017", "alibaba2017:read_alibaba2017", "Alibaba cluster-trace-v2017 batch_task"),
@@ -200,6 +223,14 @@ trainers.register(
     "DeepRM_Plus (seed 004): CNN cloned from an expert (SJF), then REINFORCE; `deeprm-plus:`",
     config="schedlab.policies.deeprm_plus:DeepRMPlusConfig",
     tags=("model:cluster", "policy:deeprm-plus"),
+)
+trainers.register(
+    "liu",
+    "schedlab.policies.liu_value:train",
+    "Liu et al. (seed 003): RL-LSFC/RL-FC value learning with MAF-guided ε-greedy; writes a "
+    "`liu-rl:` checkpoint",
+    config="schedlab.policies.liu_value:LiuTrainConfig",
+    tags=("model:multicluster", "policy:liu-rl"),
 )
 
 

@@ -245,7 +245,16 @@ def simulate(
     engine: EngineChoice = "auto",
 ) -> Results:
     """Simulate every policy on every jobset; every job of every jobset appears in the results,
-    with the machine it ran on."""
+    with the machine it ran on.
+
+    Policies that act only on the multi-cluster model (``models == {"multicluster"}``) run there
+    instead (:func:`schedlab.simulator.multicluster.run.simulate`; ``config`` and ``engine`` do
+    not apply: the clusters are Liu's defaults).
+    """
+    if policies and all(set(getattr(p, "models", ())) == {"multicluster"} for p in policies):
+        from schedlab.simulator.multicluster.run import simulate as simulate_multicluster
+
+        return simulate_multicluster(jobset, policies)
     config = config or ClusterConfig()
     names = [p.name for p in policies]
     if len(set(names)) != len(names):

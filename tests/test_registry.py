@@ -30,8 +30,10 @@ def test_names_in_registration_order_and_by_tag() -> None:
     assert "deeprm" in generators.names()
     assert policies.names(tag="heuristic") == HEURISTICS  # the report order
     assert policies.names(tag="baseline") == ["sjf", "packer", "tetris"]
-    assert policies.names(tag="learned") == ["deeprm", "deeprm-plus"]
+    assert policies.names(tag="learned") == ["deeprm", "deeprm-plus", "liu-rl"]
     assert set(policies.names(tag="model:cluster")) == {*HEURISTICS, "deeprm", "deeprm-plus"}
+    assert policies.names(tag="model:multicluster") == ["liu-ran", "liu-rr", "liu-maf", "liu-rl"]
+    assert trainers.names() == ["deeprm", "deeprm-plus", "liu"]
     assert policies.names(tag="no-such-tag") == []
     for reg in (generators, policies, loaders, trainers):
         assert [e.name for e in reg] == reg.names()

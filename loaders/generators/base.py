@@ -8,7 +8,8 @@ JobSets with provenance, for one load or a sweep of loads.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,11 +30,22 @@ class Sample:
     """int, shape ``(n,)``: duration in steps (>= 1)."""
     demand: np.ndarray
     """float, shape ``(n, d)``: demand per resource."""
+    columns: Mapping[str, Any] = field(default_factory=dict)
+    """Further job columns (name -> array or polars Series of length ``n``), e.g. Liu's
+    ``category``, ``deadline`` and per-cluster columns."""
 
 
 def json_params(obj: Any) -> dict[str, Any]:
-    """A dataclass's fields as JSON-native values (tuples as lists)."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(obj).items()}
+    """A dataclass's fields as JSON-native values (tuples as lists, at any depth)."""
+    return {k: _json_native(v) for k, v in asdict(obj).items()}
+
+
+def _json_native(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_json_native(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_native(v) for k, v in value.items()}
+    return value
 
 
 class SyntheticGenerator:
@@ -152,4 +164,6 @@ class SyntheticGenerator:
                 **{r: s.demand[:, k].astype(np.float64) for k, r in enumerate(self.resources())},
                 "load": np.full(n, load, dtype=np.float64),
             }
+        ).with_columns(
+            v if isinstance(v, pl.Series) else pl.Series(k, v) for k, v in s.columns.items()
         )

@@ -239,8 +239,9 @@ def _range(kind: type, bounds: tuple[Interval, ...]) -> click.ParamType:
 
 def config_option(p: Param) -> click.Option:
     """The option of one config field: its type from the hint (``Literal`` -> a choice,
-    ``bool`` -> ``--x/--no-x``, a dict -> repeatable ``KEY=VALUE``), its default, its
-    docstring as help. Raises TypeError for a type the command line cannot give."""
+    ``bool`` -> ``--x/--no-x``, a tuple of numbers -> that many values, a dict -> repeatable
+    ``KEY=VALUE``), its default, its docstring as help. Raises TypeError for a type the command
+    line cannot give."""
     decl = RENAMES.get(p.name, "--" + p.name.replace("_", "-")).split("/")
     hint = p.hint
     if get_origin(hint) is Union or type(hint).__name__ == "UnionType":
@@ -259,6 +260,10 @@ def config_option(p: Param) -> click.Option:
         return click.Option([*decl, p.name], type=_range(hint, p.bounds), **common)
     if hint is str:
         return click.Option([*decl, p.name], type=str, **common)
+    if get_origin(hint) is tuple and get_args(hint) and set(get_args(hint)) <= {int, float}:
+        args = get_args(hint)
+        kind = float if float in args else int
+        return click.Option([*decl, p.name], type=kind, nargs=len(args), **common)
     if hint is dict or get_origin(hint) in (dict, Mapping):
         return click.Option([*decl, p.name], multiple=True, metavar="KEY=VALUE",
                             callback=_key_values, help=doc)  # fmt: skip

@@ -4,8 +4,9 @@ Each trainer (:data:`schedlab.registry.trainers`) names a train function and its
 dataclass; the subcommand's options are the config's fields (type and default from the
 field, help from its docstring; see :func:`~schedlab.cli.options.config_options`), so a new
 trainer is one registry line. The train function is called as ``train(config, out_dir, *,
-resume, progress)`` and returns data (curve, baselines, withheld jobs); the learning report
-is drawn here. A trainer writes its config (``dataclasses.asdict``) under ``"train_config"`` in
+resume, progress)`` and returns data, a result with ``write_report(config)`` (draws the
+learning report, returns its path), ``summary(config)`` (one line) and ``seconds``; the report is
+drawn here. A trainer writes its config (``dataclasses.asdict``) under ``"train_config"`` in
 ``OUT/config.json``, or under ``"trainer_config"`` when ``train_config`` holds the config of an
 inner stage (DeepRM_Plus's REINFORCE stage); ``--resume`` reads it back.
 """
@@ -148,17 +149,12 @@ def make_config(
 
 def train(name: str, config: Any, output: Path, *, resume: bool) -> None:
     """Train with trainer ``name``, draw its learning report, print a summary."""
-    from schedlab.reports.learning import write_training_report
-
     result = trainers.load(name)(config, output, resume=resume, progress=True)
-    paths = write_training_report(
-        output, result.curve, result.baselines, result.withholding, dataclasses.asdict(config)
-    )
-    baselines = ", ".join(f"{k} {v:.3f}" for k, v in result.baselines.items())
+    settings = dataclasses.asdict(config)
+    report = result.write_report(settings)
     click.echo(
-        f"trained {name} in {result.seconds:.0f} s: best validation "
-        f"{getattr(config, 'objective', 'score')} {result.best_value:.3f} at iteration "
-        f"{result.best_iteration} ({baselines}) -> {output / 'best.pt'}; report: {paths['html']}"
+        f"trained {name} in {result.seconds:.0f} s: {result.summary(settings)} -> "
+        f"{output / 'best.pt'}; report: {report}"
     )
 
 

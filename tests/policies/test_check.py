@@ -14,7 +14,11 @@ from schedlab.simulator.run import run_policy
 from schedlab.simulator.views.queue import QueueView
 from tests.strategies import deeprm_jobset
 
-SHIPPED = {"deeprm": "deeprm:deeprm-0.7", "deeprm-plus": "deeprm-plus:deeprm-plus-1.4"}
+SHIPPED = {
+    "deeprm": "deeprm:deeprm-0.7",
+    "deeprm-plus": "deeprm-plus:deeprm-plus-1.4",
+    "liu-rl": "liu-rl:liu-lsfc",
+}
 """A spec for every registered policy that needs a parameter (learned: a shipped checkpoint)."""
 
 

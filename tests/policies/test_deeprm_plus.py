@@ -422,13 +422,29 @@ SHIPPED = sorted(p for p in CHECKPOINTS.glob("deeprm-plus-*") if (p / "imitation
 SPECS = sorted((ROOT / "experiments").glob("deeprmplus_*.toml"))
 
 
-@pytest.mark.parametrize("path", sorted(CHECKPOINTS.glob("*/best.pt")), ids=lambda p: p.parent.name)
+DEEPRM_FORMAT = sorted(
+    p
+    for p in CHECKPOINTS.glob("*/best.pt")
+    if torch.load(p, map_location="cpu", weights_only=True)["format"] == "schedlab.deeprm"
+)  # Liu's checkpoints have their own test
+
+
+@pytest.mark.parametrize("path", DEEPRM_FORMAT, ids=lambda p: p.parent.name)
 def test_every_shipped_checkpoint_loads_and_its_readme_gives_its_sha256(path: Path) -> None:
     payload = torch.load(path, map_location="cpu", weights_only=True)
-    assert payload["format"] == "schedlab.deeprm"
     readme = (path.parent / "README.md").read_text()
     assert f"best.pt sha256 {hashlib.sha256(path.read_bytes()).hexdigest()}" in readme
-    assert DeepRMPolicy(checkpoint=path.parent.name).geometry.slots == 10
+    geometry = json.loads(payload["spec"])["geometry"]
+    policy = DeepRMPolicy(checkpoint=path.parent.name)
+    assert (policy.geometry.slots, policy.geometry.machines) == (
+        geometry["slots"],
+        geometry.get("machines", 1),
+    )
+
+
+def test_the_deeprm_format_checkpoints_are_all_found() -> None:
+    names = {p.parent.name for p in DEEPRM_FORMAT}
+    assert {"deeprm-0.7", "deeprm-1.3", "chen-m2", "deeprm-plus-1.4"} <= names
 
 
 def test_a_deeprm_plus_checkpoint_is_shipped() -> None:

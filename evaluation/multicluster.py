@@ -1,0 +1,178 @@
+"""Liu et al.'s metrics of the multi-cluster, per episode, and their comparison (seed 003 §5).
+
+An **episode** is one jobset run by one policy (the unit of replication, as every statistic
+here). From the per-job results of :func:`schedlab.simulator.multicluster.run.simulate`:
+
+* **TMDL**: total missed deadlines of all executions of all jobs (lower is better);
+* **AJER**: ``100 · mean_j (mean_k AR_jk / SR_j)``, the average job execution-time ratio, a job's
+  executions' time on its cluster over its standard time (lower is better);
+* **S_log** ``= sign(S) · log10(max(|S|, 1))`` with ``S = −TMDL + 50 · (100 − AJER)`` (higher
+  is better);
+* **F/S/N** of a policy against a reference over paired episodes: better on both TMDL and AJER
+  (fully dominant), on exactly one (semi), on neither (non-dominant); "better" is strictly lower,
+  so a tie is not better.
+
+:func:`summary` gives per condition (workload × load) and policy the mean of each metric with a
+percentile-bootstrap CI over episodes (:func:`schedlab.evaluation.stats.summarize`), the F/S/N
+counts against the reference, and the paper's numbers where a table of the paper has them
+(:data:`PAPER`). TMDL and AJER are also per-jobset metrics of
+:func:`schedlab.evaluation.metrics.per_jobset` (``tmdl``, ``ajer``), so every paired test of the
+general report applies to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from schedlab.evaluation.metrics import keys, per_jobset
+from schedlab.evaluation.stats import summarize
+from schedlab.results import Results
+
+LIU_METRICS = ("tmdl", "ajer", "s_log")
+"""Per-episode metrics of :func:`per_episode`, in the paper's column order."""
+WEIGHT = 50.0
+"""Weight of the AJER term in S (§5)."""
+
+PAPER: dict[str, dict[str, tuple[float, float, float, str | None]]] = {
+    "table3 (uniform b=33)": {
+        "RL-LSFC": (61.70, 90.30, 2.57, "46/4/0"), "MAF": (343.84, 93.22, -0.28, None),
+    },
+    "table4 (uniform b=36)": {
+        "RL-LSFC": (37.66, 88.32, 2.73, "50/0/0"), "MAF": (311.44, 92.35, 0.87, None),
+    },
+    "table4 (uniform b=40)": {
+        "RL-LSFC": (19.76, 87.12, 2.79, "50/0/0"), "MAF": (276.10, 91.95, 1.55, None),
+    },
+    "table5 (bernoulli)": {
+        "RL-LSFC": (13.32, 86.67, 2.81, "50/0/0"), "MAF": (243.18, 91.75, 1.92, None),
+    },
+    "table5 (beta)": {
+        "RL-LSFC": (39.14, 88.68, 2.71, "50/0/0"), "MAF": (295.66, 92.41, 1.11, None),
+    },
+    "table6 (uniform b=33)": {
+        "RL-LSFC": (36.84, 88.71, 2.71, "50/0/0"), "RL-LSFCb": (14.74, 90.13, 2.67, "49/1/0"),
+        "RL-FC": (15.28, 92.79, 2.24, "29/21/0"), "MAF": (305.02, 92.67, 0.65, None),
+    },
+}  # fmt: skip
+"""Seed 003 Tables 3–6: policy -> (TMDL, AJER, S_log, F/S/N vs MAF), means over 50 episodes."""
+PAPER_BY_WORKLOAD = {
+    "uniform-b33": ("table3 (uniform b=33)", "table6 (uniform b=33)"),
+    "uniform-b36": ("table4 (uniform b=36)",),
+    "uniform-b40": ("table4 (uniform b=40)",),
+    "bernoulli": ("table5 (bernoulli)",),
+    "beta": ("table5 (beta)",),
+}
+"""The paper's tables for the workloads of ``experiments/liu_*.toml``."""
+
+
+def s_log(tmdl: np.ndarray | float, ajer: np.ndarray | float) -> np.ndarray:
+    """``sign(S) · log10(max(|S|, 1))``, ``S = −TMDL + 50 · (100 − AJER)`` (float64)."""
+    s = -np.asarray(tmdl, dtype=np.float64) + WEIGHT * (100.0 - np.asarray(ajer, np.float64))
+    return np.sign(s) * np.log10(np.maximum(np.abs(s), 1.0))
+
+
+def per_episode(results: Results) -> pl.DataFrame:
+    """One row per (policy, [workload], load, seed, jobset): ``n_jobs``, ``tmdl`` (float64),
+    ``ajer`` (float64, percent), ``s_log`` (float64); rows as
+    :func:`~schedlab.evaluation.metrics.per_jobset` orders them.
+
+    Raises
+    ------
+    ValueError
+        If the results are not from the multi-cluster model (no ``missed``/``exec_ratio``).
+    """
+    pj = per_jobset(results)
+    if "tmdl" not in pj.columns:
+        msg = "Liu's metrics need multi-cluster results (columns 'missed' and 'exec_ratio')"
+        raise ValueError(msg)
+    out = pj.select(*keys(pj), "n_jobs", "tmdl", "ajer")
+    return out.with_columns(
+        pl.Series("s_log", s_log(out.get_column("tmdl"), out.get_column("ajer")))
+    )
+
+
+def dominance(per_ep: pl.DataFrame, policy: str, reference: str) -> tuple[int, int, int]:
+    """F/S/N of ``policy`` against ``reference`` over the episodes (jobsets) both ran, within
+    one condition of ``per_ep`` (filter it first).
+
+    Raises
+    ------
+    ValueError
+        If ``per_ep`` holds several conditions (workloads or loads).
+    """
+    cond = [c for c in ("workload", "load") if c in per_ep.columns]
+    if cond and per_ep.select(cond).unique().height > 1:
+        msg = f"dominance is per condition; filter {cond} to one value first"
+        raise ValueError(msg)
+    a = per_ep.filter(pl.col("policy") == policy).select("jobset", "tmdl", "ajer")
+    b = per_ep.filter(pl.col("policy") == reference).select("jobset", "tmdl", "ajer")
+    both = a.join(b, on="jobset", suffix="_ref")
+    better = (both["tmdl"] < both["tmdl_ref"]).cast(pl.Int64) + (
+        both["ajer"] < both["ajer_ref"]
+    ).cast(pl.Int64)
+    return int((better == 2).sum()), int((better == 1).sum()), int((better == 0).sum())
+
+
+def summary(
+    per_ep: pl.DataFrame,
+    reference: str,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+) -> pl.DataFrame:
+    """Per condition and policy: each metric's mean and CI over episodes, and F/S/N.
+
+    Returns
+    -------
+    polars.DataFrame
+        The condition columns (``workload``, ``load`` where present), ``policy``,
+        ``n_episodes``, then for each of TMDL, AJER, S_log ``<metric>``, ``<metric>_low``,
+        ``<metric>_high``, then ``F``, ``S``, ``N`` (null for the reference and where it did not
+        run). Policies in the order of ``per_ep``.
+    """
+    cond = [c for c in ("workload", "load") if c in per_ep.columns]
+    summ = summarize(
+        per_ep, metrics=LIU_METRICS, by=("policy", *cond), seed=seed, confidence=confidence,
+        n_resamples=n_resamples,
+    )  # fmt: skip
+    wide = summ.pivot(
+        on="metric", index=["policy", *cond], values=["mean", "ci_low", "ci_high", "n_jobsets"]
+    )
+    cols = []
+    for m in LIU_METRICS:
+        cols += [
+            pl.col(f"mean_{m}").alias(m),
+            pl.col(f"ci_low_{m}").alias(f"{m}_low"),
+            pl.col(f"ci_high_{m}").alias(f"{m}_high"),
+        ]
+    wide = wide.select(
+        *cond, "policy", pl.col("n_jobsets_tmdl").cast(pl.Int64).alias("n_episodes"), *cols
+    )
+    fsn = []
+    for row in wide.select(*cond, "policy").iter_rows(named=True):
+        part = per_ep.filter(*(pl.col(c) == row[c] for c in cond)) if cond else per_ep
+        ran = reference in part.get_column("policy").to_list()
+        value = dominance(part, row["policy"], reference) if ran else None
+        if row["policy"] == reference:
+            value = None
+        fsn.append(
+            dict(zip("FSN", value, strict=True)) if value else {"F": None, "S": None, "N": None}
+        )
+    return pl.concat(
+        [wide, pl.DataFrame(fsn, schema=dict.fromkeys("FSN", pl.Int64))], how="horizontal"
+    )
+
+
+def paper_rows(table: str, names: Sequence[str] | None = None) -> pl.DataFrame:
+    """The paper's numbers of ``table`` (a key of :data:`PAPER`) as rows ``policy``, ``tmdl``,
+    ``ajer``, ``s_log``, ``fsn`` (optionally only ``names``)."""
+    rows = [
+        {"policy": p, "tmdl": v[0], "ajer": v[1], "s_log": v[2], "fsn": v[3]}
+        for p, v in PAPER[table].items()
+        if names is None or p in names
+    ]
+    return pl.DataFrame(rows, schema_overrides={"fsn": pl.String})
