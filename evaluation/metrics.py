@@ -13,6 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from schedlab.results import Results
+from schedlab.simulator.multicluster.score import AJER, TMDL
 
 KEYS = ("policy", "load", "seed", "jobset")
 """Columns identifying one jobset run by one policy (``seed`` and ``load`` may be null).
@@ -141,10 +142,7 @@ def _liu_metrics(table: pl.DataFrame) -> list[pl.Expr]:
     """TMDL and AJER (float64) of multi-cluster results (columns ``missed``, ``exec_ratio``)."""
     if "missed" not in table.columns or "exec_ratio" not in table.columns:
         return []
-    return [
-        pl.col("missed").sum().cast(pl.Float64).alias("tmdl"),
-        (100.0 * pl.col("exec_ratio").mean()).alias("ajer"),
-    ]
+    return [TMDL, AJER]
 
 
 def bucket_expr(buckets: dict[str, tuple[int, int]]) -> pl.Expr:

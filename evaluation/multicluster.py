@@ -24,17 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import polars as pl
 
 from schedlab.evaluation.metrics import keys, per_jobset
 from schedlab.evaluation.stats import summarize
 from schedlab.results import Results
+from schedlab.simulator.multicluster.score import WEIGHT, s_log
+
+__all__ = ["LIU_METRICS", "PAPER", "WEIGHT", "dominance", "per_episode", "s_log", "summary"]
 
 LIU_METRICS = ("tmdl", "ajer", "s_log")
 """Per-episode metrics of :func:`per_episode`, in the paper's column order."""
-WEIGHT = 50.0
-"""Weight of the AJER term in S (§5)."""
 
 PAPER: dict[str, dict[str, tuple[float, float, float, str | None]]] = {
     "table3 (uniform b=33)": {
@@ -66,12 +66,6 @@ PAPER_BY_WORKLOAD = {
     "beta": ("table5 (beta)",),
 }
 """The paper's tables for the workloads of ``experiments/liu_*.toml``."""
-
-
-def s_log(tmdl: np.ndarray | float, ajer: np.ndarray | float) -> np.ndarray:
-    """``sign(S) · log10(max(|S|, 1))``, ``S = −TMDL + 50 · (100 − AJER)`` (float64)."""
-    s = -np.asarray(tmdl, dtype=np.float64) + WEIGHT * (100.0 - np.asarray(ajer, np.float64))
-    return np.sign(s) * np.log10(np.maximum(np.abs(s), 1.0))
 
 
 def per_episode(results: Results) -> pl.DataFrame:

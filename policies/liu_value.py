@@ -50,6 +50,7 @@ from schedlab.policies.liu_baselines import MAF, RAN, RR
 from schedlab.policies.liu_networks import FORMAT, LiuValuePolicy, best_actions, make_network
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.multicluster.model import MultiClusterModel
+from schedlab.simulator.multicluster.score import mean_scores, s_log
 from schedlab.simulator.multicluster.values import ValueParams, action_values, scalarise
 from schedlab.simulator.multicluster.views import LiuStateView
 
@@ -239,11 +240,9 @@ def _targets(values: np.ndarray, heads: int, weights: tuple[float, float, float]
 
 def evaluate(jobset: Any, policy: Any) -> dict[str, float]:
     """Mean TMDL, AJER and S_log of ``policy`` over the episodes of ``jobset``."""
-    from schedlab.evaluation.multicluster import per_episode
     from schedlab.simulator.multicluster.run import simulate
 
-    pe = per_episode(simulate(jobset, [policy]))
-    return {m: float(pe.get_column(m).mean()) for m in ("tmdl", "ajer", "s_log")}
+    return mean_scores(simulate(jobset, [policy]).table)
 
 
 def in_memory_policy(net: torch.nn.Module, spec: dict[str, Any]) -> LiuValuePolicy:
@@ -305,17 +304,9 @@ class LiuTrainResult:
     seconds: float
     """Wall time of this call, s."""
 
-    def write_report(self, config: Mapping[str, Any]) -> Path:
-        """Draw the learning report (Figure 6) into :attr:`out_dir`; its ``report.md``.
-        ``config`` is the :class:`LiuTrainConfig` as a dict (only the saved spec is used)."""
-        from schedlab.reports.liu import write_training_report
-
-        spec = json.loads((self.out_dir / "config.json").read_text())
-        return write_training_report(self.out_dir, self.curve, self.baselines, spec)
-
     def summary(self, config: Mapping[str, Any]) -> str:
-        """One line: the best validation S_log and the baselines' (``config`` as in
-        :meth:`write_report`)."""
+        """One line: the best validation S_log and the baselines' (``config``: the
+        :class:`LiuTrainConfig` as a dict)."""
         base = ", ".join(f"{k} {v['s_log']:.3f}" for k, v in self.baselines.items())
         return (
             f"best validation S_log {self.best_value:.3f} at episode {self.best_iteration} ({base})"
@@ -328,7 +319,7 @@ def train(
     """Train a Liu value network; write ``config.json``, ``curve.csv``, ``baselines.json``,
     ``best.pt`` (best validation S_log), ``final.pt`` and ``last.pt`` + ``buffer.pt`` (for
     ``resume``) into ``out_dir``; the caller draws the learning curve (Figure 6) with
-    :meth:`LiuTrainResult.write_report`.
+    :func:`schedlab.reports.liu.report_training`.
 
     Curve columns: ``episode`` (episodes trained), ``epsilon``, ``lr``, ``loss`` (mean over the
     round's updates, null before the first), ``train_tmdl``/``train_ajer`` (the round's
@@ -424,8 +415,6 @@ def _stream(seed: int, key: int) -> int:
 
 def _episode_metrics(model: MultiClusterModel) -> dict[str, float]:
     """Mean TMDL and AJER of the episodes just run."""
-    from schedlab.evaluation.multicluster import s_log
-
     log, jobs = model.executions(), model.jobs
     env = np.searchsorted(jobs.bounds, log.job, side="right") - 1
     tmdl = np.bincount(env, log.missed, model.n_envs)

@@ -183,15 +183,6 @@ class TrainResult:
     :meth:`~schedlab.simulator.cluster.batched.BatchedEngine.withholding`); None without
     ``report``."""
 
-    def write_report(self, config: Mapping[str, Any]) -> Path:
-        """Draw the learning report (:func:`schedlab.reports.learning.write_training_report`)
-        into :attr:`out_dir`; its HTML file. ``config`` is the :class:`TrainConfig` as a dict."""
-        from schedlab.reports.learning import write_training_report
-
-        withholding = self.withholding or {}
-        paths = write_training_report(self.out_dir, self.curve, self.baselines, withholding, config)
-        return paths["html"]
-
     def summary(self, config: Mapping[str, Any]) -> str:
         """One line: the best validation value of ``config``'s objective and the baselines'."""
         base = ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())

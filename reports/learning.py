@@ -194,6 +194,15 @@ def describe_withholding(stats: Mapping[str, Any]) -> str:
     return text + (f" {forced} jobs were placed by the time-limit fallback." if forced else "")
 
 
+def report_training(result: Any, config: Mapping[str, Any]) -> Path:
+    """The learning report of a REINFORCE result (:class:`~schedlab.policies.reinforce.TrainResult`)
+    in its run directory, for ``schedlab train`` (``config``: the trainer's config as a dict);
+    the HTML file's path."""
+    withholding = result.withholding or {}
+    out = write_training_report(result.out_dir, result.curve, result.baselines, withholding, config)
+    return out["html"]
+
+
 def write_training_report(
     out_dir: str | Path,
     curve: pl.DataFrame,

@@ -38,6 +38,9 @@ class Entry:
     model it supports), ``baseline`` (a heuristic learned policies are compared with) ..."""
     config: str | None = None
     """``"module:attribute"`` of the config dataclass the target takes (trainers)."""
+    report: str | None = None
+    """``"module:attribute"`` of the function drawing a result's report (trainers:
+    ``report(result, config_dict) -> Path``); reports live above policies, so the CLI calls it."""
 
 
 @dataclass(slots=True)
@@ -59,6 +62,7 @@ class Registry:
         positional: str | None = None,
         tags: Iterable[str] = (),
         config: str | None = None,
+        report: str | None = None,
     ) -> None:
         """Register ``target`` (``"module:attr"``) under ``name``; names are unique."""
         key = name.lower()
@@ -67,7 +71,7 @@ class Registry:
             raise ValueError(msg)
         self._entries[key] = Entry(
             name=key, target=target, summary=summary, positional=positional,
-            tags=frozenset(tags), config=config,
+            tags=frozenset(tags), config=config, report=report,
         )  # fmt: skip
 
     def entry(self, name: str) -> Entry:
@@ -91,6 +95,14 @@ class Registry:
             msg = f"{self.kind} {name!r} declares no config dataclass"
             raise ValueError(msg)
         return _import(entry.config)
+
+    def load_report(self, name: str) -> Callable[..., Any]:
+        """Import and return the report function of ``name`` (see :attr:`Entry.report`)."""
+        entry = self.entry(name)
+        if entry.report is None:
+            msg = f"{self.kind} {name!r} declares no report function"
+            raise ValueError(msg)
+        return _import(entry.report)
 
     def parameters(self, name: str) -> dict[str, Param]:
         """The parameters ``name`` takes by name (see :func:`schedlab.params.parameters`)."""
@@ -215,6 +227,7 @@ trainers.register(
     "schedlab.policies.reinforce:train",
     "DeepRM (seed 000): REINFORCE with a per-step baseline; writes a `deeprm:` checkpoint",
     config="schedlab.policies.reinforce:TrainConfig",
+    report="schedlab.reports.learning:report_training",
     tags=("model:cluster", "policy:deeprm"),
 )
 trainers.register(
@@ -222,6 +235,7 @@ trainers.register(
     "schedlab.policies.deeprm_plus:train",
     "DeepRM_Plus (seed 004): CNN cloned from an expert (SJF), then REINFORCE; `deeprm-plus:`",
     config="schedlab.policies.deeprm_plus:DeepRMPlusConfig",
+    report="schedlab.reports.learning:report_training",
     tags=("model:cluster", "policy:deeprm-plus"),
 )
 trainers.register(
@@ -230,6 +244,7 @@ trainers.register(
     "Liu et al. (seed 003): RL-LSFC/RL-FC value learning with MAF-guided ε-greedy; writes a "
     "`liu-rl:` checkpoint",
     config="schedlab.policies.liu_value:LiuTrainConfig",
+    report="schedlab.reports.liu:report_training",
     tags=("model:multicluster", "policy:liu-rl"),
 )
 

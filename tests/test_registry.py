@@ -44,15 +44,18 @@ def test_kinds() -> None:
     assert kinds == ("generator", "policy", "loader", "trainer")
 
 
-def test_trainers_give_a_train_function_and_its_config_dataclass() -> None:
+def test_trainers_give_a_train_function_its_config_dataclass_and_report() -> None:
     import dataclasses
 
     for name in trainers.names():
         config = trainers.load_config(name)
         assert dataclasses.is_dataclass(config)
         assert callable(trainers.load(name))
+        assert trainers.load_report(name).__module__.startswith("schedlab.reports.")
     with pytest.raises(ValueError, match="declares no config dataclass"):
         policies.load_config("sjf")
+    with pytest.raises(ValueError, match="declares no report function"):
+        policies.load_report("sjf")
 
 
 def test_entry_holds_target_and_summary() -> None:

@@ -4,11 +4,12 @@ Each trainer (:data:`schedlab.registry.trainers`) names a train function and its
 dataclass; the subcommand's options are the config's fields (type and default from the
 field, help from its docstring; see :func:`~schedlab.cli.options.config_options`), so a new
 trainer is one registry line. The train function is called as ``train(config, out_dir, *,
-resume, progress)`` and returns data, a result with ``write_report(config)`` (draws the
-learning report, returns its path), ``summary(config)`` (one line) and ``seconds``; the report is
-drawn here. A trainer writes its config (``dataclasses.asdict``) under ``"train_config"`` in
-``OUT/config.json``, or under ``"trainer_config"`` when ``train_config`` holds the config of an
-inner stage (DeepRM_Plus's REINFORCE stage); ``--resume`` reads it back.
+resume, progress)`` and returns data, a result with ``summary(config)`` (one line) and
+``seconds``; the trainer's registered report function (``report(result, config) -> Path``, in
+``reports/``) draws the learning report here. A trainer writes its config
+(``dataclasses.asdict``) under ``"train_config"`` in ``OUT/config.json``, or under
+``"trainer_config"`` when ``train_config`` holds the config of an inner stage (DeepRM_Plus's
+REINFORCE stage); ``--resume`` reads it back.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def train(name: str, config: Any, output: Path, *, resume: bool) -> None:
     """Train with trainer ``name``, draw its learning report, print a summary."""
     result = trainers.load(name)(config, output, resume=resume, progress=True)
     settings = dataclasses.asdict(config)
-    report = result.write_report(settings)
+    report = trainers.load_report(name)(result, settings)
     click.echo(
         f"trained {name} in {result.seconds:.0f} s: {result.summary(settings)} -> "
         f"{output / 'best.pt'}; report: {report}"

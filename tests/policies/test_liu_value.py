@@ -21,6 +21,7 @@ from schedlab.policies.liu_baselines import MAF
 from schedlab.policies.liu_networks import FC, LSFC, LiuValuePolicy, best_actions
 from schedlab.policies.liu_value import Decisions, KnowledgeBuffer, LiuTrainConfig, train
 from schedlab.registry import make_policy
+from schedlab.reports.liu import report_training
 from schedlab.simulator.multicluster.views import LiuState
 from schedlab.simulator.run import simulate
 from tests.cli_helpers import run_ok
@@ -92,7 +93,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("liu") / "run"
     config = LiuTrainConfig(**TINY)
     result = train(config, out, progress=False)
-    assert result.write_report(asdict(config)) == out / "report.md"
+    assert report_training(result, asdict(config)) == out / "report.md"
     assert "best validation S_log" in result.summary(asdict(config))
     return out
 
