@@ -44,10 +44,12 @@ def _arrays(obs: Any) -> list[np.ndarray]:
     return out if out else [np.asarray(obs)]
 
 
-def _check_actions(policy: Any, jobset: JobSet, config: ClusterConfig) -> None:
-    model = BatchedEngine.from_jobset(jobset, config)
+def check_actions(policy: Any, model: Any, *, steps: int = 50) -> None:
+    """Step ``model`` (any :class:`~schedlab.simulator.model.Model`, freshly reset) with
+    ``policy`` for up to ``steps`` decisions: int actions, one per observation, inside the mask,
+    and ``act_batch`` leaves its observation unchanged (``AssertionError`` otherwise)."""
     policy.reset(seed=0)
-    for _ in range(50):
+    for _ in range(steps):
         active = np.flatnonzero(~model.done)
         if not active.size:
             return
@@ -94,7 +96,7 @@ def check_policy(policy: Any, *, seed: int = 0) -> None:
     assert clone.get_params() == params, f"{policy.name}: get_params() does not rebuild it"
     jobset = _jobsets(seed)
     for config in _configs(policy):
-        _check_actions(copy.deepcopy(policy), jobset, config)
+        check_actions(copy.deepcopy(policy), BatchedEngine.from_jobset(jobset, config))
         first = run_policy(jobset, copy.deepcopy(policy), config)
         check_schedule(jobset, first.start, first.machine, machines=config.machines)
         again = run_policy(jobset, pickle.loads(pickle.dumps(policy)), config)

@@ -18,6 +18,7 @@ import numpy as np
 
 from schedlab.jobset import JobSet
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
+from schedlab.policies.check import check_actions
 from schedlab.simulator.multicluster.check import check_run
 from schedlab.simulator.multicluster.model import MultiClusterModel
 from schedlab.simulator.multicluster.run import run_policy
@@ -31,32 +32,6 @@ def _jobsets(seed: int) -> list[JobSet]:
     return out
 
 
-def _arrays(obs: Any) -> list[np.ndarray]:
-    fields = getattr(obs, "__slots__", None) or getattr(obs, "__dataclass_fields__", {})
-    return [getattr(obs, f) for f in fields if isinstance(getattr(obs, f, None), np.ndarray)]
-
-
-def _check_actions(policy: Any, model: MultiClusterModel) -> None:
-    model.reset()
-    policy.reset(seed=0)
-    for _ in range(40):
-        active = np.flatnonzero(~model.done)
-        if not active.size:
-            return
-        obs, mask = model.observe(policy.view, active), model.action_mask(active)
-        before = [a.copy() for a in _arrays(obs)]
-        actions = np.asarray(policy.act_batch(obs, mask=mask))
-        assert all(np.array_equal(a, b) for a, b in zip(_arrays(obs), before, strict=True)), (
-            f"{policy.name}: act_batch changed its observation"
-        )
-        assert actions.shape == (active.size,), f"{policy.name}: {actions.shape} actions"
-        assert np.issubdtype(actions.dtype, np.integer), f"{policy.name}: {actions.dtype}"
-        inside = (actions >= 0) & (actions < mask.shape[1])
-        chosen = mask[np.arange(active.size), np.clip(actions, 0, mask.shape[1] - 1)]
-        assert (inside & chosen).all(), f"{policy.name}: actions outside the mask"
-        model.step(actions, active)
-
-
 def check_multicluster_policy(policy: Any, *, seed: int = 0) -> None:
     """Raise ``AssertionError`` if ``policy`` (an instance) breaks the multi-cluster contract."""
     for attr in ("name", "models", "view", "reset", "act_batch", "get_params"):
@@ -67,7 +42,8 @@ def check_multicluster_policy(policy: Any, *, seed: int = 0) -> None:
     assert type(policy)(**params).get_params() == params, f"{policy.name}: not rebuilt"
     for jobset in _jobsets(seed):
         model = MultiClusterModel.from_jobset(jobset)
-        _check_actions(copy.deepcopy(policy), model)
+        model.reset()
+        check_actions(copy.deepcopy(policy), model, steps=40)
         first = run_policy(model, copy.deepcopy(policy))
         check_run(first)
         placed = first.placements()
