@@ -103,6 +103,21 @@ def workload_fingerprint(w: WorkloadSpec) -> str:
     return _hash([d, RUN_SCHEMA])
 
 
+def checkpoint_digest(spec: str) -> str | None:
+    """SHA-256 of the checkpoint file the policy ``spec`` runs, or None for a spec without one:
+    part of the run's fingerprint, so a checkpoint replaced under the same name or path makes
+    its runs stale instead of silently reusing results of the old weights."""
+    from schedlab.evaluation.spec import checkpoint_path
+
+    ckpt = checkpoint_path(spec)
+    if ckpt is None:
+        return None
+    from schedlab.policies.deeprm import resolve_checkpoint  # torch: learned policies only
+
+    path = resolve_checkpoint(ckpt)
+    return io.sha256(path) if path.is_file() else None
+
+
 def jobsets_path(out: Path, w: WorkloadSpec) -> Path:
     """Where the jobsets of workload ``w`` are kept in the experiment directory ``out``."""
     return out / "jobsets" / f"{_slug(w.name)}.parquet"
@@ -112,12 +127,15 @@ def plan(spec: ExperimentSpec, out_dir: str | os.PathLike[str]) -> list[RunTask]
     """Every run of ``spec``: workloads × loads × policies, in spec order."""
     out = Path(out_dir)
     cluster = dataclasses.asdict(spec.cluster)
+    digests: dict[str, str | None] = {}
     tasks = []
     for w in spec.workloads:
         for load in w.loads or (None,):
             for p in spec.policies:
                 rid = run_id(w.name, load, p.name)
-                fp = _hash([workload_fingerprint(w), load, p.spec, p.name, cluster, RUN_SCHEMA])
+                parts = [workload_fingerprint(w), load, p.spec, p.name, cluster, RUN_SCHEMA]
+                digest = digests.setdefault(p.spec, checkpoint_digest(p.spec))
+                fp = _hash(parts if digest is None else [*parts, digest])
                 tasks.append(
                     RunTask(
                         run_id=rid,

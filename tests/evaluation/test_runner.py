@@ -246,3 +246,22 @@ def test_the_executor_is_injected(tmp_path: Path) -> None:
     outcome = run_experiment(load_spec(spec_at(tmp_path)), tmp_path / "o", executor=ex,
                              progress=False)  # fmt: skip
     assert (outcome.ran, ex.submitted, ex.closed) == (6, 6, True)
+
+
+def test_a_replaced_checkpoint_makes_its_runs_stale(tmp_path: Path) -> None:
+    """Runs of a learned policy are tied to the checkpoint's bytes, not to its name or path."""
+    from schedlab.policies.deeprm import shipped
+
+    ckpt = tmp_path / "agent.pt"
+    ckpt.write_bytes(shipped("deeprm-0.7").read_bytes())
+    text = SPEC.replace(
+        '"sjf", "fcfs", "tetris"', '"tetris", { spec = "deeprm:agent.pt", name = "rl" }'
+    )
+    spec = load_spec(spec_at(tmp_path, text))
+    out = tmp_path / "out"
+    assert run_experiment(spec, out, workers=1, progress=False).ran == 4
+    assert run_experiment(spec, out, workers=1, progress=False).ran == 0
+    ckpt.write_bytes(shipped("deeprm-1.3").read_bytes())  # same name, other weights
+    again = run_experiment(spec, out, workers=1, progress=False)
+    assert again.ran == 2  # the two loads of "rl"; tetris's runs are kept
+    assert again.skipped == 2
