@@ -19,17 +19,27 @@ DEMO_LOADS = tuple(round(0.1 + 0.2 * i, 1) for i in range(10))
 """10%, 30%, ..., 190%."""
 
 
-def shipped_checkpoints() -> list[str]:
-    """Names of the shipped DeepRM checkpoints (folders ``deeprm-*`` holding ``best.pt``; a
-    shipped folder is named after its policy, e.g. ``liu-lsfc`` is a ``liu-rl`` network), sorted."""
+def shipped_checkpoints(slots: int = 10) -> list[str]:
+    """Names of the shipped policies trained for the DeepRM study itself, sorted: folders with a
+    ``best.pt`` whose ``config.json`` was trained on the ``deeprm`` workload with DeepRM's
+    geometry (one machine, ``slots`` visible jobs). Others (Chen's two machines, DeepRM_Plus's
+    Poisson workload, Liu's clusters) have their own experiment specs."""
     root = resources.files("schedlab.policies") / "checkpoints"
     if not root.is_dir():
         return []
-    return sorted(
-        d.name
-        for d in root.iterdir()
-        if d.is_dir() and d.name.startswith("deeprm-") and (d / "best.pt").is_file()
-    )
+    out = []
+    for d in root.iterdir():
+        if not (d.is_dir() and (d / "best.pt").is_file() and (d / "config.json").is_file()):
+            continue
+        config = json.loads((d / "config.json").read_text())
+        geometry = config.get("geometry", {})
+        if (
+            config.get("train_config", {}).get("workload") == "deeprm"
+            and geometry.get("machines", 1) == 1
+            and geometry.get("slots") == slots
+        ):
+            out.append(d.name)
+    return sorted(out)
 
 
 def demo_spec(
@@ -57,7 +67,7 @@ def demo_spec(
         Shipped checkpoint names to add as optional ``deeprm`` policies; default
         :func:`shipped_checkpoints`.
     """
-    names = shipped_checkpoints() if checkpoints is None else list(checkpoints)
+    names = shipped_checkpoints(slots) if checkpoints is None else list(checkpoints)
     learned = "".join(
         f'\n    {{ spec = "deeprm:checkpoint={n}", name = {json.dumps(n)}, optional = true }},'
         for n in names

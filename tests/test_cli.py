@@ -52,6 +52,7 @@ def test_demo_writes_report(tmp_path: Path) -> None:
     from schedlab.evaluation.demo import shipped_checkpoints
 
     shipped = shipped_checkpoints()  # shipped DeepRM policies join the heuristics
+    assert shipped == ["deeprm-0.7", "deeprm-1.3"]  # not Chen's, DeepRM_Plus's or Liu's
     n = 2 * (6 + len(shipped))
     out = run_ok("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
     assert "report.html" in out

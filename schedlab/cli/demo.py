@@ -74,7 +74,8 @@ def headline(runs_csv: Path, load: float | None) -> None:
         return
     at = runs.filter((pl.col("load") - load).abs() < 1e-9).sort("mean_slowdown")
     click.echo(f"average job slowdown at offered load {100 * load:g}% (mean over jobsets):")
+    width = max(12, *(len(p) for p in at.get_column("policy")))
     for row in at.iter_rows(named=True):
         click.echo(
-            f"  {row['policy']:12s} {row['mean_slowdown']:8.2f}  ({row['n_jobsets']} jobsets)"
+            f"  {row['policy']:{width}s} {row['mean_slowdown']:8.2f}  ({row['n_jobsets']} jobsets)"
         )
