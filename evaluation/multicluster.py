@@ -31,7 +31,10 @@ from schedlab.evaluation.stats import summarize
 from schedlab.results import Results
 from schedlab.simulator.multicluster.score import WEIGHT, s_log
 
-__all__ = ["LIU_METRICS", "PAPER", "WEIGHT", "dominance", "per_episode", "s_log", "summary"]
+__all__ = [  # WEIGHT and s_log are defined with the model (shared with training)
+    "LIU_METRICS", "PAPER", "PAPER_BY_WORKLOAD", "WEIGHT",
+    "dominance", "paper_rows", "per_episode", "s_log", "summary",
+]  # fmt: skip
 
 LIU_METRICS = ("tmdl", "ajer", "s_log")
 """Per-episode metrics of :func:`per_episode`, in the paper's column order."""
