@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
-from collections.abc import Callable
 
 import numpy as np
+from timing import best_of
 
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.policies.heuristics import HEURISTICS, SJF
@@ -26,16 +25,6 @@ from schedlab.simulator.run import schedule, simulate
 REFERENCE_JOBS_PER_S = 4_000.0
 TARGET_JOBS_PER_S = 200_000.0
 LOADS = [round(0.3 + 0.2 * i, 1) for i in range(9)]
-
-
-def best_of(fn: Callable[[], object], repeats: int) -> float:
-    """Smallest wall time of ``repeats`` calls, in seconds."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:

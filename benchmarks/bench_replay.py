@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from timing import best_of
 
 from schedlab.jobset import JobSet, JobSetMeta, offered_load
 from schedlab.policies.heuristics import SJF
@@ -68,16 +69,6 @@ def replay(path: Path, out: Path, config: ClusterConfig) -> tuple[float, int]:
     return time.perf_counter() - t0, len(js)
 
 
-def best(fn, repeats: int = 3) -> float:
-    """Smallest wall time of ``repeats`` calls."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1_000_000)
@@ -108,15 +99,15 @@ def main() -> None:
         print("visible queue sweep on 100,000 jobs (kernel only):")
         for slots in (10, 100, 1000, None):
             config = ClusterConfig(slots=slots)
-            seconds = best(lambda c=config: schedule(js, SJF(), c), 1)
+            seconds = best_of(lambda c=config: schedule(js, SJF(), c), 1)
             label = "whole" if slots is None else f"M = {slots}"
             print(f"  {label:>8}: {seconds:7.2f} s = {len(js) / seconds:>12,.0f} jobs/s")
     deeprm = generators.make("deeprm").generate(0.7, n_jobsets=1000, seed=0)
     two = generators.make("deeprm", machines=2).generate(0.7, n_jobsets=500, seed=0)
     schedule(deeprm, SJF(), ClusterConfig())
     schedule(two, SJF(), ClusterConfig())
-    one_rate = len(deeprm) / best(lambda: schedule(deeprm, SJF(), ClusterConfig()), 5)
-    two_rate = len(two) / best(lambda: schedule(two, SJF(), ClusterConfig()), 5)
+    one_rate = len(deeprm) / best_of(lambda: schedule(deeprm, SJF(), ClusterConfig()), 5)
+    two_rate = len(two) / best_of(lambda: schedule(two, SJF(), ClusterConfig()), 5)
     verdict = "PASS" if two_rate * 2 >= one_rate else "FAIL"
     print(
         f"machines: DeepRM load 0.7, SJF kernel: one pool {one_rate:,.0f} jobs/s, two machines "
