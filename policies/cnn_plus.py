@@ -127,8 +127,14 @@ class CNNPlusNet(nn.Module):
 
     def _head(self, pooled: torch.Tensor) -> torch.Tensor:
         """Logits from the first block's output (``(N, C1, ⌊T/2⌋, ⌊W/2⌋)``)."""
-        x = F.avg_pool2d(torch.relu(self.conv2(pooled)), 2)
-        return self.fc2(torch.tanh(self.fc1(x.flatten(1))))
+        x = F.avg_pool2d(torch.relu(self.conv2(pooled)), 2)  # channels-last
+        n, c, h, w = x.shape
+        # fc1 reads the map in channel-major order (its weight's layout); the map is read in its
+        # memory order instead, with fc1's columns permuted to match: the same function, and
+        # the gradient reaches the pooling as a channels-last map (oneDNN's fast backward).
+        weight = self.fc1.weight.view(-1, c, h, w).permute(0, 2, 3, 1).reshape(-1, c * h * w)
+        hidden = F.linear(x.permute(0, 2, 3, 1).reshape(n, -1), weight, self.fc1.bias)
+        return self.fc2(torch.tanh(hidden))
 
 
 @lru_cache(maxsize=16)
@@ -164,6 +170,14 @@ def corner_table(geometry: ObsGeometry) -> tuple[np.ndarray, np.ndarray, np.ndar
     )
 
 
+def _blocks(n: int) -> int:
+    """Blocks of observations for the first layer's compiled loops, one per thread: as many
+    threads as torch uses (the trainer's ``threads``; one in evaluation workers)."""
+    threads = max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(threads)
+    return max(1, min(n, threads))
+
+
 class SparseConvPool(torch.autograd.Function):
     """conv1 → ReLU → 2 × 2 average pooling of sparse observations (module docstring);
     output float32, shape ``(N, C, ⌊T/2⌋, ⌊W/2⌋)``, channels-last."""
@@ -185,7 +199,7 @@ class SparseConvPool(torch.autograd.Function):
         n, c = terms.shape[0], k.shape[2]
         out = np.empty((n, T // 2, W // 2, c), dtype=np.float32)
         active = np.empty((n, 2 * (T // 2), 2 * (W // 2), c), dtype=np.bool_)
-        _layer1_forward(terms.numpy(), weights.numpy(), *table, k, b, T, W, out, active)
+        _layer1_forward(terms.numpy(), weights.numpy(), *table, k, b, T, W, out, active, _blocks(n))
         ctx.save_for_backward(terms, weights)
         ctx.geometry, ctx.active, ctx.shapes = geometry, active, (weight, bias)
         return torch.from_numpy(out).permute(0, 3, 1, 2)
@@ -201,7 +215,7 @@ class SparseConvPool(torch.autograd.Function):
         grad_b = np.zeros(weight.shape[0], dtype=np.float64)
         _layer1_backward(
             terms.numpy(), weights.numpy(), *corner_table(ctx.geometry), k, ctx.active, g,
-            grad_k, grad_b,
+            grad_k, grad_b, _blocks(len(terms)),
         )  # fmt: skip
         grad_w = torch.from_numpy(grad_k).permute(2, 0, 1).reshape(weight.shape)
         return grad_w.to(weight.dtype), torch.from_numpy(grad_b).to(bias.dtype), None, None, None
@@ -245,73 +259,85 @@ def _preactivations(
                 buf[a, b, c] += buf[a, b - 1, c]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _layer1_forward(
     terms: np.ndarray, weights: np.ndarray, ptr: np.ndarray, crow: np.ndarray,
     ccol: np.ndarray, csign: np.ndarray, kernel: np.ndarray, bias: np.ndarray, T: int, W: int,
-    out: np.ndarray, active: np.ndarray,
+    out: np.ndarray, active: np.ndarray, blocks: int,
 ) -> None:  # fmt: skip
     """``out[n, y, x, c]`` = mean over the 2 × 2 block of ReLU(conv1 + bias), shape
     ``(N, ⌊T/2⌋, ⌊W/2⌋, C)``; ``active[n, y, x, c]`` (bool, ``(N, 2⌊T/2⌋, 2⌊W/2⌋, C)``)
-    records where the pre-activation is positive (for the backward pass)."""
+    records where the pre-activation is positive (for the backward pass). Observations are
+    split into ``blocks`` contiguous blocks, one per thread."""
     k, C = kernel.shape[0], kernel.shape[2]
     p = k // 2
-    buf = np.zeros((T + 2 * p + 1, W + 2 * p + 1, C), dtype=np.float32)
-    for n in range(terms.shape[0]):
-        _preactivations(terms, weights, n, ptr, crow, ccol, csign, kernel, T, W, buf)
-        for y in range(T // 2):
-            for x in range(W // 2):
-                for c in range(C):
-                    out[n, y, x, c] = 0.0
-                for dy in range(2):
-                    for dx in range(2):
-                        for c in range(C):
-                            v = buf[2 * y + dy + p, 2 * x + dx + p, c] + bias[c]
-                            on = v > 0.0
-                            active[n, 2 * y + dy, 2 * x + dx, c] = on
-                            out[n, y, x, c] += 0.25 * v if on else 0.0
+    N = terms.shape[0]
+    for blk in numba.prange(blocks):
+        buf = np.zeros((T + 2 * p + 1, W + 2 * p + 1, C), dtype=np.float32)
+        for n in range(blk * N // blocks, (blk + 1) * N // blocks):
+            _preactivations(terms, weights, n, ptr, crow, ccol, csign, kernel, T, W, buf)
+            for y in range(T // 2):
+                for x in range(W // 2):
+                    for c in range(C):
+                        out[n, y, x, c] = 0.0
+                    for dy in range(2):
+                        for dx in range(2):
+                            for c in range(C):
+                                v = buf[2 * y + dy + p, 2 * x + dx + p, c] + bias[c]
+                                on = v > 0.0
+                                active[n, 2 * y + dy, 2 * x + dx, c] = on
+                                out[n, y, x, c] += 0.25 * v if on else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _layer1_backward(
     terms: np.ndarray, weights: np.ndarray, ptr: np.ndarray, crow: np.ndarray,
     ccol: np.ndarray, csign: np.ndarray, k: int, active: np.ndarray, grad: np.ndarray,
-    grad_kernel: np.ndarray, grad_bias: np.ndarray,
+    grad_kernel: np.ndarray, grad_bias: np.ndarray, blocks: int,
 ) -> None:  # fmt: skip
     """Accumulate the gradients of conv1's kernel ``(k, k, C)`` and bias ``(C,)`` (float64)
     from the gradient of the pooled output ``grad`` (``(N, ⌊T/2⌋, ⌊W/2⌋, C)``) and the
-    forward pass's ``active`` pixels."""
+    forward pass's ``active`` pixels. Each of ``blocks`` threads sums one contiguous block of
+    observations into its own accumulators; the blocks' sums are added in a fixed order
+    (deterministic for a given thread count)."""
     C = grad.shape[3]
     p = k // 2
-    T2, W2 = active.shape[1], active.shape[2]
-    g = np.zeros((T2 + 2 * p + 2, W2 + 2 * p + 2, C), dtype=np.float32)
-    for n in range(terms.shape[0]):
-        g[:] = 0.0
-        for y in range(T2):
-            for x in range(W2):
-                for c in range(C):
-                    if active[n, y, x, c]:
-                        gv = 0.25 * grad[n, y // 2, x // 2, c]
-                        g[y + p, x + p, c] = gv
-                        grad_bias[c] += gv
-        for a in range(g.shape[0] - 2, -1, -1):  # suffix sums: S[a, b] = Σ_{i≥a, j≥b} g
-            for b in range(g.shape[1]):
-                for c in range(C):
-                    g[a, b, c] += g[a + 1, b, c]
-        for a in range(g.shape[0]):
-            for b in range(g.shape[1] - 2, -1, -1):
-                for c in range(C):
-                    g[a, b, c] += g[a, b + 1, c]
-        for t in range(terms.shape[1]):
-            e = terms[n, t]
-            w = weights[n, t]
-            if e == 0 or w == 0.0:
-                continue
-            for q in range(ptr[e], ptr[e + 1]):
-                d = csign[q] * w
-                for u in range(k):
-                    a = crow[q] - u + 2 * p
-                    for v in range(k):
-                        b = ccol[q] - v + 2 * p
-                        for c in range(C):
-                            grad_kernel[u, v, c] += d * g[a, b, c]
+    N, T2, W2 = active.shape[0], active.shape[1], active.shape[2]
+    part_k = np.zeros((blocks, k, k, C), dtype=np.float64)
+    part_b = np.zeros((blocks, C), dtype=np.float64)
+    for blk in numba.prange(blocks):
+        g = np.zeros((T2 + 2 * p + 2, W2 + 2 * p + 2, C), dtype=np.float32)
+        gk, gb = part_k[blk], part_b[blk]
+        for n in range(blk * N // blocks, (blk + 1) * N // blocks):
+            g[:] = 0.0
+            for y in range(T2):
+                for x in range(W2):
+                    for c in range(C):
+                        if active[n, y, x, c]:
+                            gv = 0.25 * grad[n, y // 2, x // 2, c]
+                            g[y + p, x + p, c] = gv
+                            gb[c] += gv
+            for a in range(g.shape[0] - 2, -1, -1):  # suffix sums: S[a, b] = Σ_{i≥a, j≥b} g
+                for b in range(g.shape[1]):
+                    for c in range(C):
+                        g[a, b, c] += g[a + 1, b, c]
+            for a in range(g.shape[0]):
+                for b in range(g.shape[1] - 2, -1, -1):
+                    for c in range(C):
+                        g[a, b, c] += g[a, b + 1, c]
+            for t in range(terms.shape[1]):
+                e = terms[n, t]
+                w = weights[n, t]
+                if e == 0 or w == 0.0:
+                    continue
+                for q in range(ptr[e], ptr[e + 1]):
+                    d = csign[q] * w
+                    for u in range(k):
+                        a = crow[q] - u + 2 * p
+                        for v in range(k):
+                            b = ccol[q] - v + 2 * p
+                            for c in range(C):
+                                gk[u, v, c] += d * g[a, b, c]
+    for blk in range(blocks):
+        grad_kernel += part_k[blk]
+        grad_bias += part_b[blk]
