@@ -98,8 +98,9 @@ def _hash(obj: Any) -> str:
 
 
 def workload_fingerprint(w: WorkloadSpec) -> str:
-    """Hash of what a workload's jobsets depend on (not its name)."""
-    d = {k: v for k, v in dataclasses.asdict(w).items() if k != "name"}
+    """Hash of what a workload's jobsets depend on (not its name, nor the cluster its runs
+    simulate, which is part of each run's fingerprint)."""
+    d = {k: v for k, v in dataclasses.asdict(w).items() if k not in ("name", "cluster")}
     return _hash([d, RUN_SCHEMA])
 
 
@@ -124,14 +125,17 @@ def jobsets_path(out: Path, w: WorkloadSpec) -> Path:
 
 
 def plan(spec: ExperimentSpec, out_dir: str | os.PathLike[str]) -> list[RunTask]:
-    """Every run of ``spec``: workloads × loads × policies, in spec order."""
+    """Every run of ``spec``: workloads × loads × policies, in spec order (a policy restricted
+    to some workloads runs on those only; a workload's ``cluster`` fields replace the spec's)."""
     out = Path(out_dir)
-    cluster = dataclasses.asdict(spec.cluster)
     digests: dict[str, str | None] = {}
     tasks = []
     for w in spec.workloads:
+        cluster = {**dataclasses.asdict(spec.cluster), **w.cluster}
         for load in w.loads or (None,):
             for p in spec.policies:
+                if p.workloads and w.name not in p.workloads:
+                    continue
                 rid = run_id(w.name, load, p.name)
                 parts = [workload_fingerprint(w), load, p.spec, p.name, cluster, RUN_SCHEMA]
                 digest = digests.setdefault(p.spec, checkpoint_digest(p.spec))

@@ -7,6 +7,8 @@ Schema (every key is optional unless marked *required*; unknown keys are errors)
         # a table gives a display name, or `optional = true`: run only when the policy is
         # registered and its checkpoint exists (a path relative to this file, or a shipped name)
         { spec = "deeprm:checkpoint=deeprm-0.7", name = "deeprm", optional = true },
+        # `workloads`: run on these workloads only (a policy trained for one configuration)
+        { spec = "deeprm-plus:checkpoint=../runs/m20/best.pt", name = "m20", workloads = ["m20"] },
     ]
 
     [experiment]
@@ -27,6 +29,7 @@ Schema (every key is optional unless marked *required*; unknown keys are errors)
     rates = [0.05, 0.35]                    #   mean arrivals per step (load = rate·load_per_rate)
     jobsets = 100                           #   jobsets per load
     seed = 0                                #   default: child i of SeedSequence(experiment.seed)
+    cluster = { slots = 20 }                #   [cluster] fields this workload's runs replace
     # ... or a trace:
     loader = "swf"                          # a registered loader, or "jobset" (a JobSet file)
     path = "../traces/data/KTH-SP2-1996-2.swf.gz"   # relative to the spec file
@@ -53,9 +56,10 @@ the results.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +105,9 @@ class WorkloadSpec:
     """Jobsets per load."""
     seed: int = 0
     """Seed of the generator (or of the trace's sampling)."""
+    cluster: Mapping[str, int] = field(default_factory=dict)
+    """Fields of ``[cluster]`` this workload's runs replace (e.g. ``{"slots": 20}``: seed 004
+    Fig. 11 compares queue sizes); empty: the spec's cluster."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -113,6 +120,9 @@ class PolicySpec:
     """Name in results and reports (default: the spec as written)."""
     optional: bool = False
     """Run only if registered and its checkpoint exists (else listed in ``skipped``)."""
+    workloads: tuple[str, ...] = ()
+    """Workloads this policy runs on (a learned policy trained for one configuration);
+    empty: every workload."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -187,7 +197,9 @@ class ExperimentSpec:
                 WorkloadSpec(**{**w, "loads": tup(w["loads"]), "rates": tup(w["rates"])})
                 for w in d["workloads"]
             ),
-            policies=tup(PolicySpec(**p) for p in d["policies"]),
+            policies=tup(
+                PolicySpec(**{**p, "workloads": tup(p.get("workloads", ()))}) for p in d["policies"]
+            ),
             cluster=ClusterConfig(**d["cluster"]),
             metrics=MetricsSpec(**{**d["metrics"], "secondary": tup(d["metrics"]["secondary"])}),
             report=ReportSpec(**d["report"]),
@@ -241,7 +253,7 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
     names = [w.name for w in workloads]
     if len(set(names)) != len(names):
         top.fail("workloads", f"workload names must be unique, got {names}")
-    ran, skipped = _policies(top.get("policies", list), base_dir, source)
+    ran, skipped = _policies(top.get("policies", list), base_dir, source, names)
     reference = exp.get("reference", str)
     if reference not in [p.name for p in ran]:
         exp.fail("reference", f"{reference!r} is not a policy that runs: {[p.name for p in ran]}")
@@ -261,17 +273,22 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
 
 
 def _cluster(t: Table) -> ClusterConfig:
+    return ClusterConfig(**_cluster_fields(t))
+
+
+def _cluster_fields(t: Table) -> dict[str, int]:
+    """The ``[cluster]`` fields a table gives, checked (known names, integers >= 1)."""
     names = tuple(f.name for f in fields(ClusterConfig))
     t = _table(t.data, t.where, t.source, names)
     kwargs = {k: t.get(k, int) for k in names if k in t}
     for k, v in kwargs.items():
         if v < 1:
             t.fail(k, f"must be >= 1, got {v}")
-    return ClusterConfig(**kwargs)
+    return kwargs
 
 
 WORKLOAD_KEYS = ("name", "generator", "params", "loads", "rates", "jobsets", "seed", "loader",
-                 "path", "options")  # fmt: skip
+                 "path", "options", "cluster")  # fmt: skip
 
 
 def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> WorkloadSpec:
@@ -284,8 +301,10 @@ def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> Work
     jobsets, wseed = t.get("jobsets", int, 100), t.get("seed", int, seed)
     if jobsets < 1:
         t.fail("jobsets", f"must be >= 1, got {jobsets}")
+    where = f"{t.where}.cluster"
+    cluster = _cluster_fields(_table(t.get("cluster", dict, {}), where, source, None))
     if generator is not None:
-        return _generated(t, generator, params, jobsets, wseed)
+        return replace(_generated(t, generator, params, jobsets, wseed), cluster=cluster)
     for key in ("loads", "rates", "jobsets"):
         if key in t:
             t.fail(key, "only for a `generator` workload (a trace has its own jobsets)")
@@ -304,7 +323,7 @@ def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> Work
         _checked(t, "options", lambda: TraceOptions(**options))
     return WorkloadSpec(
         name=name, loader=loader, path=str(path.resolve()), params=params, options=options,
-        seed=wseed,
+        seed=wseed, cluster=cluster,
     )  # fmt: skip
 
 
@@ -374,15 +393,24 @@ def find_checkpoint(ckpt: str, base_dir: Path) -> str | None:
     return ckpt if shipped(ckpt) is not None else None
 
 
-def _policies(items: list[Any], base_dir: Path, source: str) -> tuple[tuple, tuple]:
+def _policies(
+    items: list[Any], base_dir: Path, source: str, workloads: list[str]
+) -> tuple[tuple, tuple]:
     ran: list[PolicySpec] = []
     skipped: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
         entry = {"spec": item} if isinstance(item, str) else item
-        t = _table(entry, f"policies[{i}]", source, ("spec", "name", "optional"))
+        keys = ("spec", "name", "optional", "workloads")
+        t = _table(entry, f"policies[{i}]", source, keys)
         spec = t.get("spec", str)
         name, optional = t.get("name", str, spec), t.get("optional", bool, False)
+        only = tuple(t.get("workloads", list, []))
+        for w in only:
+            if w not in workloads:
+                close = difflib.get_close_matches(str(w), workloads, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                t.fail("workloads", f"no workload {w!r} (the spec has {workloads}){hint}")
         reason = _unavailable(spec, base_dir)
         if reason and not optional:
             t.fail("spec", reason)
@@ -396,7 +424,7 @@ def _policies(items: list[Any], base_dir: Path, source: str) -> tuple[tuple, tup
         if key in seen:
             t.fail("spec", f"{spec!r} is the same policy as policies[{seen[key]}] (same results)")
         seen[key] = i
-        ran.append(PolicySpec(spec=spec, name=name, optional=optional))
+        ran.append(PolicySpec(spec=spec, name=name, optional=optional, workloads=only))
     if not ran:
         msg = f"{source}: policies: no policy can run (skipped: {skipped})"
         raise SpecError(msg)

@@ -89,7 +89,8 @@ class TrainConfig:
     """Weight of the policy's entropy added to the objective (0: plain REINFORCE, as the
     papers); a small bonus keeps a network with many inputs from collapsing early."""
     network: str = "mlp"
-    """Policy network (:data:`schedlab.policies.networks.NETWORKS`): ``mlp`` or ``chen-cnn``."""
+    """Policy network (:data:`schedlab.policies.networks.NETWORKS`): ``mlp``, ``chen-cnn`` or
+    ``cnn-plus`` (DeepRM_Plus's; its trainer ``deeprm-plus`` adds the cloning stage)."""
     layout: Layout = "deeprm"
     """Image layout: DeepRM's (``deeprm``) or Chen et al.'s (``reshaped``, seed 002 Fig. 1)."""
     machines: int = 1

@@ -138,9 +138,17 @@ def _hints(obj: Any, names: Collection[str]) -> dict[str, Any]:
 
 
 def _split(hint: Any) -> tuple[Any, tuple[Interval, ...]]:
+    """The type without its metadata, and its bounds; ``Annotated[int, Interval(ge=1)] | None``
+    is ``int | None`` bounded (the bounds of an optional member are not lost)."""
     if get_origin(hint) is Annotated:
         base, *meta = get_args(hint)
         return base, tuple(m for m in meta if isinstance(m, Interval))
+    if get_origin(hint) in (Union, types.UnionType):
+        parts = [_split(a) for a in get_args(hint)]
+        if any(bounds for _, bounds in parts):
+            return Union[tuple(base for base, _ in parts)], tuple(  # noqa: UP007
+                b for _, bounds in parts for b in bounds
+            )
     return hint, ()
 
 

@@ -50,6 +50,10 @@ class DeepRMGenerator(SyntheticGenerator):
     """Number of resource types d."""
     variant: Literal["code", "paper"] = "code"
     """``"code"``: capacity 10 slots (published numbers); ``"paper"``: capacity 20 slots."""
+    res_slot: Annotated[int, Interval(ge=1)] | None = None
+    """Slots per resource (the reference code's ``res_slot``), replacing the variant's. Demands
+    keep their ranges, so more slots are a bigger cluster for the same jobs (seed 004 Fig. 10;
+    give rates, not loads, to keep the job stream)."""
     window: Annotated[int, Interval(ge=1)] = 50
     """Steps during which jobs arrive (the reference's ``simu_len``)."""
     short_prob: Annotated[float, Interval(ge=0, le=1)] = 0.8
@@ -73,8 +77,9 @@ class DeepRMGenerator(SyntheticGenerator):
         return ("cpu", "mem") if d == 2 else tuple(f"r{k}" for k in range(d))
 
     def capacity(self) -> tuple[float, ...]:
-        """10 slots per resource (``"code"``) or 20 (``"paper"``)."""
-        return (10.0 if self.variant == "code" else 20.0,) * self.n_resources
+        """``res_slot`` slots per resource, else 10 (``"code"``) or 20 (``"paper"``)."""
+        slots = self.res_slot or (10 if self.variant == "code" else 20)
+        return (float(slots),) * self.n_resources
 
     def arrival_window(self) -> int:
         """The ``window`` parameter."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from schedlab.errors import ImplausibleValueWarning, SpecError
+from schedlab.evaluation.runs import plan, workload_fingerprint
 from schedlab.evaluation.spec import ExperimentSpec, checkpoint_path, load_spec
 from schedlab.registry import generators
 
@@ -125,11 +127,43 @@ def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
             ("jobsets = 3", "jobsets = 3\nparams = { short_prob = 1.5 }"),
             r"params: parameter 'short_prob' of generator 'deeprm' must be >= 0 and <= 1, got 1.5",
         ),
+        (
+            ("jobsets = 3", "jobsets = 3\nparams = { res_slot = 0 }"),
+            r"parameter 'res_slot' of generator 'deeprm' must be >= 1, got 0",
+        ),
+        (
+            ('"sjf", "tetris"', '"sjf", { spec = "tetris", workloads = ["ww"] }'),
+            r"policies\[1\]\.workloads: no workload 'ww' \(the spec has \['w'\]\); did you",
+        ),
+        (
+            ("jobsets = 3", "jobsets = 3\ncluster = { slot = 3 }"),
+            r"\[\[workloads\]\]\[0\]\.cluster\.slot: unknown key \(did you mean 'slots'",
+        ),
+        (("jobsets = 3", "jobsets = 3\ncluster = { slots = 0 }"), r"cluster\.slots: must be >= 1"),
     ],
 )
 def test_errors_name_the_key(tmp_path: Path, edit: tuple[str, str], match: str) -> None:
     with pytest.raises(SpecError, match=match):
         load_spec(write(tmp_path, MINIMAL.replace(*edit)))
+
+
+def test_policies_restricted_to_workloads_and_a_workloads_own_cluster(tmp_path: Path) -> None:
+    text = MINIMAL.replace('"sjf", "tetris"', '"tetris", { spec = "sjf", workloads = ["m20"] }')
+    text += '[[workloads]]\nname = "m20"\ngenerator = "deeprm"\nloads = [0.5]\njobsets = 3\n'
+    text += "cluster = { slots = 20 }\n"
+    spec = load_spec(write(tmp_path, text))
+    assert ExperimentSpec.from_json(spec.to_json()) == spec
+    tasks = plan(spec, tmp_path / "out")
+    assert [(t.workload, t.policy) for t in tasks] == [("w", "tetris"), ("m20", "tetris"),
+                                                      ("m20", "sjf")]  # fmt: skip
+    assert [t.cluster["slots"] for t in tasks] == [10, 20, 20]
+    assert tasks[0].cluster["horizon"] == tasks[1].cluster["horizon"] == 20
+    # the jobsets do not depend on the cluster they are simulated on; the runs do
+    w, m20 = spec.workloads
+    assert workload_fingerprint(m20) == workload_fingerprint(replace(m20, cluster={}))
+    assert workload_fingerprint(m20) != workload_fingerprint(w)  # (the seed differs)
+    unrestricted = plan(replace(spec, workloads=(w, replace(m20, cluster={}))), tmp_path / "out")
+    assert unrestricted[1].fingerprint != tasks[1].fingerprint
 
 
 def test_implausible_load_warns_once_in_one_line(tmp_path: Path) -> None:

@@ -114,8 +114,11 @@ def test_corners_rebuild_every_dictionary_entry() -> None:
         np.testing.assert_array_equal(d.cumsum(0).cumsum(1)[:T, :W], image.reshape(T, W))
 
 
-@pytest.mark.parametrize("layout", ["deeprm", "reshaped"])
-def test_sparse_first_layer_is_the_dense_network(layout: str) -> None:
+@pytest.mark.parametrize(("layout", "threads"), [("deeprm", 1), ("reshaped", 1), ("deeprm", 2)])
+def test_sparse_first_layer_is_the_dense_network(layout: str, threads: int) -> None:
+    """Also with the observations split over two threads (each summing its own gradient)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
     batch, g = _random_obs(SMALL, seed=5)
     obs = batch.obs
     if layout == "reshaped":  # same cells, other column order: re-observe is not needed here
@@ -132,6 +135,7 @@ def test_sparse_first_layer_is_the_dense_network(layout: str) -> None:
         out = forward()
         (out**2).sum().backward()
         grads.append((out.detach(), [p.grad.clone() for p in net.parameters()]))
+    torch.set_num_threads(previous)
     (dense, g_dense), (sparse, g_sparse) = grads
     np.testing.assert_allclose(sparse.numpy(), dense.numpy(), rtol=1e-4, atol=1e-4)
     for a, b in zip(g_dense, g_sparse, strict=True):

@@ -108,6 +108,19 @@ def test_paper_variant() -> None:
     assert offered_load(js)["load"].item() == pytest.approx(0.7, rel=0.03)
 
 
+def test_res_slot_is_a_bigger_cluster_for_the_same_jobs() -> None:
+    """Seed 004 Fig. 10: at the same rate and seed, res_slot only changes the capacity."""
+    small = DeepRMGenerator(arrivals="poisson").generate_rates([0.7], n_jobsets=50, seed=3)
+    for slots in (20, 40):
+        gen = DeepRMGenerator(arrivals="poisson", res_slot=slots)
+        assert gen.capacity() == (float(slots),) * 2
+        assert gen.load_per_rate() == pytest.approx(1.845 * 10 / slots)
+        big = gen.generate_rates([0.7], n_jobsets=50, seed=3)
+        assert big.meta.capacity == (float(slots),) * 2
+        assert big.jobs.drop("load").equals(small.jobs.drop("load"))
+    assert DeepRMGenerator(variant="paper", res_slot=10).capacity() == (10.0, 10.0)
+
+
 def test_load_rate_conversion() -> None:
     gen = DeepRMGenerator()
     assert gen.load_per_rate() == pytest.approx(1.845)
