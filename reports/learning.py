@@ -38,6 +38,7 @@ def plot_learning_curve(
     policy: str,
     palette: Mapping[str, Any],
     sampled: bool = True,
+    metric: str = "slowdown",
     max_markers: int = 25,
     ax: Axes | None = None,
 ) -> Axes:
@@ -46,12 +47,12 @@ def plot_learning_curve(
     Parameters
     ----------
     curve
-        ``curve.csv`` of a training run: ``iteration``, ``val_slowdown`` (the policy on the
+        ``curve.csv`` of a training run: ``iteration``, ``val_<metric>`` (the policy on the
         run's validation jobsets as selected for ``best.pt``; nulls skipped) and optionally
-        ``train_slowdown`` (sampled, training jobsets) and ``val_greedy_slowdown`` (greedy,
+        ``train_<metric>`` (sampled, training jobsets) and ``val_greedy_<metric>`` (greedy,
         validation jobsets).
     baselines
-        Heuristic name -> its average slowdown on the same validation jobsets (``initial``, the
+        Heuristic name -> its average ``metric`` on the same validation jobsets (``initial``, the
         untrained network, is skipped). Each has its own colour and dash pattern, and its
         value in the legend, so equal values (SJF and Tetris*) stay visible.
     policy
@@ -59,8 +60,11 @@ def plot_learning_curve(
     palette
         Policy -> colour; heuristics not in it are drawn in grey.
     sampled
-        Whether ``val_slowdown`` evaluates the sampled policy (training's default) or the greedy
+        Whether ``val_<metric>`` evaluates the sampled policy (training's default) or the greedy
         one (``eval_greedy``); sets its label.
+    metric
+        The run's objective, ``"slowdown"`` or ``"completion"`` (:func:`objective_metric`): the
+        metric its validation selected ``best.pt`` on and its baselines were measured in.
     max_markers
         At most this many markers on each validation curve.
     ax
@@ -68,30 +72,30 @@ def plot_learning_curve(
     """
     ax = ax if ax is not None else plt.gca()
     color = palette.get(policy, "black")
-    if "train_slowdown" in curve.columns:
+    if f"train_{metric}" in curve.columns:
         ax.plot(
             curve["iteration"],
-            curve["train_slowdown"],
+            curve[f"train_{metric}"],
             color=color,
             alpha=0.3,
             lw=1,
             label=f"{policy} (sampled, training jobsets)",
         )
-    val = curve.filter(pl.col("val_slowdown").is_not_null())
+    val = curve.filter(pl.col(f"val_{metric}").is_not_null())
     every = max(1, math.ceil(val.height / max_markers))
     ax.plot(
         val["iteration"],
-        val["val_slowdown"],
+        val[f"val_{metric}"],
         color=color,
         marker="o",
         markevery=every,
         label=f"{policy} ({'sampled' if sampled else 'greedy'}, validation jobsets)",
     )
-    greedy = "val_greedy_slowdown" in val.columns and sampled
-    if greedy and val.get_column("val_greedy_slowdown").drop_nulls().len():
+    greedy = f"val_greedy_{metric}" in val.columns and sampled
+    if greedy and val.get_column(f"val_greedy_{metric}").drop_nulls().len():
         ax.plot(
             val["iteration"],
-            val["val_greedy_slowdown"],
+            val[f"val_greedy_{metric}"],
             color=color,
             lw=1,
             ls=":",
@@ -110,9 +114,20 @@ def plot_learning_curve(
         )
     ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_xlabel("Training iteration")
-    ax.set_ylabel("Average job slowdown")
+    ax.set_ylabel(f"Average job {METRIC_WORDS.get(metric, metric)}")
     place_legend(ax)
     return ax
+
+
+METRIC_WORDS = {"slowdown": "slowdown", "completion": "completion time (steps)"}
+"""How the objectives' metrics read in labels."""
+
+
+def objective_metric(config: Mapping[str, Any]) -> str:
+    """The metric a training run validated on: its objective (``slowdown`` or ``completion``)
+    from its config (a trainer's config, or ``config.json`` with a ``train_config``)."""
+    train = config.get("train_config", config)
+    return str(train.get("objective", "slowdown"))
 
 
 def plot_rewards(curve: pl.DataFrame, *, color: Any = "black", ax: Axes | None = None) -> Axes:
@@ -219,16 +234,24 @@ def write_training_report(
     """
     palette = policy_palette([TRAINED, *(b for b in baselines if b != "initial")])
     sampled = not config.get("eval_greedy", False)
+    metric = objective_metric(config)
+    words = METRIC_WORDS.get(metric, metric)
     images: dict[str, tuple[Plot, str]] = {
         "learning_curve.png": (
             figure(
                 lambda ax: plot_learning_curve(
-                    curve, baselines, policy=TRAINED, palette=palette, sampled=sampled, ax=ax
+                    curve,
+                    baselines,
+                    policy=TRAINED,
+                    palette=palette,
+                    sampled=sampled,
+                    metric=metric,
+                    ax=ax,
                 ),
                 (9, 4.5),
                 paper=(3.3, 3.6),
             ),
-            "Average slowdown per iteration vs the heuristics (Figure 6a)",
+            f"Average {words} per iteration vs the heuristics (Figure 6a)",
         ),
         "rewards.png": (
             figure(lambda ax: plot_rewards(curve, color=palette[TRAINED], ax=ax), (8, 4)),
@@ -242,13 +265,12 @@ def write_training_report(
             "Lengths of withheld jobs, best policy on the validation jobsets (Figure 7a)",
         ),
     }
-    val = curve.filter(pl.col("val_slowdown").is_not_null())
-    best = val.sort("val_slowdown").row(0, named=True) if val.height else None
+    column = f"val_{metric}"
+    val = curve.filter(pl.col(column).is_not_null())
+    best = val.sort(column).row(0, named=True) if val.height else None
     rows = [[k, f"{v:.3f}"] for k, v in baselines.items()]
     if best is not None:
-        rows.append(
-            [f"{TRAINED} best (iteration {best['iteration']})", f"{best['val_slowdown']:.3f}"]
-        )
+        rows.append([f"{TRAINED} best (iteration {best['iteration']})", f"{best[column]:.3f}"])
     seconds = float(curve.select(pl.sum_horizontal("rollout_s", "update_s", "eval_s")).sum().item())
     blocks: list[Block] = [
         ("h1", f"DeepRM training: {config.get('workload')} at load {config.get('load')}"),
@@ -257,7 +279,7 @@ def write_training_report(
             f"{curve.height} iterations, {seconds:.0f} s of training "
             f"({seconds / max(curve.height, 1):.2f} s per iteration).",
         ),
-        ("table", Table(["policy (validation jobsets)", "average slowdown"], rows)),
+        ("table", Table(["policy (validation jobsets)", f"average {words}"], rows)),
         (
             "p",
             "'initial' is the untrained network. Validation jobsets come from a seed stream "
@@ -281,20 +303,24 @@ def write_training_report(
     )
 
 
-def training_curve(folder: str | Path) -> tuple[pl.DataFrame, dict[str, float], bool] | None:
-    """``curve.csv``, ``baselines.json`` and whether validation sampled the policy, of a
-    training-run folder; None without a usable ``curve.csv``."""
+def training_curve(
+    folder: str | Path,
+) -> tuple[pl.DataFrame, dict[str, float], bool, str] | None:
+    """``curve.csv``, ``baselines.json``, whether validation sampled the policy and the metric
+    it validated (:func:`objective_metric`), of a training-run folder; None without a usable
+    ``curve.csv``."""
     path = Path(folder)
     if not (path / "curve.csv").is_file():
         return None
     curve = pl.read_csv(path / "curve.csv")
-    if not {"iteration", "val_slowdown"} <= set(curve.columns):
-        return None
     base_path, config_path = path / "baselines.json", path / "config.json"
     base = json.loads(base_path.read_text()) if base_path.is_file() else {}
     config = json.loads(config_path.read_text()) if config_path.is_file() else {}
+    metric = objective_metric(config)
+    if not {"iteration", f"val_{metric}"} <= set(curve.columns):
+        return None
     train = config.get("train_config", config)
-    return curve, base, not bool(train.get("eval_greedy", False))
+    return curve, base, not bool(train.get("eval_greedy", False)), metric
 
 
 def learning_figures(
@@ -306,14 +332,15 @@ def learning_figures(
         got = training_curve(folder)
         if got is None:
             continue
-        curve, base, sampled = got
-        draw = lambda ax, c=curve, b=base, p=policy, s=sampled: plot_learning_curve(  # noqa: E731
-            c, b, policy=p, palette=palette, sampled=s, ax=ax
+        curve, base, sampled, metric = got
+        draw = lambda ax, c=curve, b=base, p=policy, s=sampled, m=metric: plot_learning_curve(  # noqa: E731
+            c, b, policy=p, palette=palette, sampled=s, metric=m, ax=ax
         )
         mode = "sampled" if sampled else "greedy"
         out[f"learning_{k}.png"] = (
             figure(draw, (9, 4.5), paper=(3.3, 3.6)),
-            f"Learning curve of {policy} (training run {folder}): average job slowdown per "
+            f"Learning curve of {policy} (training run {folder}): average job "
+            f"{METRIC_WORDS.get(metric, metric)} per "
             f"training iteration on the run's own validation jobsets ({mode} policy; faint: "
             "sampled on the training jobsets), heuristics as horizontal lines.",
         )

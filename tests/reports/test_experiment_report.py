@@ -20,7 +20,7 @@ from schedlab.evaluation.spec import load_spec
 from schedlab.reports.comparison import compare_policies, headline, power_warnings
 from schedlab.reports.experiment import write_experiment_report
 from schedlab.reports.figures import policy_palette
-from schedlab.reports.learning import plot_learning_curve
+from schedlab.reports.learning import plot_learning_curve, write_training_report
 from schedlab.reports.ratio_figures import plot_ratio_to_reference
 from schedlab.reports.stats_figures import plot_cd_diagram, plot_pairwise_heatmap
 from tests.report_helpers import check_latex_table
@@ -245,6 +245,34 @@ def test_learning_curve_names_how_the_policy_was_validated() -> None:
         curve, base, policy="rl", palette=PAL, sampled=False, ax=Figure().subplots()
     )
     assert greedy.get_legend_handles_labels()[1][0] == "rl (greedy, validation jobsets)"
+
+
+def test_a_completion_objective_run_is_drawn_and_reported_in_completion_time(tmp_path) -> None:
+    """Its baselines are completion times, so its curve must be too (not its slowdown)."""
+    curve = pl.DataFrame(
+        {
+            "iteration": [1, 2, 3],
+            "train_slowdown": [6.0, 5.0, 4.0],
+            "val_slowdown": [5.0, None, 3.0],
+            "val_completion": [20.0, None, 18.0],
+            "mean_reward": [-9.0, -8.0, -7.0],
+            "max_reward": [-5.0, -4.0, -3.0],
+            "rollout_s": [1.0, 1.0, 1.0],
+            "update_s": [1.0, 1.0, 1.0],
+            "eval_s": [0.0, 0.0, 0.0],
+        }
+    )
+    base = {"sjf": 17.5, "initial": 22.0}
+    ax = plot_learning_curve(curve, base, policy="rl", palette=PAL, metric="completion",
+                             ax=Figure().subplots())  # fmt: skip
+    assert ax.lines[0].get_ydata().tolist() == [20.0, 18.0]  # no training-jobsets completion
+    assert ax.get_ylabel() == "Average job completion time (steps)"
+    config = {"objective": "completion", "workload": "poisson", "load": 1.29}
+    write_training_report(tmp_path, curve, base, {}, config)
+    text = (tmp_path / "report.md").read_text()
+    assert "| policy (validation jobsets) | average completion time (steps) |" in text
+    assert "| deeprm best (iteration 3) | 18.000 |" in text
+    assert "3.000" not in text  # the slowdown column is not reported as the objective
 
 
 def test_headline_says_so_when_every_policy_ties_on_every_jobset() -> None:
