@@ -448,7 +448,13 @@ def test_every_shipped_checkpoint_loads_and_its_readme_gives_its_sha256(path: Pa
 
 def test_the_deeprm_format_checkpoints_are_all_found() -> None:
     names = {p.parent.name for p in DEEPRM_FORMAT}
-    assert {"deeprm-0.7", "deeprm-1.3", "chen-m2", "deeprm-plus-1.4"} <= names
+    assert {
+        "deeprm-0.7",
+        "deeprm-1.3",
+        "chen-m2",
+        "deeprm-plus-1.4",
+        "deeprm-plus-completion-1.4",
+    } <= names
 
 
 def test_a_deeprm_plus_checkpoint_is_shipped() -> None:
