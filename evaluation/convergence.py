@@ -109,7 +109,9 @@ def per_run(curves: pl.DataFrame, *, target: str | None = "sjf") -> pl.DataFrame
                 "s_target": _first(sec, value <= level),
             }
         rows.append(row)
-    return pl.DataFrame(rows, infer_schema_length=None)
+    out = pl.DataFrame(rows, infer_schema_length=None)
+    steps = [c for c in ("it_95", "s_95", "it_target", "s_target") if c in out.columns]
+    return out.with_columns(pl.col(steps).cast(pl.Float64))  # numeric even if never reached
 
 
 def over_seeds(runs: pl.DataFrame, *, confidence: float = 0.95) -> pl.DataFrame:

@@ -74,45 +74,62 @@ def plot_sweep_curves(
 
 
 SUMMARY_COLUMNS = {"final": "final (mean [95% CI])", "last": "last (mean [95% CI])",
-                   "it_95": "it 95% (mean [95% CI])"}  # fmt: skip
+                   "it_95": "it 95%", "s_95": "s 95%", "it_target": "it to sjf",
+                   "s_target": "s to sjf"}  # fmt: skip
 """Columns of the summary table over seeds (``summary.csv`` column -> header)."""
 
 
 def summary_rows(summary: pl.DataFrame, baselines: pl.DataFrame) -> Table:
-    """Point, seeds, ``mean [low, high]`` of the final and last validation values and of the
-    iterations to 95% of the improvement, and the heuristics' means."""
+    """Point, seeds, ``mean [low, high]`` of the final and last validation values, of the
+    iterations and seconds to 95% of the improvement and to the SJF level (with how many seeds
+    got there), and the heuristics' means."""
     heuristics = list(dict.fromkeys(baselines["policy"].to_list()))
     rows = []
     for r in summary.iter_rows(named=True):
         mine = baselines.filter(pl.col("point") == r["point"])
         values = dict(zip(mine["policy"], mine["value"], strict=True))
         rows.append([
-            r["point"] or "–", str(r["seeds"]),
-            *(ci(r.get(c), r.get(f"{c}_low"), r.get(f"{c}_high")) for c in SUMMARY_COLUMNS),
+            r["point"] or "–", str(r["seeds"]), *(_over_seeds(r, c) for c in SUMMARY_COLUMNS),
             *(num(values.get(h)) for h in heuristics),
         ])  # fmt: skip
     header = ["grid point", "seeds", *SUMMARY_COLUMNS.values()]
     notes = [
         "final: the best validation value of a run (the policy saved as best.pt); last: the "
-        "value at its last validation; it 95%: the first iteration reaching 95% of its "
-        "improvement (runs that never reach it are left out of its mean). Means over the seeds "
-        "with Student t 95% intervals.",
+        "value at its last validation; it/s 95%: the first iteration, and the training "
+        "seconds until then (cloning included), reaching 95% of its improvement; it/s to sjf: "
+        "the same to a validation value at or below SJF's (iteration 0: the policy before any "
+        "update). Runs that never get there are left out of the mean and counted as (k/n "
+        "seeds). Means over the seeds with Student t 95% intervals.",
     ]
     return Table(header + heuristics, rows, notes=notes)
 
 
+def _over_seeds(row: Mapping[str, Any], column: str) -> str:
+    """``mean [low, high]`` of a summary column, ``(k/n seeds)`` when only k of the n seeds
+    reached it, ``never (0/n)`` when none did."""
+    seeds, reached = row["seeds"], row.get(f"{column}_n")
+    if reached == 0 and seeds:
+        return f"never (0/{seeds})"
+    text = ci(row.get(column), row.get(f"{column}_low"), row.get(f"{column}_high"))
+    return text if reached is None or reached == seeds else f"{text} ({reached}/{seeds})"
+
+
 def run_rows(table: pl.DataFrame) -> Table:
-    """One row per run: run, seed, status, final, last, best iteration, it 95%, seconds."""
+    """One row per run: run, seed, status, final, last, best iteration, it 95%, it to sjf
+    ("never" for a complete run that did not get there), seconds."""
 
     def whole(value: float | None) -> str:
         return "–" if value is None else f"{value:.0f}"
 
     rows = [
         [r["run"], str(r["seed"]), r["status"], num(r.get("final")), num(r.get("last")),
-         whole(r["best_iteration"]), whole(r.get("it_95")), whole(r["seconds"])]
+         whole(r["best_iteration"]), whole(r.get("it_95")),
+         whole(r.get("it_target")) if r.get("final") is None or r.get("it_target") is not None
+         else "never", whole(r["seconds"])]
         for r in table.iter_rows(named=True)
     ]  # fmt: skip
-    header = ["run", "seed", "status", "final", "last", "best iteration", "it 95%", "seconds"]
+    header = ["run", "seed", "status", "final", "last", "best iteration", "it 95%", "it to sjf",
+              "seconds"]  # fmt: skip
     return Table(header, rows, left=3)
 
 

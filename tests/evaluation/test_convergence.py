@@ -54,6 +54,24 @@ def test_the_initial_policy_is_iteration_0_after_the_cloning_time(tmp_path: Path
     assert (rl["it_target"], rl["s_target"], rl["pretrain_s"]) == (2, 4.0, 0.0)
 
 
+def test_a_variant_whose_runs_never_reach_the_target_says_so(tmp_path: Path) -> None:
+    from schedlab.reports.sweep import summary_rows
+
+    runs = [_run(tmp_path, f"s{k}", [4.5, 4.0 - k / 10], sjf=3.5) for k in range(3)]
+    seeds = over_seeds(per_run(read_curves({"": runs})))
+    row = seeds.row(0, named=True)
+    assert (row["it_target_n"], row["it_target"], row["s_target_n"]) == (0, None, 0)
+    summary = seeds.rename({"variant": "point", "runs": "seeds"})
+    none = pl.DataFrame(schema={"point": pl.String, "policy": pl.String, "value": pl.Float64})
+    table = summary_rows(summary, none)
+    cells = dict(zip(table.header, table.rows[0], strict=True))
+    assert cells["it to sjf"] == cells["s to sjf"] == "never (0/3)"
+    assert cells["it 95%"].startswith("2.00 [")  # every seed: its last value is its best
+    half = summary.with_columns(it_target=pl.lit(4.0), it_target_n=pl.lit(2))
+    cells = dict(zip(table.header, summary_rows(half, none).rows[0], strict=True))
+    assert cells["it to sjf"].endswith("(2/3)")
+
+
 def test_a_directory_that_is_not_a_run_is_named(tmp_path: Path) -> None:
     with pytest.raises(SchedlabError, match="not a training run"):
         read_curves({"x": [tmp_path]})
