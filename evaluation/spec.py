@@ -257,6 +257,10 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
     reference = exp.get("reference", str)
     if reference not in [p.name for p in ran]:
         exp.fail("reference", f"{reference!r} is not a policy that runs: {[p.name for p in ran]}")
+    only = next(p.workloads for p in ran if p.name == reference)
+    if only and set(names) - set(only):
+        missing = sorted(set(names) - set(only))
+        exp.fail("reference", f"{reference!r} must run on every workload (not on {missing})")
     return ExperimentSpec(
         name=exp.get("name", str),
         description=exp.get("description", str, ""),

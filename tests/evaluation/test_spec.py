@@ -164,6 +164,12 @@ def test_policies_restricted_to_workloads_and_a_workloads_own_cluster(tmp_path: 
     assert workload_fingerprint(m20) != workload_fingerprint(w)  # (the seed differs)
     unrestricted = plan(replace(spec, workloads=(w, replace(m20, cluster={}))), tmp_path / "out")
     assert unrestricted[1].fingerprint != tasks[1].fingerprint
+    with pytest.raises(SpecError, match=r"'tetris' must run on every workload \(not on \['w'\]"):
+        load_spec(
+            write(
+                tmp_path, text.replace('"tetris", {', '{ spec = "tetris", workloads = ["m20"] }, {')
+            )
+        )
 
 
 def test_implausible_load_warns_once_in_one_line(tmp_path: Path) -> None:
