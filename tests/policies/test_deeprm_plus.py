@@ -458,7 +458,11 @@ def test_the_deeprm_format_checkpoints_are_all_found() -> None:
 
 
 def test_a_deeprm_plus_checkpoint_is_shipped() -> None:
-    assert [p.name for p in SHIPPED] == ["deeprm-plus-1.4", "deeprm-plus-alibaba"]
+    assert [p.name for p in SHIPPED] == [
+        "deeprm-plus-1.4",
+        "deeprm-plus-alibaba",
+        "deeprm-plus-completion-1.4",
+    ]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
