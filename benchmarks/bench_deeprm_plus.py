@@ -28,6 +28,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 import torch
+from timing import reinforce_iteration
 
 from schedlab.jobset import JobSet
 from schedlab.policies.deeprm import load_network, resolve_checkpoint
@@ -35,12 +36,10 @@ from schedlab.policies.imitation import clone, deduplicate, demonstrate, split
 from schedlab.policies.networks import Logits, make_network, unique_observations
 from schedlab.policies.reinforce import (
     TrainConfig,
-    advantages,
     collect,
     engine_geometry,
     image_view,
     make_jobsets,
-    policy_gradient_step,
 )
 from schedlab.registry import make_policy
 from schedlab.simulator.cluster.batched import BatchedEngine
@@ -95,15 +94,10 @@ def bench_iteration(
     collect(warm, logits_fn, rng, mask_invalid=True, record=False)  # loads compiled kernels
     rows = []
     for _ in range(iterations):
-        t0 = time.perf_counter()
-        batch = collect(engine, logits_fn, rng, mask_invalid=True, record=True)
-        t1 = time.perf_counter()
-        adv = advantages(batch, config.gamma, config.rollouts)
-        policy_gradient_step(logits_fn, opt, batch, adv, mask_invalid=True)
-        t2 = time.perf_counter()
+        roll, upd, batch = reinforce_iteration(engine, logits_fn, opt, config, rng)
         assert batch.obs is not None
         distinct = unique_observations(batch.obs, extra=batch.mask)[0].size
-        rows.append((t1 - t0, t2 - t1, t2 - t0, len(batch.actions), distinct))
+        rows.append((roll, upd, roll + upd, len(batch.actions), distinct))
     roll, upd, total, steps, uniq = (np.median(np.array(c, float)) for c in zip(*rows, strict=True))
     label = f"{network} ({'from ' + init if init else 'random init'}, {precision})"
     print(

@@ -19,18 +19,15 @@ Run with ``make bench`` (or ``python benchmarks/bench_training.py [--iterations 
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import torch
+from timing import reinforce_iteration
 
 from schedlab.policies.networks import Logits, make_network
 from schedlab.policies.reinforce import (
     TrainConfig,
-    advantages,
-    collect,
     make_jobsets,
-    policy_gradient_step,
 )
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.views.deeprm_image import DeepRMImage
@@ -63,14 +60,9 @@ def time_iterations(config: TrainConfig, iterations: int) -> tuple[float, list[t
     )
     rows = []
     for k in range(iterations + 1):  # iteration 0 loads the compiled kernels: not timed
-        t0 = time.perf_counter()
-        batch = collect(engine, logits_fn, rng, mask_invalid=True, record=True)
-        t1 = time.perf_counter()
-        adv = advantages(batch, config.gamma, config.rollouts)
-        policy_gradient_step(logits_fn, opt, batch, adv, mask_invalid=True)
-        t2 = time.perf_counter()
+        roll, upd, batch = reinforce_iteration(engine, logits_fn, opt, config, rng)
         if k:
-            rows.append((t1 - t0, t2 - t1, t2 - t0, len(batch.actions)))
+            rows.append((roll, upd, roll + upd, len(batch.actions)))
     return report(rows), rows
 
 
