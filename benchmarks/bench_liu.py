@@ -35,6 +35,7 @@ from schedlab.policies.liu_value import (
     in_memory_policy,
     update,
 )
+from schedlab.policies.runtime import training_process
 from schedlab.simulator.multicluster.model import MultiClusterModel
 from schedlab.simulator.multicluster.run import simulate
 
@@ -59,7 +60,7 @@ def heuristics(episodes: int) -> None:
 def training(rounds: int) -> None:
     config = LiuTrainConfig()
     torch.manual_seed(0)
-    torch.set_num_threads(config.threads)
+    training_process(config.threads)
     gen = config.generator()
     net = LSFC()
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)

@@ -29,6 +29,7 @@ from schedlab.policies.reinforce import (
     TrainConfig,
     make_jobsets,
 )
+from schedlab.policies.runtime import training_process
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.views.deeprm_image import DeepRMImage
 
@@ -90,7 +91,7 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    training_process(args.threads)
     print(f"torch threads {args.threads}")
     size = {"n_jobsets": args.jobsets, "rollouts": args.rollouts}
     per_it, _ = time_iterations(TrainConfig(load=0.7, **size), args.iterations)

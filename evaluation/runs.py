@@ -200,11 +200,15 @@ def select_load(js: JobSet, load: float | None) -> JobSet:
 @contextlib.contextmanager
 def _one_torch_thread() -> Iterator[None]:
     """A learned policy's batched inference on one torch thread (tiny networks: more threads
-    only spin, and several processes may share the CPUs); the setting is restored after."""
+    only spin, and several processes may share the CPUs); the setting is restored after.
+    Freed memory is kept for reuse from then on (:func:`retain_freed_memory`)."""
     torch = sys.modules.get("torch")
     if torch is None:
         yield
         return
+    from schedlab.policies.runtime import retain_freed_memory
+
+    retain_freed_memory()  # a CNN's activations: reuse freed memory instead of faulting it in
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

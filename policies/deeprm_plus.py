@@ -42,6 +42,7 @@ from schedlab.policies import reinforce
 from schedlab.policies.deeprm import save_checkpoint
 from schedlab.policies.imitation import agreement, clone, deduplicate, demonstrate, split
 from schedlab.policies.networks import Logits, make_network
+from schedlab.policies.runtime import training_process
 from schedlab.simulator.cluster.batched import BatchedEngine
 
 IMITATION_FILES = ("imitation.pt", "imitation.csv", "imitation.json")
@@ -195,7 +196,7 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
     out = Path(out_dir)
     rl = config.reinforce_config()
     torch.manual_seed(config.seed)
-    torch.set_num_threads(config.threads)
+    training_process(config.threads)
     _, val_js, _ = reinforce.make_jobsets(rl)
     demo_js = _imitation_jobsets(config, rl.load)
     expert = make_policy(config.expert)

@@ -48,6 +48,7 @@ from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerato
 from schedlab.policies.deeprm import CheckpointError, save_checkpoint
 from schedlab.policies.liu_baselines import MAF, RAN, RR
 from schedlab.policies.liu_networks import FORMAT, LiuValuePolicy, best_actions, make_network
+from schedlab.policies.runtime import training_process
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.multicluster.model import MultiClusterModel
 from schedlab.simulator.multicluster.score import mean_scores, s_log
@@ -331,7 +332,7 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     saved = _check_resume(out, config, resume)
     torch.manual_seed(config.seed)
-    torch.set_num_threads(config.threads)
+    training_process(config.threads)
     gen, mc = config.generator(), MultiClusterConfig()
     spec = _spec(config, mc)
     net = make_network(config.network, **spec["network_kwargs"])

@@ -48,6 +48,7 @@ from schedlab.policies.networks import (
     masked_log_softmax,
     unique_observations,
 )
+from schedlab.policies.runtime import training_process
 from schedlab.simulator.cluster.batched import BatchedEngine, RewardWeights
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, ObsGeometry, SparseObs
@@ -555,7 +556,7 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     saved = _check_resume(out, config, resume)
     torch.manual_seed(config.seed)
-    torch.set_num_threads(config.threads)
+    training_process(config.threads)
     train_js, val_js, seeds = make_jobsets(config)
     cluster = config.cluster()
     kw = {"objective": config.objective, "rewards": config.rewards()}
