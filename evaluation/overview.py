@@ -96,6 +96,10 @@ class AcrossConditions:
     """Policies with a value in every condition (the only ones compared)."""
     left_out: list[str]
     """Policies missing from some condition."""
+    means: pl.DataFrame
+    """Every policy's value in every condition it ran in, in display order: ``policy``, the
+    condition columns (``workload``, ``load``), ``mean``, ``ci_low`` and ``ci_high`` of the
+    primary metric (policies left out of the ranking included)."""
 
 
 def across_conditions(
@@ -148,6 +152,9 @@ def across_conditions(
         pairwise=pairs,
         policies=policies,
         left_out=left_out,
+        means=rows.filter(pl.col("policy").is_in(order))
+        .sort(pl.col("policy").replace_strict(order, list(range(len(order)))), maintain_order=True)
+        .select("policy", *cond, "mean", "ci_low", "ci_high"),
     )
 
 

@@ -32,7 +32,7 @@ from schedlab.reports.figures import policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure
 from schedlab.reports.render import analysis_config, build_report
-from schedlab.reports.tables import num, pairwise_table
+from schedlab.reports.tables import ci, num, pairwise_table
 from schedlab.results import Results
 
 
@@ -225,6 +225,16 @@ def _write_index(
         blocks.append(
             ("note", f"Not in every condition, so left out: {', '.join(across.left_out)}.")
         )
+    means = means_table(across)
+    blocks += [
+        ("table", means),
+        (
+            "p",
+            f"Mean over jobsets of the per-jobset {cfg.primary} [{cfg.confidence:.0%} "
+            f"bootstrap CI] of every policy in every condition (– : not run there); bold: "
+            f"lowest in the column. The workloads' own reports test the differences.",
+        ),
+    ]
     images: dict[str, tuple[Plot, str]] = {}
     if across.omnibus.height and across.pairwise.height:
         images["cd_diagram.png"] = _cd_figure(across, cfg)
@@ -239,7 +249,7 @@ def _write_index(
                 "generator: they describe these conditions, not a population of workloads.",
             ),
         ]
-    tables = {"across_ranks.csv": across.ranks}
+    tables = {"across_ranks.csv": across.ranks, "across_means.csv": across.means}
     if across.omnibus.height:
         tables |= {"across_omnibus.csv": across.omnibus, "across_pairwise.csv": across.pairwise}
     return write_bundle(
@@ -250,7 +260,10 @@ def _write_index(
         tables=tables,
         images=images,
         options=options,
-        formatted={"ranks_table": (table, f"{title}: average ranks")},
+        formatted={
+            "ranks_table": (table, f"{title}: average ranks"),
+            "means_table": (means, f"{title}: mean {cfg.primary} per condition"),
+        },
     )
 
 
@@ -288,6 +301,36 @@ def ranks_table(across: AcrossConditions) -> Table:
         bold |= {(i, j) for i, p in enumerate(pols) if cells.get((p, w)) == best}
     header = ["policy", *(("all conditions" if w == "all" else w) for w in workloads)]
     return Table(header, rows, bold)
+
+
+def means_table(across: AcrossConditions) -> Table:
+    """Rows: every policy (display order); columns: the conditions; cells: mean [CI]."""
+    cond = [c for c in ("workload", "load") if c in across.means.columns]
+    keys = across.means.select(cond).unique(maintain_order=True).rows()
+    cells = {(r["policy"], *(r[c] for c in cond)): r for r in across.means.iter_rows(named=True)}
+    pols = across.means.get_column("policy").unique(maintain_order=True).to_list()
+    rows = [[p, *(_mean_cell(cells.get((p, *k))) for k in keys)] for p in pols]
+    bold = set()
+    for j, k in enumerate(keys, start=1):
+        best = min((cells[(p, *k)]["mean"] for p in pols if (p, *k) in cells), default=None)
+        bold |= {
+            (i, j) for i, p in enumerate(pols) if (c := cells.get((p, *k))) and c["mean"] == best
+        }
+    return Table(
+        ["policy", *(_condition_label(dict(zip(cond, k, strict=True))) for k in keys)], rows, bold
+    )
+
+
+def _mean_cell(row: dict[str, Any] | None) -> str:
+    return "–" if row is None else ci(row["mean"], row["ci_low"], row["ci_high"])
+
+
+def _condition_label(key: dict[str, Any]) -> str:
+    """``"res_slot_20, 64.6%"``: a condition's workload and offered load."""
+    parts = [str(key["workload"])] if key.get("workload") is not None else []
+    if key.get("load") is not None:
+        parts.append(f"{key['load']:.1%}")
+    return ", ".join(parts) or "all"
 
 
 def _cd_figure(across: AcrossConditions, cfg: AnalysisConfig) -> tuple[Plot, str]:

@@ -77,8 +77,9 @@ def condition_summary(values: dict[tuple[str, float], list[float]]) -> pl.DataFr
     for (workload, load), means in values.items():
         for p, m in zip(("a", "b", "c", "d"), means, strict=False):
             rows.append(
-                {"workload": workload, "load": load, "policy": p, "metric": "slowdown", "mean": m}
-            )
+                {"workload": workload, "load": load, "policy": p, "metric": "slowdown", "mean": m,
+                 "ci_low": 0.9 * m, "ci_high": 1.1 * m}
+            )  # fmt: skip
     return pl.DataFrame(rows)
 
 
@@ -94,6 +95,10 @@ def test_across_conditions_ranks_within_conditions_and_tests_over_them() -> None
     out = across_conditions(condition_summary(values), cfg, ["a", "b", "c", "d"])
     assert out.policies == ["a", "b", "c"]
     assert out.left_out == ["d"]
+    means = out.means  # every policy where it ran, the left-out one included, in display order
+    assert means.get_column("policy").unique(maintain_order=True).to_list() == ["a", "b", "c", "d"]
+    assert means.filter(pl.col("policy") == "d").rows() == [("d", "w1", 0.5, 9.0, 8.1, 9.9)]
+    assert means.height == 3 * 5 + 1
     ranks = {(r["policy"], r["workload"]): r["mean_rank"] for r in out.ranks.iter_rows(named=True)}
     assert ranks[("a", "w1")] == pytest.approx(1.5)  # ranks 1 and 2
     assert ranks[("b", "w1")] == pytest.approx(1.5)

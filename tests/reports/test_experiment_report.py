@@ -143,6 +143,14 @@ def test_several_workloads_give_one_report_each_and_an_index(tmp_path: Path) -> 
     assert ranks.filter(pl.col("workload") == "all").get_column("mean_rank").sum() == 6.0
     assert paths["cd_diagram"].is_file()
     check_latex_table(paths["ranks_table.tex"].read_text(encoding="utf-8"))
+    means = pl.read_csv(paths["across_means"])  # every policy's mean in every condition
+    assert means.height == 3 * 2
+    assert "| policy | deeprm, 50.0% | other, 90.0% |" in md
+    sjf = means.filter((pl.col("policy") == "sjf") & (pl.col("workload") == "other")).row(
+        0, named=True
+    )
+    assert f"{sjf['mean']:.2f} [{sjf['ci_low']:.2f}, {sjf['ci_high']:.2f}]" in md
+    check_latex_table(paths["means_table.tex"].read_text(encoding="utf-8"))
 
 
 PAL = policy_palette(["fcfs", "sjf", "tetris"])
