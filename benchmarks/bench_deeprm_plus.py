@@ -119,7 +119,9 @@ def main() -> None:
         "--iterations", type=int, default=3, help="timed iterations per case, after a first"
     )
     parser.add_argument("--precision", default="bfloat16", choices=["float32", "bfloat16"])
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument(
+        "--threads", type=int, default=2, help="torch threads (the target: 2 cores)"
+    )
     parser.add_argument("--init", default="deeprm-plus-1.4", help="cloned/trained checkpoint")
     parser.add_argument("--pairs", type=int, default=8000, help="cloning pairs timed")
     parser.add_argument("--skip-deeprm-size", action="store_true")
