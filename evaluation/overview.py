@@ -98,8 +98,8 @@ class AcrossConditions:
     """Policies missing from some condition."""
     means: pl.DataFrame
     """Every policy's value in every condition it ran in, in display order: ``policy``, the
-    condition columns (``workload``, ``load``), ``mean``, ``ci_low`` and ``ci_high`` of the
-    primary metric (policies left out of the ranking included)."""
+    condition columns (``workload``, ``load``), ``mean``, ``ci_low``, ``ci_high`` and
+    ``n_jobsets`` of the primary metric (policies left out of the ranking included)."""
 
 
 def across_conditions(
@@ -154,7 +154,7 @@ def across_conditions(
         left_out=left_out,
         means=rows.filter(pl.col("policy").is_in(order))
         .sort(pl.col("policy").replace_strict(order, list(range(len(order)))), maintain_order=True)
-        .select("policy", *cond, "mean", "ci_low", "ci_high"),
+        .select("policy", *cond, "mean", "ci_low", "ci_high", "n_jobsets"),
     )
 
 

@@ -28,11 +28,11 @@ from schedlab.evaluation.runner import plan
 from schedlab.evaluation.spec import checkpoint_path
 from schedlab.jobset import JobSet
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.figures import policy_palette
+from schedlab.reports.figures import format_load, policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure
 from schedlab.reports.render import analysis_config, build_report
-from schedlab.reports.tables import ci, num, pairwise_table
+from schedlab.reports.tables import ci_table, num, pairwise_table
 from schedlab.results import Results
 
 
@@ -232,7 +232,7 @@ def _write_index(
             "p",
             f"Mean over jobsets of the per-jobset {cfg.primary} [{cfg.confidence:.0%} "
             f"bootstrap CI] of every policy in every condition (– : not run there); bold: "
-            f"lowest in the column. The workloads' own reports test the differences.",
+            f"lowest as shown in its column. The workloads' own reports test the differences.",
         ),
     ]
     images: dict[str, tuple[Plot, str]] = {}
@@ -304,32 +304,22 @@ def ranks_table(across: AcrossConditions) -> Table:
 
 
 def means_table(across: AcrossConditions) -> Table:
-    """Rows: every policy (display order); columns: the conditions; cells: mean [CI]."""
+    """Rows: every policy (display order); columns: the conditions (in order); cells: mean
+    [CI] (:func:`~schedlab.reports.tables.ci_table`)."""
     cond = [c for c in ("workload", "load") if c in across.means.columns]
-    keys = across.means.select(cond).unique(maintain_order=True).rows()
-    cells = {(r["policy"], *(r[c] for c in cond)): r for r in across.means.iter_rows(named=True)}
-    pols = across.means.get_column("policy").unique(maintain_order=True).to_list()
-    rows = [[p, *(_mean_cell(cells.get((p, *k))) for k in keys)] for p in pols]
-    bold = set()
-    for j, k in enumerate(keys, start=1):
-        best = min((cells[(p, *k)]["mean"] for p in pols if (p, *k) in cells), default=None)
-        bold |= {
-            (i, j) for i, p in enumerate(pols) if (c := cells.get((p, *k))) and c["mean"] == best
-        }
-    return Table(
-        ["policy", *(_condition_label(dict(zip(cond, k, strict=True))) for k in keys)], rows, bold
-    )
-
-
-def _mean_cell(row: dict[str, Any] | None) -> str:
-    return "–" if row is None else ci(row["mean"], row["ci_low"], row["ci_high"])
+    key = pl.concat_str([pl.col(c).cast(pl.String).fill_null("–") for c in cond], separator="|")
+    keyed = across.means.with_columns(key.alias("_key"))
+    first = keyed.unique("_key", keep="first", maintain_order=True)
+    labels = [_condition_label(r) for r in first.iter_rows(named=True)]
+    index = keyed.get_column("_key").replace_strict(first.get_column("_key"), range(len(labels)))
+    return ci_table(keyed.with_columns(condition=index), "condition", labels.__getitem__)
 
 
 def _condition_label(key: dict[str, Any]) -> str:
     """``"res_slot_20, 64.6%"``: a condition's workload and offered load."""
     parts = [str(key["workload"])] if key.get("workload") is not None else []
-    if key.get("load") is not None:
-        parts.append(f"{key['load']:.1%}")
+    if "load" in key:
+        parts.append(format_load(key["load"]))
     return ", ".join(parts) or "all"
 
 

@@ -78,7 +78,7 @@ def condition_summary(values: dict[tuple[str, float], list[float]]) -> pl.DataFr
         for p, m in zip(("a", "b", "c", "d"), means, strict=False):
             rows.append(
                 {"workload": workload, "load": load, "policy": p, "metric": "slowdown", "mean": m,
-                 "ci_low": 0.9 * m, "ci_high": 1.1 * m}
+                 "ci_low": 0.9 * m, "ci_high": 1.1 * m, "n_jobsets": 10}
             )  # fmt: skip
     return pl.DataFrame(rows)
 
@@ -97,7 +97,7 @@ def test_across_conditions_ranks_within_conditions_and_tests_over_them() -> None
     assert out.left_out == ["d"]
     means = out.means  # every policy where it ran, the left-out one included, in display order
     assert means.get_column("policy").unique(maintain_order=True).to_list() == ["a", "b", "c", "d"]
-    assert means.filter(pl.col("policy") == "d").rows() == [("d", "w1", 0.5, 9.0, 8.1, 9.9)]
+    assert means.filter(pl.col("policy") == "d").rows() == [("d", "w1", 0.5, 9.0, 8.1, 9.9, 10)]
     assert means.height == 3 * 5 + 1
     ranks = {(r["policy"], r["workload"]): r["mean_rank"] for r in out.ranks.iter_rows(named=True)}
     assert ranks[("a", "w1")] == pytest.approx(1.5)  # ranks 1 and 2

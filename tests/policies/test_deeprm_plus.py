@@ -454,7 +454,11 @@ def test_the_deeprm_format_checkpoints_are_all_found() -> None:
         "chen-m2",
         "deeprm-plus-1.4",
         "deeprm-plus-completion-1.4",
-    } <= names
+        "deeprm-plus-res20",
+        "deeprm-plus-res40",
+        "deeprm-plus-m20",
+        "deeprm-plus-m40",
+    } <= names  # Figs. 10-11's policies: the specs name them
 
 
 def test_a_deeprm_plus_checkpoint_is_shipped() -> None:

@@ -145,7 +145,7 @@ def test_several_workloads_give_one_report_each_and_an_index(tmp_path: Path) -> 
     check_latex_table(paths["ranks_table.tex"].read_text(encoding="utf-8"))
     means = pl.read_csv(paths["across_means"])  # every policy's mean in every condition
     assert means.height == 3 * 2
-    assert "| policy | deeprm, 50.0% | other, 90.0% |" in md
+    assert "| policy | deeprm, 50% | other, 90% |" in md
     sjf = means.filter((pl.col("policy") == "sjf") & (pl.col("workload") == "other")).row(
         0, named=True
     )
