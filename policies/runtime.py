@@ -15,6 +15,7 @@ results are unchanged, the process's resident memory stays at its peak.
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 
 import torch
@@ -25,6 +26,7 @@ RETAINED_BYTES = 1 << 30
 """Freed memory at the top of the heap that malloc keeps instead of returning it (1 GiB)."""
 
 
+@functools.cache  # once per process: evaluation calls it before every learned policy's run
 def retain_freed_memory() -> bool:
     """Make glibc's malloc reuse freed memory instead of mapping fresh pages (module
     docstring); returns whether it took effect (False on other C libraries and platforms,

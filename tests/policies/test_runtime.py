@@ -53,7 +53,8 @@ def test_big_blocks_come_from_the_heap_and_stay_there_for_reuse() -> None:
 def test_training_process_sets_the_threads() -> None:
     previous = torch.get_num_threads()
     try:
-        training_process(1)
-        assert torch.get_num_threads() == 1
+        for threads in (2, 1):  # each differs from the setting before it
+            training_process(threads)
+            assert torch.get_num_threads() == threads
     finally:
         torch.set_num_threads(previous)
