@@ -105,8 +105,15 @@ are started only once the queued work, estimated from the runs done here, exceed
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Shut ``pool`` down without waiting for its calls: pending calls are cancelled, its
-    processes get SIGTERM, then SIGKILL (and are reaped) after :data:`JOIN_S` seconds."""
+    processes get SIGTERM, then SIGKILL (and are reaped) after :data:`JOIN_S` seconds.
+
+    Returns once the pool's manager thread has also finished (at most :data:`JOIN_S` more
+    seconds): it closes the pool's wake-up pipe when it sees the workers gone, and if that
+    happened while the interpreter exits, ``concurrent.futures``' exit hook could write to
+    the pipe as it closes and print a traceback (``OSError: Bad file descriptor``; CPython
+    3.11 checks and writes without a lock)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # no API < 3.14
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() drops it
     pool.shutdown(wait=False, cancel_futures=True)
     for p in processes:
         p.terminate()
@@ -115,6 +122,8 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
         if p.is_alive():
             p.kill()
             p.join(JOIN_S)  # reap it: no zombie left behind
+    if manager is not None:
+        manager.join(JOIN_S)
 
 
 class LocalExecutor:
