@@ -173,8 +173,13 @@ def corner_table(geometry: ObsGeometry) -> tuple[np.ndarray, np.ndarray, np.ndar
 def _blocks(n: int) -> int:
     """Blocks of observations for the first layer's compiled loops, one per thread: as many
     threads as torch uses (the trainer's ``threads``; one in evaluation workers)."""
-    threads = max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
+    torch_threads = torch.get_num_threads()
+    threads = max(1, min(torch_threads, numba.config.NUMBA_NUM_THREADS))
     numba.set_num_threads(threads)
+    # The first call starts numba's OpenMP pool, which resets the OpenMP thread count torch
+    # reads back as its own (to all the cores): keep the process's setting.
+    if torch.get_num_threads() != torch_threads:
+        torch.set_num_threads(torch_threads)
     return max(1, min(n, threads))
 
 

@@ -58,3 +58,26 @@ def test_training_process_sets_the_threads() -> None:
             assert torch.get_num_threads() == threads
     finally:
         torch.set_num_threads(previous)
+
+
+ONE_THREAD_CNN = """
+import numpy as np, torch
+torch.set_num_threads(1)
+from schedlab.policies.networks import make_network
+from schedlab.simulator.views.deeprm_image import ObsGeometry, SparseObs
+
+geometry = ObsGeometry(cap_units=(4, 3), slots=2, horizon=5, backlog_view=7)
+net = make_network("cnn-plus", geometry)
+terms = np.zeros((4, geometry.n_terms), np.int32)
+net.forward_obs(SparseObs(terms, np.ones(terms.shape, np.float32), geometry)).sum().backward()
+print(torch.get_num_threads())
+"""
+
+
+def test_the_cnn_keeps_the_processs_torch_threads() -> None:
+    """The sparse first layer's compiled loops start numba's OpenMP pool on first use, which
+    reset torch to every core: a ``--threads 1`` training ran on two (fresh process)."""
+    out = subprocess.run(
+        [sys.executable, "-c", ONE_THREAD_CNN], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["1"]
