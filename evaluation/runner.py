@@ -256,6 +256,7 @@ def _run(
                 if progress:
                     bar.write(f"warning: {said[-1]}")
             bar.update()
+            interrupts.check()  # an interrupt whose exception was discarded during that run
     return failures, tuple(said)
 
 

@@ -372,6 +372,7 @@ def run_sweep(
                     failures[name] = " ".join(output.error.split())[:600]
                     _record_failure(by_name[name], output, out)
                 bar.update()
+                interrupts.check()  # an interrupt whose exception was discarded during that run
     except KeyboardInterrupt as exc:
         tasks.cancel()
         name = getattr(exc, "signal", None) or "SIGINT"

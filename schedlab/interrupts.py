@@ -4,14 +4,19 @@ interrupt as a failure.
 :func:`guard` turns both signals into :class:`~schedlab.errors.Interrupted` in the main thread
 and remembers which signal came (:func:`requested`), so code that catches ``Exception`` around a
 unit of work can tell an interrupt surfacing as another error (a C extension interrupted
-mid-call) from a real failure and re-raise it. Worker processes call :func:`ignore_in_worker`:
-only the parent reacts to Ctrl-C (sent to the whole process group) and stops its workers itself.
+mid-call) from a real failure and re-raise it. A signal that arrives while Python code runs
+inside a C callback that cannot propagate errors (a ``__del__``, a library's hook) has its
+exception discarded by the interpreter: :func:`guard` keeps that from printing a traceback, and
+loops over units of work call :func:`check` between units, so the interrupt still stops them.
+Worker processes call :func:`ignore_in_worker`: only the parent reacts to Ctrl-C (sent to the
+whole process group) and stops its workers itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
@@ -36,18 +41,35 @@ def _raise(signum: int, _frame: FrameType | None) -> None:
         raise Interrupted(f"interrupted by {name}", name)
 
 
+def check() -> None:
+    """Raise :class:`Interrupted` if a signal came inside the current :func:`guard` (its
+    exception may have been discarded where it was raised: module docstring)."""
+    if (name := requested()) is not None and not _deferred:
+        raise Interrupted(f"interrupted by {name}", name)
+
+
 @contextlib.contextmanager
 def guard() -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` (main thread only;
-    elsewhere the block runs unguarded). Previous handlers are restored on exit."""
+    elsewhere the block runs unguarded), and an :class:`Interrupted` the interpreter discards
+    (raised inside a C callback) is not printed: :func:`requested` has it. Previous handlers
+    are restored on exit."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _received.clear()
     previous = {s: signal.signal(s, _raise) for s in _SIGNALS}
+    previous_hook = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        if not isinstance(unraisable.exc_value, Interrupted):
+            previous_hook(unraisable)
+
+    sys.unraisablehook = hook
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for s, handler in previous.items():
             signal.signal(s, handler)
         _received.clear()
@@ -69,8 +91,7 @@ def spawning() -> Iterator[None]:
     finally:
         _deferred.pop()
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    if (name := requested()) is not None and not _deferred:
-        raise Interrupted(f"interrupted by {name}", name)
+    check()
 
 
 def _exit(_signum: int, _frame: FrameType | None) -> None:
