@@ -138,6 +138,17 @@ def _write_header(spec: ExperimentSpec, out: Path) -> None:
     io.write_text_atomic(out / "environment.json", json.dumps(environment(), indent=2))
 
 
+def check_size(spec: ExperimentSpec) -> None:
+    """Refuse (:class:`~schedlab.errors.SizeError`) a spec whose generated workloads, with the
+    results of every policy on them, cannot fit in memory, before any work."""
+    from schedlab.registry import generators
+
+    for w in spec.workloads:
+        if w.generator is not None:
+            gen = generators.create(w.generator, w.params)
+            gen.check_size(list(w.loads), w.jobsets, results=len(spec.policies))
+
+
 def run_experiment(
     spec: ExperimentSpec,
     out_dir: str | os.PathLike[str],
@@ -174,6 +185,7 @@ def run_experiment(
     """
     t0 = time.perf_counter()
     out = Path(out_dir)
+    check_size(spec)
     replaced = check_directory(spec, out, force=force)
     tasks = plan(spec, out)
     pending = [t for t in tasks if not is_done(t)]

@@ -57,7 +57,6 @@ the results.
 from __future__ import annotations
 
 import difflib
-import tomllib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -78,7 +77,7 @@ from schedlab.registry import (
     policy_name,
 )
 from schedlab.simulator.config import ClusterConfig
-from schedlab.validate import Table
+from schedlab.validate import Table, parse_document
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -218,13 +217,11 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         msg = f"{p}: cannot read the spec ({exc})"
         raise SpecError(msg) from exc
-    except tomllib.TOMLDecodeError as exc:
-        msg = f"{p}: not valid TOML ({exc})"
-        raise SpecError(msg) from exc
+    data = parse_document(text, str(p), error=SpecError, fmt="toml")
     return parse_spec_dict(data, base_dir=p.resolve().parent, source=str(p))
 
 

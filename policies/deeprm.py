@@ -69,8 +69,8 @@ def read_checkpoint(
     try:
         spec = json.loads(payload["spec"])
         state = dict(payload["state_dict"])
-    except (KeyError, TypeError, json.JSONDecodeError) as exc:
-        msg = f"{p}: checkpoint spec or state_dict is malformed ({exc})"
+    except (KeyError, TypeError, json.JSONDecodeError, RecursionError) as exc:
+        msg = f"{p}: checkpoint spec or state_dict is malformed ({type(exc).__name__})"
         raise CheckpointError(msg) from exc
     return spec, state
 

@@ -53,6 +53,12 @@ class OutputError(SchedlabError, OSError):
     names the path and how to proceed (another ``-o``, or ``--force``)."""
 
 
+class SizeError(SchedlabError, MemoryError):
+    """A request would need more memory than the machine can give; the message gives the
+    estimate, what it was made of, the option or field to change, and how to go ahead anyway
+    (``--allow-large``, ``$SCHEDLAB_ALLOW_LARGE=1``)."""
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM stopped a long operation; completed work is kept and it resumes.
 

@@ -3,19 +3,97 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import errno
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from schedlab.errors import OutputError, TraceFormatError
+from schedlab.validate import parse_document
 
 METADATA_KEY = "schedlab"
+
+
+_INPUTS: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar(
+    "schedlab_inputs", default=()
+)
+"""Files the running command reads: no output may replace one (see :func:`reading`)."""
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
+_WRITE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+                 errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
+                 errno.EROFS: "read-only file system", errno.EFBIG: "file too large",
+                 errno.EIO: "input/output error"}  # fmt: skip
+
+
+@contextlib.contextmanager
+def reading(paths: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
+    """Within the block, :func:`check_output` (and so every atomic write) refuses to replace any
+    of ``paths``, compared after resolving links (the CLI declares each command's inputs)."""
+    token = _INPUTS.set((*_INPUTS.get(), *(Path(p) for p in paths)))
+    try:
+        yield
+    finally:
+        _INPUTS.reset(token)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(path: str | os.PathLike[str]) -> Path:
+    """``path`` if an output may be written there, else :class:`OutputError`.
+
+    Refused: one of the running command's inputs (:func:`reading`; the same file after
+    resolving links, so a link to an input counts), and an existing path that is not a
+    regular file (a device such as ``/dev/full``, a FIFO, ``/dev/stdout``, a socket): outputs
+    are written by atomically replacing a file, which would replace the node itself.
+    """
+    target = Path(path)
+    for source in _INPUTS.get():
+        if _same_file(target, source):
+            also = "" if str(source) == str(target) else f" ({source})"
+            msg = f"{target}: is an input of this command{also}; name another output"
+            raise OutputError(msg)
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return target  # nothing there yet (or unreadable: the write reports it)
+    kind = next((name for test, name in _KINDS if test(mode)), None)
+    if kind is not None:
+        msg = (
+            f"{target}: is {kind}, not a regular file; schedlab writes outputs by atomically "
+            "replacing a file and will not replace it: name a file"
+        )
+        raise OutputError(msg)
+    return target
+
+
+def write_failure(target: Path, exc: BaseException) -> OutputError | None:
+    """The one-line :class:`OutputError` for a failed write of ``target`` (no space, no
+    permission, a read-only disk...), or None if ``exc`` is not such a failure. Also reads the
+    ``(os error N)`` that polars' Rust writer puts in its messages."""
+    code = getattr(exc, "errno", None)
+    if code is None and (m := re.search(r"\(os error (\d+)\)", str(exc))):
+        code = int(m.group(1))
+    if code not in _WRITE_ERRNOS:
+        return None
+    msg = f"{target}: cannot write: {_WRITE_ERRNOS[code]}; nothing was changed there"
+    error = OutputError(msg)
+    error.errno = code
+    return error
 
 
 @contextlib.contextmanager
@@ -23,19 +101,26 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename.
 
     A crash or an exception leaves any previous ``path`` untouched and no partial file behind.
+    ``path`` is checked first (:func:`check_output`), and a full disk or a missing permission
+    ends in one :class:`OutputError` naming ``path``.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
+    target = check_output(path)
+    tmp: str | None = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
         yield Path(tmp)
         os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        failure = None if isinstance(exc, OutputError) else write_failure(target, exc)
+        if failure is not None:
+            raise failure from exc
         raise
 
 
@@ -82,11 +167,7 @@ def read_parquet(path: str | os.PathLike[str], kind: str) -> tuple[pl.DataFrame,
     if METADATA_KEY not in kv:
         msg = f"{p}: Parquet file has no schedlab metadata; was it written by schedlab?"
         raise TraceFormatError(msg)
-    try:
-        meta = json.loads(kv[METADATA_KEY])
-    except json.JSONDecodeError as exc:
-        msg = f"{p}: schedlab metadata is not valid JSON ({exc})"
-        raise TraceFormatError(msg) from exc
+    meta = parse_document(kv[METADATA_KEY], f"{p} (metadata)", error=TraceFormatError, fmt="json")
     if not isinstance(meta, dict) or meta.get("kind") != kind:
         found = meta.get("kind") if isinstance(meta, dict) else type(meta).__name__
         msg = f"{p}: expected a schedlab {kind} file, found kind {found!r}"
@@ -101,9 +182,10 @@ def check_writable(path: str | os.PathLike[str], *, directory: bool = False) -> 
     Raises
     ------
     OutputError
-        Naming the path and the reason (not a directory, permission denied, read-only...).
+        Naming the path and the reason (not a directory, permission denied, read-only, an
+        input of the command, a device or FIFO: see :func:`check_output`).
     """
-    target = Path(path)
+    target = Path(path) if directory else check_output(path)
     if not directory and target.is_dir():
         msg = f"{target}: is a directory; expected a file to write"
         raise OutputError(msg)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,6 +18,7 @@ import polars as pl
 from schedlab import io
 from schedlab.errors import InfeasibleJobError, JobSetError
 from schedlab.frames import html_preview
+from schedlab.validate import Table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,31 +72,59 @@ class JobSetMeta:
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (tuples become lists)."""
         d = asdict(self)
+        for key in ("resources", "capacity", "units", "empty_jobsets"):
+            d[key] = list(d[key])
         d["length_buckets"] = {k: list(v) for k, v in self.length_buckets.items()}
         return {"kind": "jobset", "schema_version": SCHEMA_VERSION, **d}
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> JobSetMeta:
-        """Inverse of :meth:`to_json`; unknown schema versions are rejected."""
-        version = d.get("schema_version")
+    def from_json(cls, d: Any, *, source: str = "JobSet metadata") -> JobSetMeta:
+        """Inverse of :meth:`to_json`, checked field by field as strictly as ``model.json``:
+        every error is a :class:`~schedlab.errors.JobSetError` naming ``source`` and the field
+        (unknown fields, wrong types, non-positive sizes, unknown schema versions)."""
+        doc = Table(d, "", source, error=JobSetError, allowed=META_FIELDS)
+        version = doc.get("schema_version", int)
         if version != SCHEMA_VERSION:
-            msg = f"JobSet schema_version {version!r} is not supported (expected {SCHEMA_VERSION})"
-            raise JobSetError(msg)
-        missing = [k for k in ("resources", "capacity", "length_buckets") if k not in d]
-        if missing:
-            msg = f"JobSet metadata lacks {missing}"
-            raise JobSetError(msg)
+            doc.fail("schema_version", f"{version} is not supported (expected {SCHEMA_VERSION})")
+        resources = tuple(doc.strings("resources"))
+        taken = [r for r in resources if r in ID_COLUMNS or r in OPTIONAL_COLUMNS]
+        if not resources or len(set(resources)) != len(resources) or taken:
+            doc.fail("resources", f"expected distinct names of no job column, got {resources}")
+        capacity = tuple(doc.numbers("capacity", positive=True))
+        if len(capacity) != len(resources):
+            doc.fail("capacity", f"one capacity per resource {list(resources)}, got {capacity}")
+        units = tuple(doc.strings("units", default=[]))
+        if units and len(units) != len(resources):
+            doc.fail("units", f"one unit per resource {list(resources)}, got {list(units)}")
+        machines = doc.get("machines", int, 1)
+        if machines < 1:
+            doc.fail("machines", f"must be >= 1, got {machines}")
+        step = doc.get("time_step_seconds", float, None)
+        if step is not None and step <= 0:
+            doc.fail("time_step_seconds", f"must be > 0 seconds, got {step}")
+        window = doc.get("arrival_window", int, None)
+        if window is not None and window < 1:
+            doc.fail("arrival_window", f"must be >= 1 step, got {window}")
+        buckets = doc.sub("length_buckets")
+        for name in buckets.data:
+            lo_hi = buckets.integers(name, minimum=0)
+            if len(lo_hi) != 2 or lo_hi[0] > lo_hi[1]:
+                buckets.fail(name, f"expected [low, high] steps with low <= high, got {lo_hi}")
         return cls(
-            resources=tuple(d["resources"]),
-            capacity=tuple(float(c) for c in d["capacity"]),
-            machines=int(d.get("machines", 1)),
-            units=tuple(d.get("units", ())),
-            time_step_seconds=d.get("time_step_seconds"),
-            arrival_window=d.get("arrival_window"),
-            empty_jobsets=tuple(d.get("empty_jobsets", ())),
-            length_buckets={k: (int(v[0]), int(v[1])) for k, v in d["length_buckets"].items()},
-            provenance=d.get("provenance", {}),
+            resources=resources,
+            capacity=capacity,
+            machines=machines,
+            units=units,
+            time_step_seconds=step,
+            arrival_window=window,
+            empty_jobsets=tuple(doc.integers("empty_jobsets", default=[], minimum=0)),
+            length_buckets={k: (v[0], v[1]) for k, v in buckets.data.items()},
+            provenance=doc.get("provenance", dict, {}),
         )
+
+
+META_FIELDS = ("kind", "schema_version", *(f.name for f in fields(JobSetMeta)))
+"""The keys of a JobSet's metadata document."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +194,11 @@ class JobSet:
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike[str]) -> JobSet:
-        """Read and validate a JobSet Parquet file."""
+        """Read and validate a JobSet Parquet file (its metadata and its rows)."""
         df, meta = io.read_parquet(path, "jobset")
+        checked = JobSetMeta.from_json(meta, source=f"{path} (metadata)")
         try:
-            return cls.create(df, JobSetMeta.from_json(meta))
+            return cls.create(df, checked)
         except JobSetError as exc:
             msg = f"{path}: {exc}"
             raise type(exc)(msg) from exc

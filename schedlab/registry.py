@@ -275,7 +275,7 @@ def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[s
             key = key.strip()
             try:
                 value = json.loads(raw)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 value = raw
         if key in kwargs:
             msg = f"{spec!r}: option {key!r} is given twice"

@@ -18,6 +18,9 @@ RESULT_COLUMNS = (
     "policy", "jobset", "load", "seed", "job_id", "arrival", "start", "finish", "duration",
     "machine", "slowdown", "completion", "wait",
 )  # fmt: skip
+RESULT_BYTES = 2 * 8 * len(RESULT_COLUMNS)
+"""Memory one result row holds at its peak, in bytes (its 8-byte columns, twice: the
+simulator's table and its concatenation), for size estimates (:mod:`schedlab.sizes`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,27 @@ never a number; floats must be finite (TOML and JSON both can write ``inf``/``na
 from __future__ import annotations
 
 import difflib
+import json
 import math
+import tomllib
 from collections.abc import Collection
 from typing import Any, NoReturn
 
 from schedlab.errors import SchedlabError
+
+
+def parse_document(text: str, source: str, *, error: type[SchedlabError], fmt: str) -> Any:
+    """``text`` parsed as ``fmt`` (``"json"`` or ``"toml"``); malformed or pathologically
+    nested text (a ``RecursionError`` in the parser) is ``error`` naming ``source``."""
+    try:
+        return tomllib.loads(text) if fmt == "toml" else json.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        msg = f"{source}: not valid {fmt.upper()} ({exc})"
+        raise error(msg) from exc
+    except RecursionError as exc:
+        msg = f"{source}: not a {fmt.upper()} document schedlab reads (nested too deeply)"
+        raise error(msg) from exc
+
 
 REQUIRED: Any = object()
 """Default of :meth:`Table.get` and friends for a key that must be present."""
@@ -114,6 +130,17 @@ class Table:
         if distinct and len(set(values)) != len(values):
             self.fail(key, f"values must be distinct, got {values!r}"[:300])
         return [float(v) for v in values]
+
+    def integers(
+        self, key: str, *, default: Any = REQUIRED, minimum: int | None = None
+    ) -> list[int]:
+        """A list of integers (each >= ``minimum`` if given)."""
+        values = self.get(key, list, default)
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+            self.fail(key, f"expected a list of integers, got {values!r}"[:300])
+        if minimum is not None and any(v < minimum for v in values):
+            self.fail(key, f"every value must be >= {minimum}, got {values!r}"[:300])
+        return list(values)
 
     def strings(self, key: str, *, default: Any = REQUIRED) -> list[str]:
         """A list of strings."""

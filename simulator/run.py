@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import polars as pl
 
+from schedlab import sizes
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import RESULT_COLUMNS, Results
@@ -89,6 +90,9 @@ def run_policy(
         raise ValueError(msg)
     config = resolve_machines(config, jobset)
     rule = isinstance(policy, ListSchedulingRule)
+    if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
+        return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
+    check_size(jobset, config, batched=engine == "batched" or not rule)
     if engine == "fast" and not rule:
         msg = f"policy {policy.name!r} is not a list-scheduling heuristic; it has no fast path"
         raise ValueError(msg)
@@ -108,6 +112,32 @@ def run_policy(
             return Schedule(p.start, p.target)
         return _run_fast(jobset, policy, config, uniforms)
     return _run_batched_agent(jobset, policy, config)
+
+
+def check_size(jobset: JobSet, config: ClusterConfig, *, batched: bool) -> None:
+    """Refuse (:class:`~schedlab.errors.SizeError`) a simulation whose arrays cannot fit in
+    memory. ``config.machines`` must be resolved. The list scheduler holds ~5 ``(m, d)``
+    float arrays and ~10 int64s per job; the batched engine holds every jobset at once: a
+    ``(B, T, m, d)`` occupancy, ``(B, n_max)`` queues and a ``(B, longest duration)`` ring."""
+    ids = jobset.jobs.get_column("jobset").to_numpy()
+    bounds = jobset_bounds(ids)
+    n, n_sets, d = len(jobset), bounds.size - 1, len(jobset.resources)
+    m, horizon = int(config.machines or 1), config.horizon
+    if batched:
+        n_max = int(np.diff(bounds).max())
+        longest = int(jobset.jobs.get_column("duration").max())  # type: ignore[arg-type]
+        cells = n_sets * (horizon * m * d + 4 * n_max + longest + 1)
+        what = (
+            f"simulating {n_sets:,} jobsets at once on {m:,} machines x {horizon:,} steps x "
+            f"{d} resources (up to {n_max:,} jobs, durations up to {longest:,} steps)"
+        )
+    else:
+        cells = 5 * m * d + 10 * n
+        what = f"simulating {n:,} jobs on {m:,} machines x {d} resources"
+    sizes.check(
+        what, 8.0 * cells,
+        "lower --machines (or the JobSet's machines) or --horizon, or simulate fewer jobsets",
+    )  # fmt: skip
 
 
 def _uniforms(jobset: JobSet, policy: Any) -> np.ndarray:
@@ -146,6 +176,7 @@ def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Sc
     view = policy.view
     if getattr(view, "backlog_view", None) is not None:  # a view parameter: the policy's own
         config = replace(config, backlog_view=view.backlog_view)
+    _check_trained_shape(policy, config)
     model = BatchedEngine.from_jobset(jobset, config)
     policy.reset(seed=None)
     active = np.flatnonzero(~model.done)
@@ -170,6 +201,22 @@ def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Sc
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
     p = model.placements()
     return Schedule(p.start, p.target, stats)
+
+
+def _check_trained_shape(policy: Any, config: ClusterConfig) -> None:
+    """Refuse, before any engine or observation is allocated, a cluster whose machines, slots or
+    horizon differ from those a learned policy's network was trained on (``policy.geometry``,
+    where it has one); the policy's own check compares the whole observation later."""
+    trained = getattr(policy, "geometry", None)
+    fields = {"machines": "--machines", "slots": "--slots", "horizon": "--horizon"}
+    for field, option in fields.items():
+        want, have = getattr(trained, field, None), getattr(config, field)
+        if want is not None and want != have:
+            msg = (
+                f"policy {policy.name!r} was trained on {want} {field} but this cluster has "
+                f"{have}; use {option} {want}"
+            )
+            raise ValueError(msg)
 
 
 def _run_step(jobset: JobSet, policy: Any, config: ClusterConfig, rule: bool) -> Schedule:

@@ -27,6 +27,16 @@ def shared_file(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def small_jobs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two DeepRM jobsets at load 0.5 (``schedlab generate``); tests must not change it."""
+    from tests.cli_helpers import run_ok
+
+    path = tmp_path_factory.mktemp("cli") / "jobs.parquet"
+    run_ok("generate", "deeprm", "--load", "0.5", "--jobsets", "2", "--seed", "4", "-o", str(path))
+    return path
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Every test gets an empty schedlab cache: no test reads or writes ``~/.cache``."""

@@ -12,10 +12,8 @@ from tests.cli_helpers import run_fail, run_ok
 
 
 @pytest.fixture(scope="module")
-def jobs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cli") / "jobs.parquet"
-    run_ok("generate", "deeprm", "--load", "0.5", "--jobsets", "2", "--seed", "4", "-o", str(path))
-    return path
+def jobs(small_jobs: Path) -> Path:
+    return small_jobs
 
 
 @pytest.fixture

@@ -174,7 +174,8 @@ def test_unsupported_schema_version(tmp_path: Path) -> None:
     js = _jobset()
     path = tmp_path / "future.parquet"
     io.write_parquet(js.jobs, path, {**js.meta.to_json(), "schema_version": 99})
-    with pytest.raises(JobSetError, match=re.escape(f"{path}: JobSet schema_version 99")) as info:
+    expected = re.escape(f"{path} (metadata): schema_version: 99 is not supported")
+    with pytest.raises(JobSetError, match=expected) as info:
         JobSet.read_parquet(path)
     assert not isinstance(info.value, TraceFormatError)
 

@@ -15,7 +15,9 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
+from schedlab import sizes
 from schedlab.jobset import JobSet, JobSetMeta
+from schedlab.results import RESULT_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,7 @@ class SyntheticGenerator:
         if n_jobsets < 1:
             msg = f"n_jobsets must be >= 1, got {n_jobsets}"
             raise ValueError(msg)
+        self.check_size(loads, n_jobsets)
         children = np.random.SeedSequence(int(seed)).spawn(len(loads))
         frames = []
         for i, (load, child) in enumerate(zip(loads, children, strict=True)):
@@ -150,6 +153,32 @@ class SyntheticGenerator:
             },
         )
         return JobSet.create(jobs, meta)
+
+    def jobs_per_jobset(self, load: float) -> float:
+        """Expected jobs in one jobset at offered ``load``: ``rate · arrival_window``."""
+        return self.rate_for_load(load) * self.arrival_window()
+
+    def check_size(self, loads: list[float], n_jobsets: int, *, results: int = 0) -> None:
+        """Refuse (:class:`~schedlab.errors.SizeError`) a sweep whose expected jobs cannot fit in
+        memory: ``n_jobsets`` per load x ``rate · arrival_window`` expected jobs each, at
+        :data:`GENERATION_BYTES` per job (~3 copies of its ``d + 8`` 8-byte columns while
+        sampling and framing) plus a per-step scratch row of every jobset, and
+        :data:`~schedlab.results.RESULT_BYTES` per job for each of ``results`` policies whose
+        results are held too (an experiment's)."""
+        window = self.arrival_window() or 0
+        per_jobset = [self.jobs_per_jobset(load) for load in loads]
+        jobs = sum(per_jobset) * n_jobsets
+        per_job = 3 * 8 * (len(self.resources()) + 8) + results * RESULT_BYTES
+        scratch = len(loads) * n_jobsets * (8 * window + 64)
+        held = f" and {results} policies' results" if results else ""
+        sizes.check(
+            f"{self.name}: {n_jobsets:,} jobsets x {len(loads)} load(s) x up to "
+            f"{max(per_jobset):,.4g} expected jobs each (= {jobs:.4g} jobs; a "
+            f"{window:,}-step window){held}",
+            jobs * per_job + scratch,
+            "lower the jobsets per load (--jobsets; a spec's jobsets), the loads or rates, or "
+            "the arrival window",
+        )
 
     def _frame(self, s: Sample, load: float, *, first_id: int) -> pl.DataFrame:
         n = s.arrival.shape[0]

@@ -189,6 +189,10 @@ class LiuMultiClusterGenerator(SyntheticGenerator):
         """None: the offered load's span is each jobset's own arrival span."""
         return None
 
+    def jobs_per_jobset(self, load: float) -> float:
+        """``n_jobs``: an episode has that many jobs at every load."""
+        return float(self.n_jobs)
+
     def length_buckets(self) -> dict[str, tuple[int, int]]:
         """No fixed buckets (reports use duration terciles)."""
         return {}

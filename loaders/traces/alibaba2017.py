@@ -42,7 +42,7 @@ from typing import Any
 import polars as pl
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.traces.archive import text_path
+from schedlab.loaders.traces.archive import check_parse_size, text_path
 from schedlab.loaders.traces.drop_report import LoadResult
 from schedlab.loaders.traces.textio import layout, read_lines
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason, parse_statuses
@@ -213,6 +213,7 @@ def read_alibaba2017(
     src = str(source)
     wanted = parse_statuses(statuses, STATUSES, "v2017 task status")
     path = text_path(source, member=member, max_bytes=options.max_decompressed)
+    check_parse_size(path, source)
     lines = read_lines(path)
     blank = pl.col("raw").str.strip_chars() == ""
     data = _fields(lines.filter(~blank))

@@ -75,7 +75,7 @@ import polars as pl
 from schedlab.loaders.traces import alibaba_dag as dag_mod
 from schedlab.loaders.traces.alibaba2018_parse import parse_tasks, read_instances
 from schedlab.loaders.traces.alibaba2018_scan import FIELDS, STATUSES, attach_raw, sniff
-from schedlab.loaders.traces.archive import text_path
+from schedlab.loaders.traces.archive import check_parse_size, text_path
 from schedlab.loaders.traces.drop_report import LoadResult
 from schedlab.loaders.traces.textio import layout
 from schedlab.loaders.traces.transform import Finalize, TraceOptions, finish, parse_statuses
@@ -154,6 +154,7 @@ def read_alibaba2018(
     _check_choices(granularity, job_duration, demand, instances, max_instances)
     src = str(source)
     path = text_path(source, member=member, max_bytes=options.max_decompressed)
+    check_parse_size(path, source)
     header = sniff(path, src)
     parsed = parse_tasks(
         path, header=header, statuses=wanted, hashes=instances is not None,

@@ -44,7 +44,7 @@ from typing import Any, Literal
 import polars as pl
 
 from schedlab.errors import TraceFormatError
-from schedlab.loaders.traces.archive import text_path
+from schedlab.loaders.traces.archive import check_parse_size, text_path
 from schedlab.loaders.traces.drop_report import LoadResult
 from schedlab.loaders.traces.textio import layout, read_lines
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason
@@ -300,6 +300,7 @@ def read_swf(
     src = str(source)
     wanted = _statuses(statuses)
     path = text_path(source, max_bytes=options.max_decompressed)
+    check_parse_size(path, source)
     lines = read_lines(path)
     text = pl.col("raw").str.strip_chars()
     comments = lines.filter(text.str.starts_with(";"))

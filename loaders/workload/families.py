@@ -104,6 +104,18 @@ def check_params(name: str, params: Params) -> str | None:
         return f"parameters {bad} must be > 0"
     if name == "lognormal_gpd" and not 0 < vals["tail_prob"] < 1:
         return "tail_prob must be in (0, 1)"
+    return _check_usable(name, params)
+
+
+def _check_usable(name: str, params: Params) -> str | None:
+    """Why finite but extreme ``params`` give no usable distribution (an overflow, a CDF that is
+    not a number at 1 and 10 steps), or None."""
+    try:
+        probe = np.asarray(build(name, params).cdf(np.array([1.0, 10.0])), dtype=np.float64)
+    except (ArithmeticError, ValueError) as exc:
+        return f"parameters {dict(params)} give no usable distribution ({exc})"[:300]
+    if not np.all(np.isfinite(probe)):
+        return f"parameters {dict(params)} give no usable distribution (CDF {probe.tolist()})"
     return None
 
 

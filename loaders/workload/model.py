@@ -25,6 +25,7 @@ The document (``schema_version`` 1)::
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ import numpy as np
 from schedlab.errors import WorkloadModelError
 from schedlab.io import write_text_atomic
 from schedlab.loaders.workload import families
-from schedlab.validate import Table
+from schedlab.validate import Table, parse_document
 
 SCHEMA_VERSION = 1
 KIND = "workload_model"
@@ -259,10 +260,11 @@ class WorkloadModel:
             msg = f"{p}: no such workload model file"
             raise WorkloadModelError(msg)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            msg = f"{p}: not a valid JSON workload model ({exc})"
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            msg = f"{p}: cannot read the workload model ({exc})"
             raise WorkloadModelError(msg) from exc
+        data = parse_document(text, str(p), error=WorkloadModelError, fmt="json")
         return cls.from_json(data, source=str(p))
 
     @classmethod
@@ -289,7 +291,7 @@ class WorkloadModel:
         window = doc.get("window", int)
         if window < 1:
             doc.fail("window", f"must be >= 1 step, got {window}")
-        return cls(
+        model = cls(
             resources=resources,
             capacity=capacity,
             units=units,
@@ -301,6 +303,16 @@ class WorkloadModel:
             source=doc.get("source", dict, {}),
             diagnostics=doc.get("diagnostics", dict, {}),
         )
+        try:  # extreme but finite parameters: an error here names the fields, not numpy's words
+            work = model.load_per_rate()
+        except (ArithmeticError, ValueError, MemoryError) as exc:
+            work, problem = math.nan, f"{type(exc).__name__}: {exc}"[:200]
+        else:
+            problem = f"load per job per step {work!r}"
+        if not (math.isfinite(work) and work > 0):
+            msg = f"with these demands and capacity give no usable load ({problem})"
+            doc.fail("durations", msg)
+        return model
 
 
 def _plain(v: Any) -> Any:

@@ -32,7 +32,16 @@ class SchedlabGroup(click.Group):
 
 @click.group(cls=SchedlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="schedlab")
+@click.option(
+    "--allow-large", is_flag=True,
+    help="Go ahead with requests estimated to need more memory than is available (refused "
+    "otherwise, with the estimate and the option to change; = $SCHEDLAB_ALLOW_LARGE=1).",
+)  # fmt: skip
 @click.pass_context
-def main(ctx: click.Context) -> None:
+def main(ctx: click.Context, allow_large: bool) -> None:
     """Evaluate cluster job schedulers on synthetic workloads and real traces."""
     ctx.with_resource(one_line_warnings())
+    if allow_large:
+        from schedlab.sizes import allow_large as go_ahead
+
+        ctx.with_resource(go_ahead())

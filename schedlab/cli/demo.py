@@ -9,17 +9,19 @@ import click
 
 from schedlab.cli.experiment import FORCE_HELP, fail_on_failures, summary
 from schedlab.cli.options import (
+    Command,
     cluster_options,
     count_option,
     force_option,
     loads_option,
     output_option,
+    seed_option,
 )
 
 
-@click.command("demo")
+@click.command("demo", cls=Command)
 @count_option("--jobsets", 100, "Jobsets per load.")
-@click.option("--seed", default=0, show_default=True, help="Seed of workload and bootstrap.")
+@seed_option("Seed of workload and bootstrap.")
 @loads_option("Offered loads (default 10%..190% in steps of 20%).")
 @cluster_options
 @output_option("Directory for jobsets, results and report.", file_okay=False, default=Path("out"))

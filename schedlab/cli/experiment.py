@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import backend_options, check_backend, force_option, output_option
+from schedlab.cli.options import Group, backend_options, check_backend, force_option, output_option
 
 FORCE_HELP = (
     "Replace an experiment of a different spec in OUTPUT: its runs that this spec would not "
@@ -16,7 +16,7 @@ FORCE_HELP = (
 )
 
 
-@click.group("experiment")
+@click.group("experiment", cls=Group)
 def experiment_group() -> None:
     """Experiments from a spec file (TOML): workloads x loads x policies, resumable."""
 

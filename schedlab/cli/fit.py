@@ -7,10 +7,17 @@ from pathlib import Path
 
 import click
 
-from schedlab.cli.options import LOAD, cluster_options, count_option, output_option
+from schedlab.cli.options import (
+    LOAD,
+    Command,
+    cluster_options,
+    count_option,
+    output_option,
+    seed_option,
+)
 
 
-@click.command("fit")
+@click.command("fit", cls=Command)
 @click.argument("jobs", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--censored-column",
@@ -53,7 +60,7 @@ from schedlab.cli.options import LOAD, cluster_options, count_option, output_opt
 )
 @count_option("--check-jobsets", 30, "Jobsets per side.")
 @click.option("--check-load", type=LOAD, help="Offered load of the check (default: matched).")
-@click.option("--seed", default=0, show_default=True, help="Seed of subsamples and the check.")
+@seed_option("Seed of subsamples and the check.")
 @cluster_options
 @output_option("Directory for model.json and the fit report.", file_okay=False)
 def fit_cmd(

@@ -7,11 +7,18 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import count_option, loads_option, output_option, param_option
+from schedlab.cli.options import (
+    Command,
+    count_option,
+    loads_option,
+    output_option,
+    param_option,
+    seed_option,
+)
 from schedlab.registry import generators
 
 
-@click.command("generate")
+@click.command("generate", cls=Command)
 @click.argument("generator", type=click.Choice(generators.names(), case_sensitive=False))
 @loads_option("Target offered load (repeatable, or comma-separated): 0.7 or 70%.")
 @click.option(
@@ -22,7 +29,7 @@ from schedlab.registry import generators
     help="Mean arrivals per step λ instead of --load (repeatable), e.g. 0.7.",
 )
 @count_option("--jobsets", 100, "Jobsets per load.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the whole collection.")
+@seed_option("Seed of the whole collection.")
 @param_option("Generator parameter, e.g. -p variant=paper -p arrivals=poisson.")
 @click.option(
     "--model",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from schedlab.cli.options import Command
 from schedlab.params import REQUIRED, describe, parameters
 from schedlab.registry import generators, loaders, policies, trainers
 
@@ -11,7 +12,7 @@ REGISTRIES = {"policies": policies, "generators": generators, "loaders": loaders
               "trainers": trainers}  # fmt: skip
 
 
-@click.command("list")
+@click.command("list", cls=Command)
 @click.argument("kind", type=click.Choice(list(REGISTRIES)), default="policies")
 @click.option("--params", "show_params", is_flag=True,
               help="Also list each entry's parameters (-p KEY=VALUE, spec options).")  # fmt: skip

@@ -10,17 +10,20 @@ from typing import Any
 import click
 
 from schedlab.cli.options import (
+    Command,
+    Group,
     cli_message,
     option_name,
     output_option,
     param_option,
+    seed_option,
 )
 from schedlab.registry import loaders
 
 POSITIVE = click.FloatRange(min=0, min_open=True)
 
 
-@click.command("load")
+@click.command("load", cls=Command)
 @click.argument("loader", type=click.Choice(loaders.names(), case_sensitive=False))
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--time-step", default=1.0, show_default=True, type=POSITIVE,
@@ -32,7 +35,7 @@ POSITIVE = click.FloatRange(min=0, min_open=True)
               "Alibaba v2018, one machine of MaxProcs for SWF).")  # fmt: skip
 @click.option("--slots-per-machine", type=POSITIVE, help="Rescale a machine to N units/resource.")
 @click.option("--sample", type=click.IntRange(min=1), help="Keep a random sample of N jobs.")
-@click.option("--seed", default=0, show_default=True, help="Seed of --sample.")
+@seed_option("Seed of --sample.")
 @click.option("--jobset-window", type=POSITIVE, help="Split into jobsets of this many seconds.")
 @click.option("--jobset-size", type=click.IntRange(min=1),
               help="Split into jobsets of this many jobs.")  # fmt: skip
@@ -71,7 +74,7 @@ def load_cmd(
     click.echo(f"wrote {output} ({how}, {time.perf_counter() - t0:.1f} s)")
 
 
-@click.group("traces")
+@click.group("traces", cls=Group)
 def traces_group() -> None:
     """Public traces: fetch them from their official locations."""
 

@@ -81,9 +81,48 @@ def _writable(directory: bool) -> Callable[[click.Context, click.Parameter, Any]
     return check
 
 
+class OutputPath(click.Path):
+    """The type of ``-o/--output``: a path the command writes (every other path is an input)."""
+
+
+class Command(click.Command):
+    """A schedlab command: no output of it can replace one of its inputs.
+
+    Every path parameter that is not an :class:`OutputPath` is an input; the run is wrapped in
+    :func:`schedlab.io.reading` of them, so every write (:func:`schedlab.io.atomic_path`)
+    refuses to replace one, and each output is checked against them before any work.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Check outputs against inputs, then run the command with its inputs declared."""
+        from schedlab import io
+
+        def values(p: click.Parameter) -> list[Path]:
+            value = ctx.params.get(p.name or "")
+            items = value if isinstance(value, tuple | list) else [value]
+            return [Path(v) for v in items if isinstance(v, str | Path)]
+
+        paths = [p for p in self.params if isinstance(p.type, click.Path)]
+        inputs = [v for p in paths if not isinstance(p.type, OutputPath) for v in values(p)]
+        with io.reading(inputs):
+            for p in paths:
+                for value in values(p) if isinstance(p.type, OutputPath) else ():
+                    try:
+                        io.check_output(value)
+                    except OSError as exc:
+                        raise click.BadParameter(str(exc), ctx=ctx, param=p) from exc
+            return super().invoke(ctx)
+
+
+class Group(click.Group):
+    """A command group whose subcommands are :class:`Command` objects."""
+
+    command_class = Command
+
+
 def _output_attrs(help_text: str, file_okay: bool, default: Path | None) -> dict[str, Any]:
     return {
-        "type": click.Path(path_type=Path, file_okay=file_okay), "required": default is None,
+        "type": OutputPath(path_type=Path, file_okay=file_okay), "required": default is None,
         "default": default, "show_default": default is not None, "help": help_text,
         "callback": _writable(directory=not file_okay),
     }  # fmt: skip
@@ -123,7 +162,7 @@ def _key_values(_ctx: click.Context, param: click.Parameter, items: tuple[str, .
             raise click.BadParameter(f"{key.strip()!r} is given twice", param=param)
         try:
             out[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             out[key.strip()] = raw
     return out
 
@@ -132,6 +171,12 @@ def count_option(name: str, default: int, help_text: str) -> Decorator:
     """An integer option that must be >= 1 (jobsets, workers, ...)."""
     return click.option(name, default=default, show_default=True, type=click.IntRange(min=1),
                         help=help_text)  # fmt: skip
+
+
+def seed_option(help_text: str, *, default: int | None = 0) -> Decorator:
+    """The ``--seed`` option: an integer >= 0 (numpy's seeds), checked as ``--seed``."""
+    return click.option("--seed", default=default, show_default=default is not None,
+                        type=click.IntRange(min=0), help=help_text)  # fmt: skip
 
 
 def cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:

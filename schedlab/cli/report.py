@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import output_option
+from schedlab.cli.options import Command, output_option, seed_option
 
 FIGURE_STYLES = ("screen", "paper")
 VECTOR_FORMATS = ("pdf", "svg")
@@ -35,10 +35,10 @@ def _jobs_option(purpose: str) -> Callable[[Callable[..., Any]], Callable[..., A
     )  # fmt: skip
 
 
-@click.command("report")
+@click.command("report", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
 @output_option("Directory for the report.", file_okay=False, default=Path("out"))
-@click.option("--seed", type=int, help="Seed of the bootstrap (default: the experiment's, or 0).")
+@seed_option("Seed of the bootstrap (default: the experiment's, or 0).", default=None)
 @click.option("--reference", help="Reference policy (default: the spec's, or the first policy).")
 @_jobs_option("for utilisation, queue and fragmentation over time")
 @_style_options
@@ -72,7 +72,7 @@ def report_cmd(
     click.echo(f"report: {paths['html']}  (Markdown: {paths['md']})")
 
 
-@click.command("show")
+@click.command("show", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
 @click.option("--jobset", type=int, help="Jobset id (default: the median one by the first "
               "policy's average slowdown at the highest offered load).")  # fmt: skip
@@ -105,7 +105,7 @@ def show_cmd(
     click.echo(f"wrote {path}")
 
 
-@click.command("export")
+@click.command("export", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["csv", "ndjson"]), default="csv",
               show_default=True, help="File format.")  # fmt: skip

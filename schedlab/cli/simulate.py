@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import output_option, simulation_options
+from schedlab.cli.options import Command, output_option, simulation_options
 from schedlab.registry import make_policy, policies, policy_key
 
 
-@click.command("simulate")
+@click.command("simulate", cls=Command)
 @click.argument("jobs", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--policy",
@@ -57,12 +57,16 @@ def _simulate(
 ) -> Any:
     from tqdm import tqdm
 
+    from schedlab.errors import JobSetError
     from schedlab.jobset import JobSet
     from schedlab.results import Results
     from schedlab.simulator.config import ClusterConfig
     from schedlab.simulator.run import simulate
 
     js = JobSet.read_parquet(jobs)
+    if len(js) == 0:
+        msg = f"{jobs}: the JobSet holds no job ({len(js.meta.empty_jobsets)} empty jobsets)"
+        raise JobSetError(msg + "; nothing to simulate")
     config = ClusterConfig(slots=slots, horizon=horizon, machines=machines)
     parts = []
     for spec, policy in tqdm(made, desc="simulating", unit="policy", disable=None):

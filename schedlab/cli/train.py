@@ -23,6 +23,8 @@ import click
 
 from schedlab.cli.options import (
     ADDRESS_HELP,
+    Command,
+    Group,
     check_backend,
     cli_message,
     config_options,
@@ -34,7 +36,7 @@ from schedlab.params import check_params
 from schedlab.registry import trainers
 
 
-class TrainGroup(click.Group):
+class TrainGroup(Group):
     """Subcommands built on demand from the trainers registry (no import for ``--help``)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -104,7 +106,7 @@ def trainer_command(name: str) -> click.Command:
         config = make_config(ctx, cls, name, values, output if resume else None)
         train(name, config, output, resume=resume)
 
-    return click.Command(
+    return Command(
         name,
         callback=run,
         params=[*config_options(cls), *SWEEP_OPTIONS, resume, output],

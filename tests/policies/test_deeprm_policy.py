@@ -163,7 +163,8 @@ def test_mismatched_weights_and_geometry(tmp_path, jobset) -> None:
         load_network(path)
     save_checkpoint(path, make_network("mlp", g, hidden=20), spec)
     policy = DeepRMPolicy(checkpoint=str(path))
-    with pytest.raises(CheckpointError, match="trained on observations"):
+    refused = "trained on 5 slots but this cluster has 10; use --slots 5"  # before allocating
+    with pytest.raises(ValueError, match=refused):
         schedule(jobset, policy, ClusterConfig(slots=10, horizon=20))
 
 

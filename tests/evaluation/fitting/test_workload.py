@@ -161,7 +161,7 @@ def test_invalid_model_files_name_the_file_and_the_key(
 
 
 def test_not_json_and_missing_files_are_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(WorkloadModelError, match=r"model.json: not a valid JSON workload model"):
+    with pytest.raises(WorkloadModelError, match=r"model.json: not valid JSON"):
         WorkloadModel.load(_write(tmp_path, "{not json"))
     with pytest.raises(WorkloadModelError, match=r"\(top level\): expected a table"):
         WorkloadModel.load(_write(tmp_path, "[1, 2]"))

@@ -1,0 +1,139 @@
+"""Memory estimates made before allocating: a request that cannot fit is refused in one line.
+
+Every place that sizes its arrays from a user's numbers (generation: jobsets × loads × jobs;
+loading: a trace's text; simulation: machines × horizon × resources per jobset) calls
+:func:`check` with its estimate in bytes, what the estimate is made of, and the option or field
+that changes it. Above the memory this machine can give (:func:`budget`) the request is refused
+with :class:`~schedlab.errors.SizeError` instead of a numpy ``MemoryError`` traceback or a run
+the kernel kills minutes later, e.g.::
+
+    generating 1,000,000,000 jobsets x 1 load x 27.1 jobs = 2.71e+10 jobs needs about 2.6 TiB,
+    more than the 21.3 GiB this machine has available; lower --jobsets / the loads (or go
+    ahead: --allow-large, SCHEDLAB_ALLOW_LARGE=1)
+
+Going ahead is explicit: ``schedlab --allow-large ...`` or ``$SCHEDLAB_ALLOW_LARGE=1`` (worker
+processes inherit it). ``$SCHEDLAB_MEMORY_BUDGET`` (bytes; ``8e9`` or ``8GiB``) replaces the
+measured budget, e.g. on a node shared with other jobs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from schedlab.errors import SizeError
+
+ALLOW_ENV = "SCHEDLAB_ALLOW_LARGE"
+"""Set to ``1`` to go ahead with any request (what ``schedlab --allow-large`` sets)."""
+BUDGET_ENV = "SCHEDLAB_MEMORY_BUDGET"
+"""Bytes a request may use, replacing the measured available memory."""
+HOW_TO_PROCEED = "or go ahead: --allow-large, SCHEDLAB_ALLOW_LARGE=1"
+_UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "ki": 2**10, "mi": 2**20,
+          "gi": 2**30, "ti": 2**40}  # fmt: skip
+
+
+def human(nbytes: float) -> str:
+    """``nbytes`` in binary units, e.g. ``"373.0 GiB"``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(nbytes) < 1024 or unit == "PiB":
+            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{nbytes:.0f} B"
+        nbytes /= 1024
+    raise AssertionError  # pragma: no cover
+
+
+def parse_bytes(text: str, *, where: str = BUDGET_ENV) -> float:
+    """``"8e9"``, ``"8GB"`` or ``"8GiB"`` as bytes (> 0); a ValueError naming ``where`` else."""
+    m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([kKmMgGtT]i?)?[bB]?\s*", text)
+    try:
+        value = float(m.group(1)) * _UNITS[(m.group(2) or "").lower()] if m else math.nan
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        msg = f"{where}={text!r}: expected a number of bytes > 0, e.g. 8e9 or 8GiB"
+        raise ValueError(msg)
+    return value
+
+
+def available() -> float:
+    """Bytes this process can still allocate: ``MemAvailable`` of ``/proc/meminfo``, capped by
+    a cgroup v2 memory limit; the physical memory where neither can be read."""
+    avail = math.inf
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                avail = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if limit != "max":
+            avail = min(avail, int(limit) - int(used))
+    except (OSError, ValueError):
+        pass
+    if math.isinf(avail):
+        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return float(avail)
+
+
+def budget() -> float:
+    """Bytes one request may use: ``$SCHEDLAB_MEMORY_BUDGET`` if set, else :func:`available`."""
+    text = os.environ.get(BUDGET_ENV, "").strip()
+    return parse_bytes(text) if text else available()
+
+
+def allowed() -> bool:
+    """Whether the user asked to go ahead with any size (``$SCHEDLAB_ALLOW_LARGE`` is set and
+    not ``0``/empty)."""
+    return os.environ.get(ALLOW_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+@contextlib.contextmanager
+def allow_large() -> Iterator[None]:
+    """Within the block, :func:`check` lets every request through (sets
+    ``$SCHEDLAB_ALLOW_LARGE`` so that worker processes started inside inherit it)."""
+    before = os.environ.get(ALLOW_ENV)
+    os.environ[ALLOW_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ALLOW_ENV, None)
+        else:
+            os.environ[ALLOW_ENV] = before
+
+
+def check(what: str, nbytes: float, knob: str) -> None:
+    """Refuse a request estimated at ``nbytes`` bytes if it exceeds :func:`budget`.
+
+    Parameters
+    ----------
+    what
+        What is requested and what the estimate is made of, e.g. ``"generating 10 jobsets x
+        1 load x 5.2e9 jobs"``; the message's opening.
+    nbytes
+        The estimate, in bytes (may be ``inf`` for a count past any machine).
+    knob
+        What to change, naming the option or field: ``"lower --jobsets / the loads"``.
+
+    Raises
+    ------
+    SizeError
+        Unless :func:`allowed`.
+    """
+    if allowed():
+        return
+    limit = budget()
+    if nbytes > limit:
+        need = human(nbytes) if math.isfinite(nbytes) else "more than any machine holds"
+        have = (
+            f"the {human(limit)} of ${BUDGET_ENV}"
+            if os.environ.get(BUDGET_ENV, "").strip()
+            else f"the {human(limit)} this machine has available"
+        )
+        msg = f"{what} needs about {need}, more than {have}; {knob} ({HOW_TO_PROCEED})"
+        raise SizeError(msg)
