@@ -81,7 +81,7 @@ def check_output(path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def write_failure(target: Path, exc: BaseException) -> OutputError | None:
+def _write_failure(target: Path, exc: BaseException) -> OutputError | None:
     """The one-line :class:`OutputError` for a failed write of ``target`` (no space, no
     permission, a read-only disk...), or None if ``exc`` is not such a failure. Also reads the
     ``(os error N)`` that polars' Rust writer puts in its messages."""
@@ -118,7 +118,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException as exc:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
-        failure = None if isinstance(exc, OutputError) else write_failure(target, exc)
+        failure = None if isinstance(exc, OutputError) else _write_failure(target, exc)
         if failure is not None:
             raise failure from exc
         raise
