@@ -38,11 +38,10 @@ _UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "ki": 2**10, "mi": 2**
 
 def human(nbytes: float) -> str:
     """``nbytes`` in binary units, e.g. ``"373.0 GiB"``."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(nbytes) < 1024 or unit == "PiB":
-            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{nbytes:.0f} B"
-        nbytes /= 1024
-    raise AssertionError  # pragma: no cover
+    if abs(nbytes) < 1024:
+        return f"{nbytes:.0f} B"
+    power = min(int(math.log(abs(nbytes), 1024)), 5)
+    return f"{nbytes / 1024**power:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB')[power]}"
 
 
 def parse_bytes(text: str, *, where: str = BUDGET_ENV) -> float:

@@ -253,6 +253,9 @@ def test_budget_units() -> None:
     assert sizes.parse_bytes("8GiB") == 8 * 2**30
     assert sizes.parse_bytes("8e9") == 8e9
     assert sizes.parse_bytes("1.5 MB") == 1.5e6
+    assert [sizes.human(x) for x in (5, 1024, 1.5 * 2**20, 373 * 2**30)] == [
+        "5 B", "1.0 KiB", "1.5 MiB", "373.0 GiB"
+    ]  # fmt: skip
 
 
 # -- empty and tampered JobSets --------------------------------------------------------------
