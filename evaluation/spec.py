@@ -77,7 +77,7 @@ from schedlab.registry import (
     policy_name,
 )
 from schedlab.simulator.config import ClusterConfig
-from schedlab.validate import Table, parse_document
+from schedlab.validate import Table, read_document
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -216,12 +216,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         Naming the file and the key, e.g. ``spec.toml: [[workloads]][0].loads: ...``.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        msg = f"{p}: cannot read the spec ({exc})"
-        raise SpecError(msg) from exc
-    data = parse_document(text, str(p), error=SpecError, fmt="toml")
+    data = read_document(p, error=SpecError, fmt="toml", what="spec")
     return parse_spec_dict(data, base_dir=p.resolve().parent, source=str(p))
 
 

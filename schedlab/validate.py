@@ -15,8 +15,10 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import tomllib
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any, NoReturn
 
 from schedlab.errors import SchedlabError
@@ -33,6 +35,23 @@ def parse_document(text: str, source: str, *, error: type[SchedlabError], fmt: s
     except RecursionError as exc:
         msg = f"{source}: not a {fmt.upper()} document schedlab reads (nested too deeply)"
         raise error(msg) from exc
+
+
+def read_document(
+    path: str | os.PathLike[str], *, error: type[SchedlabError], fmt: str, what: str
+) -> Any:
+    """The file at ``path`` parsed as ``fmt`` (see :func:`parse_document`); a missing,
+    unreadable or non-UTF-8 file is ``error`` naming the path and ``what`` it should be."""
+    p = Path(path)
+    if not p.is_file():
+        msg = f"{p}: no such {what} file"
+        raise error(msg)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f"{p}: cannot read the {what} ({exc})"
+        raise error(msg) from exc
+    return parse_document(text, str(p), error=error, fmt=fmt)
 
 
 REQUIRED: Any = object()

@@ -14,6 +14,7 @@ from schedlab.cli import main
 from schedlab.jobset import JobSet
 from schedlab.results import Results
 from tests.cli_helpers import run_fail, run_ok
+from tests.spec_helpers import spec_toml
 
 
 def test_help_lists_subcommands() -> None:
@@ -106,17 +107,7 @@ def test_experiment_failures_exit_non_zero_listing_them(tmp_path: Path) -> None:
     assert "unknown key" in run_fail("experiment", "run", str(_bad_spec(tmp_path)), "-o", "x")
 
 
-EXPERIMENT = """
-policies = ["sjf", "fcfs"]
-[experiment]
-name = "cli"
-reference = "sjf"
-[[workloads]]
-name = "deeprm"
-generator = "deeprm"
-loads = [0.5, 1.5]
-jobsets = 3
-"""
+EXPERIMENT = spec_toml('"sjf", "fcfs"', name="cli", reference="sjf", loads="[0.5, 1.5]", jobsets=3)
 
 
 def _bad_spec(tmp_path: Path) -> Path:

@@ -29,6 +29,7 @@ from schedlab.loaders.workload.model import WorkloadModel
 from schedlab.registry import make_policy
 from schedlab.simulator.run import simulate
 from tests.cli_helpers import run_fail, run_ok
+from tests.spec_helpers import spec_toml, write_spec
 
 
 @pytest.fixture(scope="module")
@@ -204,17 +205,8 @@ def test_jobset_metadata_machines_are_a_size_too(jobs: Path, tmp_path: Path, bud
 
 
 def spec_text(loads: str, jobsets: int) -> str:
-    return f"""
-policies = ["sjf"]
-[experiment]
-name = "big"
-reference = "sjf"
-[[workloads]]
-name = "w"
-generator = "deeprm"
-loads = {loads}
-jobsets = {jobsets}
-"""
+    return spec_toml('"sjf"', name="big", reference="sjf", workload="w", loads=loads,
+                     jobsets=jobsets)  # fmt: skip
 
 
 @pytest.mark.parametrize(("loads", "jobsets", "shown"), [
@@ -225,8 +217,7 @@ def test_experiment_specs_are_sized_before_any_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: str, jobsets: int, shown: str
 ) -> None:
     monkeypatch.setenv(sizes.BUDGET_ENV, "4GiB")
-    spec = tmp_path / "spec.toml"
-    spec.write_text(spec_text(loads, jobsets))
+    spec = write_spec(tmp_path, spec_text(loads, jobsets))
     out = run_fail("experiment", "run", str(spec), "-o", str(tmp_path / "out"))
     assert shown in error_line(out)
     assert "jobsets" in error_line(out)

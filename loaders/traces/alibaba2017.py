@@ -44,7 +44,7 @@ import polars as pl
 from schedlab.errors import TraceFormatError
 from schedlab.loaders.traces.archive import check_parse_size, text_path
 from schedlab.loaders.traces.drop_report import LoadResult
-from schedlab.loaders.traces.textio import layout, read_lines
+from schedlab.loaders.traces.textio import layout, read_lines, require_shape
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason, parse_statuses
 
 FIELDS = (
@@ -107,14 +107,9 @@ def _reject_v2018(data: pl.DataFrame, source: str) -> None:
             f"{first['line']}: {first['raw'][:80]!r}. Use the `alibaba2018` loader"
         )
         raise TraceFormatError(msg)
-    if not (data.get_column("n_fields") == len(FIELDS)).any():
-        first = data.row(0, named=True)
-        msg = (
-            f"{source}: not a cluster-trace-v2017 batch_task.csv: none of its {data.height} "
-            f"lines has 8 comma-separated fields (line {first['line']} has {first['n_fields']}: "
-            f"{first['raw'][:80]!r})"
-        )
-        raise TraceFormatError(msg)
+    require_shape(
+        data, len(FIELDS), source, "a cluster-trace-v2017 batch_task.csv", "comma-separated"
+    )
 
 
 def _not_a_number() -> tuple[pl.Expr, pl.Expr]:

@@ -46,7 +46,7 @@ import polars as pl
 from schedlab.errors import TraceFormatError
 from schedlab.loaders.traces.archive import check_parse_size, text_path
 from schedlab.loaders.traces.drop_report import LoadResult
-from schedlab.loaders.traces.textio import layout, read_lines
+from schedlab.loaders.traces.textio import layout, read_lines, require_shape
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason
 
 FIELDS = (
@@ -389,14 +389,7 @@ def _check_shape(data: pl.DataFrame, n_comments: int, source: str) -> None:
     if data.height == 0:
         msg = f"{source}: no job lines (only {n_comments} comment lines and blank lines)"
         raise TraceFormatError(msg)
-    if not (data.get_column("n_fields") == len(FIELDS)).any():
-        first = data.row(0, named=True)
-        msg = (
-            f"{source}: not an SWF log: none of its {data.height} data lines has 18 "
-            f"whitespace-separated fields (line {first['line']} has {first['n_fields']}: "
-            f"{first['raw'][:80]!r})"
-        )
-        raise TraceFormatError(msg)
+    require_shape(data, len(FIELDS), source, "an SWF log", "whitespace-separated")
 
 
 def _notes(header: dict[str, Any], n_rows: int, size_from: str, mem_note: str) -> list[str]:

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from schedlab.errors import TraceFormatError
+
 BLOCK_BYTES = 1 << 26
 """Bytes read per block (64 MB); a block holds whole lines only."""
 BOM = b"\xef\xbb\xbf"
@@ -163,3 +165,17 @@ def read_lines(path: Path) -> pl.DataFrame:
     if not frames:
         return pl.DataFrame(schema={"line": pl.Int64, "raw": pl.Utf8, "encoding": pl.Utf8})
     return pl.concat(frames)
+
+
+def require_shape(data: pl.DataFrame, n_fields: int, source: str, what: str, fields: str) -> None:
+    """Raise :class:`~schedlab.errors.TraceFormatError` unless some line of ``data`` (columns
+    ``line``, ``raw``, ``n_fields``) has ``n_fields`` fields: the file is not ``what`` (e.g. "an
+    SWF log"); ``fields`` says how they are separated (e.g. "whitespace-separated")."""
+    if (data.get_column("n_fields") == n_fields).any():
+        return
+    first = data.row(0, named=True)
+    msg = (
+        f"{source}: not {what}: none of its {data.height} data lines has {n_fields} {fields} "
+        f"fields (line {first['line']} has {first['n_fields']}: {first['raw'][:80]!r})"
+    )
+    raise TraceFormatError(msg)

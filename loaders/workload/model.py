@@ -29,7 +29,6 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -37,7 +36,7 @@ import numpy as np
 from schedlab.errors import WorkloadModelError
 from schedlab.io import write_text_atomic
 from schedlab.loaders.workload import families
-from schedlab.validate import Table, parse_document
+from schedlab.validate import Table, read_document
 
 SCHEMA_VERSION = 1
 KIND = "workload_model"
@@ -255,17 +254,8 @@ class WorkloadModel:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> WorkloadModel:
         """Read and validate ``model.json``."""
-        p = Path(path)
-        if not p.is_file():
-            msg = f"{p}: no such workload model file"
-            raise WorkloadModelError(msg)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            msg = f"{p}: cannot read the workload model ({exc})"
-            raise WorkloadModelError(msg) from exc
-        data = parse_document(text, str(p), error=WorkloadModelError, fmt="json")
-        return cls.from_json(data, source=str(p))
+        data = read_document(path, error=WorkloadModelError, fmt="json", what="workload model")
+        return cls.from_json(data, source=str(path))
 
     @classmethod
     def from_json(cls, data: Any, *, source: str = "model") -> WorkloadModel:

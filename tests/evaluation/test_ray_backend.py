@@ -24,29 +24,19 @@ from schedlab.evaluation.runs import RunResult, plan
 from schedlab.evaluation.spec import load_spec
 from schedlab.results import Results
 from tests.cli_helpers import run_fail, run_ok
+from tests.spec_helpers import spec_toml, write_spec
 
-SPEC = """
-policies = ["sjf", "fcfs", "tetris", { spec = "deeprm:checkpoint=deeprm-0.7", name = "deeprm" }]
-[experiment]
-name = "tiny"
-seed = 3
-reference = "tetris"
-[[workloads]]
-name = "deeprm"
-generator = "deeprm"
-loads = [0.5, 1.3]
-jobsets = 4
-seed = 11
-"""
+SPEC = spec_toml(
+    '"sjf", "fcfs", "tetris", { spec = "deeprm:checkpoint=deeprm-0.7", name = "deeprm" }',
+    name="tiny", seed=3, reference="tetris", loads="[0.5, 1.3]", jobsets=4, workload_seed=11,
+)  # fmt: skip
 N_RUNS = 8
 VARYING = ("wall_s",)
 """Run metadata that differs between two executions of the same run."""
 
 
 def spec_at(tmp_path: Path, text: str = SPEC) -> Path:
-    path = tmp_path / "spec.toml"
-    path.write_text(text)
-    return path
+    return write_spec(tmp_path, text)
 
 
 @pytest.fixture(scope="module")

@@ -16,26 +16,14 @@ from schedlab.evaluation.spec import load_spec
 from schedlab.jobset import JobSet
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.results import Results
+from tests.spec_helpers import spec_toml, write_spec
 
-SPEC = """
-policies = ["sjf", "fcfs", "tetris"]
-[experiment]
-name = "tiny"
-seed = 3
-reference = "tetris"
-[[workloads]]
-name = "deeprm"
-generator = "deeprm"
-loads = [0.5, 1.3]
-jobsets = 5
-seed = 11
-"""
+SPEC = spec_toml('"sjf", "fcfs", "tetris"', name="tiny", seed=3, reference="tetris",
+                 loads="[0.5, 1.3]", jobsets=5, workload_seed=11)  # fmt: skip
 
 
 def spec_at(tmp_path: Path, text: str = SPEC) -> Path:
-    path = tmp_path / "spec.toml"
-    path.write_text(text)
-    return path
+    return write_spec(tmp_path, text)
 
 
 @pytest.fixture(scope="module")

@@ -11,27 +11,13 @@ from schedlab.errors import ImplausibleValueWarning, SpecError
 from schedlab.evaluation.runs import plan, workload_fingerprint
 from schedlab.evaluation.spec import ExperimentSpec, checkpoint_path, load_spec
 from schedlab.registry import generators
+from tests.spec_helpers import spec_toml, write_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "experiments").glob("*.toml"))
 
-MINIMAL = """
-policies = ["sjf", "tetris"]
-[experiment]
-name = "t"
-reference = "tetris"
-[[workloads]]
-name = "w"
-generator = "deeprm"
-loads = [0.5]
-jobsets = 3
-"""
-
-
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "spec.toml"
-    path.write_text(text)
-    return path
+MINIMAL = spec_toml('"sjf", "tetris"', name="t", reference="tetris", workload="w",
+                    loads="[0.5]", jobsets=3)  # fmt: skip
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -63,18 +49,18 @@ def test_fig8a_uses_the_papers_rates() -> None:
 
 
 def test_rates_become_offered_loads(tmp_path: Path) -> None:
-    spec = load_spec(write(tmp_path, MINIMAL.replace("loads = [0.5]", "rates = [0.5, 1.0]")))
+    spec = load_spec(write_spec(tmp_path, MINIMAL.replace("loads = [0.5]", "rates = [0.5, 1.0]")))
     assert spec.workloads[0].rates == (0.5, 1.0)
     assert spec.workloads[0].loads == pytest.approx((0.5 * 1.845, 1.845))
 
 
 def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
-    spec = load_spec(write(tmp_path, MINIMAL))
+    spec = load_spec(write_spec(tmp_path, MINIMAL))
     assert spec.cluster.slots == 10
     assert spec.metrics.primary == "slowdown"
     assert spec.metrics.bounded_slowdown_threshold == 10.0
     two = MINIMAL + '[[workloads]]\nname = "v"\ngenerator = "deeprm"\nloads = [0.5]\n'
-    a, b = load_spec(write(tmp_path, two)), load_spec(write(tmp_path, two))
+    a, b = load_spec(write_spec(tmp_path, two)), load_spec(write_spec(tmp_path, two))
     assert a.workloads[0].seed == b.workloads[0].seed  # derived, reproducible
     assert a.workloads[0].seed != a.workloads[1].seed  # and distinct per workload
 
@@ -144,14 +130,14 @@ def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
 )
 def test_errors_name_the_key(tmp_path: Path, edit: tuple[str, str], match: str) -> None:
     with pytest.raises(SpecError, match=match):
-        load_spec(write(tmp_path, MINIMAL.replace(*edit)))
+        load_spec(write_spec(tmp_path, MINIMAL.replace(*edit)))
 
 
 def test_policies_restricted_to_workloads_and_a_workloads_own_cluster(tmp_path: Path) -> None:
     text = MINIMAL.replace('"sjf", "tetris"', '"tetris", { spec = "sjf", workloads = ["m20"] }')
     text += '[[workloads]]\nname = "m20"\ngenerator = "deeprm"\nloads = [0.5]\njobsets = 3\n'
     text += "cluster = { slots = 20 }\n"
-    spec = load_spec(write(tmp_path, text))
+    spec = load_spec(write_spec(tmp_path, text))
     assert ExperimentSpec.from_json(spec.to_json()) == spec
     tasks = plan(spec, tmp_path / "out")
     assert [(t.workload, t.policy) for t in tasks] == [("w", "tetris"), ("m20", "tetris"),
@@ -166,7 +152,7 @@ def test_policies_restricted_to_workloads_and_a_workloads_own_cluster(tmp_path: 
     assert unrestricted[1].fingerprint != tasks[1].fingerprint
     with pytest.raises(SpecError, match=r"'tetris' must run on every workload \(not on \['w'\]"):
         load_spec(
-            write(
+            write_spec(
                 tmp_path, text.replace('"tetris", {', '{ spec = "tetris", workloads = ["m20"] }, {')
             )
         )
@@ -174,7 +160,7 @@ def test_policies_restricted_to_workloads_and_a_workloads_own_cluster(tmp_path: 
 
 def test_implausible_load_warns_once_in_one_line(tmp_path: Path) -> None:
     with pytest.warns(ImplausibleValueWarning, match=r"loads: offered load 70 is 7000% .*0.7") as w:
-        spec = load_spec(write(tmp_path, MINIMAL.replace("loads = [0.5]", "loads = [70]")))
+        spec = load_spec(write_spec(tmp_path, MINIMAL.replace("loads = [0.5]", "loads = [70]")))
     assert len(w) == 1
     assert "\n" not in str(w[0].message)
     assert spec.workloads[0].loads == (70.0,)
@@ -182,7 +168,7 @@ def test_implausible_load_warns_once_in_one_line(tmp_path: Path) -> None:
 
 def test_policy_parameters_are_converted_and_typical_ranges_warn(tmp_path: Path) -> None:
     with pytest.warns(ImplausibleValueWarning, match=r"'knob' of policy 'tetris' is usually"):
-        spec = load_spec(write(tmp_path, MINIMAL.replace('"tetris"]', '"tetris:knob=7"]')
+        spec = load_spec(write_spec(tmp_path, MINIMAL.replace('"tetris"]', '"tetris:knob=7"]')
                                .replace('reference = "tetris"', 'reference = "sjf"')))  # fmt: skip
     assert [p.spec for p in spec.policies] == ["sjf", "tetris:knob=7"]
 
@@ -193,18 +179,21 @@ def test_trace_workload_params_and_options_are_checked(tmp_path: Path) -> None:
         'generator = "deeprm"\nloads = [0.5]\njobsets = 3', 'loader = "swf"\npath = "kth.swf"'
     )
     with pytest.raises(SpecError, match=r"params: loader 'swf' has no parameter 'granularity'"):
-        load_spec(write(tmp_path, text + 'params = { granularity = "job" }\n'))
+        load_spec(write_spec(tmp_path, text + 'params = { granularity = "job" }\n'))
     with pytest.raises(SpecError, match=r"options: trace options has no parameter 'jobset_sise'"):
-        load_spec(write(tmp_path, text + "options = { jobset_sise = 5 }\n"))
+        load_spec(write_spec(tmp_path, text + "options = { jobset_sise = 5 }\n"))
     with pytest.raises(SpecError, match=r"loader: unknown loader 'swff'; did you mean 'swf'"):
-        load_spec(write(tmp_path, text.replace('"swf"', '"swff"')))
+        load_spec(write_spec(tmp_path, text.replace('"swf"', '"swff"')))
 
 
 def test_not_toml_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="not valid TOML"):
-        load_spec(write(tmp_path, "policies = [\n"))
-    with pytest.raises(SpecError, match="cannot read"):
+        load_spec(write_spec(tmp_path, "policies = [\n"))
+    with pytest.raises(SpecError, match=r"nope.toml: no such spec file"):
         load_spec(tmp_path / "nope.toml")
+    (tmp_path / "latin1.toml").write_bytes(b"name = '\xe9'\n")
+    with pytest.raises(SpecError, match=r"latin1.toml: cannot read the spec"):
+        load_spec(tmp_path / "latin1.toml")
 
 
 def test_optional_policies_are_skipped_with_a_reason(tmp_path: Path) -> None:
@@ -212,13 +201,13 @@ def test_optional_policies_are_skipped_with_a_reason(tmp_path: Path) -> None:
         '"sjf", "tetris"',
         '"sjf", "tetris", { spec = "deeprm:missing/best.pt", name = "rl", optional = true }',
     )
-    spec = load_spec(write(tmp_path, text))
+    spec = load_spec(write_spec(tmp_path, text))
     assert [p.name for p in spec.policies] == ["sjf", "tetris"]
     assert spec.skipped[0][0] == "rl"
     assert "not found" in spec.skipped[0][1] or "not registered" in spec.skipped[0][1]
     required = text.replace(", optional = true", "")
     with pytest.raises(SpecError, match=r"policies\[2\]\.spec"):
-        load_spec(write(tmp_path, required))
+        load_spec(write_spec(tmp_path, required))
 
 
 def test_checkpoint_paths_resolve_relative_to_the_spec(tmp_path: Path) -> None:
@@ -228,7 +217,7 @@ def test_checkpoint_paths_resolve_relative_to_the_spec(tmp_path: Path) -> None:
         '"sjf", "tetris"',
         '"sjf", "tetris", { spec = "deeprm:run/best.pt", name = "rl", optional = true }',
     )
-    spec = load_spec(write(tmp_path, text))
+    spec = load_spec(write_spec(tmp_path, text))
     if spec.skipped:  # the learned policy is not registered in this checkout
         assert "not registered" in spec.skipped[0][1]
         return
@@ -249,10 +238,10 @@ def test_trace_workloads_resolve_their_path(tmp_path: Path) -> None:
         'generator = "deeprm"\nloads = [0.5]\njobsets = 3',
         'loader = "jobset"\npath = "data/jobs.parquet"',
     )
-    spec = load_spec(write(tmp_path, text))
+    spec = load_spec(write_spec(tmp_path, text))
     assert spec.workloads[0].path == str((tmp_path / "data" / "jobs.parquet").resolve())
     assert spec.workloads[0].loads == ()
     with pytest.raises(SpecError, match="path: no such file"):
-        load_spec(write(tmp_path, text.replace("data/jobs", "data/none")))
+        load_spec(write_spec(tmp_path, text.replace("data/jobs", "data/none")))
     with pytest.raises(SpecError, match="jobsets: only for a `generator`"):
-        load_spec(write(tmp_path, text + "jobsets = 3\n"))
+        load_spec(write_spec(tmp_path, text + "jobsets = 3\n"))

@@ -24,26 +24,26 @@ from schedlab.reports.learning import plot_learning_curve, write_training_report
 from schedlab.reports.ratio_figures import plot_ratio_to_reference
 from schedlab.reports.stats_figures import plot_cd_diagram, plot_pairwise_heatmap
 from tests.report_helpers import check_latex_table
+from tests.spec_helpers import spec_toml
 
-SPEC = """
-policies = ["fcfs", "sjf", "tetris"]
-[experiment]
-name = "small"
-seed = 1
-reference = "tetris"
-[[workloads]]
-name = "deeprm"
-generator = "deeprm"
-loads = [0.5, 1.3]
-jobsets = {jobsets}
-seed = 2
-[metrics]
+SPEC = (
+    spec_toml(
+        '"fcfs", "sjf", "tetris"',
+        name="small",
+        seed=1,
+        reference="tetris",
+        loads="[0.5, 1.3]",
+        jobsets="{jobsets}",
+        workload_seed=2,
+    )
+    + """[metrics]
 n_resamples = 300
 bounded_slowdown_threshold = 8
 [report]
 title = "Small experiment"
 focus_load = 0.5
 """
+)
 
 
 def experiment(tmp: Path, jobsets: int, extra: str = "", loads: str = "[0.5, 1.3]") -> Path:
