@@ -11,6 +11,7 @@ import pytest
 from schedlab import io
 from schedlab.errors import InfeasibleJobError, JobSetError, SchedlabError
 from schedlab.jobset import MAX_SPAN, JobSet, JobSetMeta, offered_load, validate
+from tests.strategies import SCHEMA
 
 META = JobSetMeta(resources=("cpu", "mem"), capacity=(10.0, 4.0), units=("core", "GiB"))
 
@@ -42,17 +43,7 @@ def test_valid_input_is_cast_to_schema_and_sorted() -> None:
         }
     )
     js = JobSet.create(raw, META)
-    assert js.jobs.schema == pl.Schema(
-        {
-            "jobset": pl.Int32,
-            "job_id": pl.Int64,
-            "arrival": pl.Int64,
-            "duration": pl.Int64,
-            "cpu": pl.Float64,
-            "mem": pl.Float64,
-            "load": pl.Float64,
-        }
-    )
+    assert js.jobs.schema == pl.Schema({**SCHEMA, "load": pl.Float64})
     # sorted by (jobset, arrival, job_id)
     assert js.jobs.select("jobset", "arrival", "job_id").rows() == [
         (0, 3, 1),

@@ -35,15 +35,13 @@ VARYING = ("wall_s",)
 """Run metadata that differs between two executions of the same run."""
 
 
-def spec_at(tmp_path: Path, text: str = SPEC) -> Path:
-    return write_spec(tmp_path, text)
-
-
 @pytest.fixture(scope="module")
 def local(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny experiment run by the local backend (serially)."""
     tmp = tmp_path_factory.mktemp("local")
-    outcome = run_experiment(load_spec(spec_at(tmp)), tmp / "out", workers=1, progress=False)
+    outcome = run_experiment(
+        load_spec(write_spec(tmp, SPEC)), tmp / "out", workers=1, progress=False
+    )
     assert (outcome.ran, outcome.failures) == (N_RUNS, {})
     return tmp / "out"
 
@@ -116,7 +114,7 @@ def test_a_failing_run_is_recorded_while_the_others_finish(
     (tmp_path / "bad.pt").write_text("not a checkpoint")
     text = SPEC.replace("deeprm:checkpoint=deeprm-0.7", "deeprm:checkpoint=bad.pt")
     out = tmp_path / "out"
-    outcome = run_experiment(load_spec(spec_at(tmp_path, text)), out, executor=RayExecutor(),
+    outcome = run_experiment(load_spec(write_spec(tmp_path, text)), out, executor=RayExecutor(),
                              progress=False)  # fmt: skip
     assert outcome.ran == N_RUNS - 2
     assert sorted(outcome.failures) == ["deeprm__load130__deeprm", "deeprm__load50__deeprm"]
@@ -130,7 +128,7 @@ def test_an_error_reported_by_ray_is_recorded_as_the_runs_failure(
     ray_instance: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = SPEC.replace(', { spec = "deeprm:checkpoint=deeprm-0.7", name = "deeprm" }', "")
-    spec = load_spec(spec_at(tmp_path, text))
+    spec = load_spec(write_spec(tmp_path, text))
     monkeypatch.setattr(ray_backend, "compute", os.path.join)  # a TypeError on the worker
     outcome = run_experiment(spec, tmp_path / "out", executor=RayExecutor(retries=0),
                              progress=False)  # fmt: skip
@@ -179,7 +177,7 @@ def test_without_ray_the_backend_says_how_to_get_it(
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(BackendError, match=r"pip install 'schedlab\[ray\]'"):
         RaySession().start()
-    out = run_fail("experiment", "run", str(spec_at(tmp_path)), "-o", str(tmp_path / "o"),
+    out = run_fail("experiment", "run", str(write_spec(tmp_path, SPEC)), "-o", str(tmp_path / "o"),
                    "--backend", "ray")  # fmt: skip
     assert out.strip().splitlines() == [
         "Error: the ray backend needs Ray, an optional dependency: pip install 'schedlab[ray]'"
@@ -188,7 +186,7 @@ def test_without_ray_the_backend_says_how_to_get_it(
 
 
 def test_backend_options_that_mean_nothing_are_refused(tmp_path: Path) -> None:
-    spec = str(spec_at(tmp_path))
+    spec = str(write_spec(tmp_path, SPEC))
     out = run_fail("experiment", "run", spec, "-o", str(tmp_path / "o"), "--address", "auto")
     assert "--address auto names a Ray cluster; add --backend ray" in out
     out = run_fail("experiment", "run", spec, "-o", str(tmp_path / "o"), "--backend", "ray",
@@ -201,7 +199,7 @@ def test_an_unreachable_cluster_is_one_line_naming_the_address(tmp_path: Path) -
     pytest.importorskip("ray")
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     cmd = [sys.executable, "-c", "from schedlab.cli import main; main()", "experiment", "run",
-           str(spec_at(tmp_path)), "-o", str(tmp_path / "o"), "--backend", "ray",
+           str(write_spec(tmp_path, SPEC)), "-o", str(tmp_path / "o"), "--backend", "ray",
            "--address", "auto"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
     assert done.returncode == 1
@@ -256,7 +254,7 @@ def test_sigterm_stops_a_ray_experiment_leaves_no_ray_process_and_the_rerun_resu
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("ray")
-    spec = spec_at(tmp_path, SPEC.replace("jobsets = 4", "jobsets = 400"))
+    spec = write_spec(tmp_path, SPEC.replace("jobsets = 4", "jobsets = 400"))
     out = tmp_path / "out"
     cmd = [sys.executable, "-c", "from schedlab.cli import main; main()", "experiment", "run",
            str(spec), "-o", str(out), "--backend", "ray", "--workers", "2"]  # fmt: skip

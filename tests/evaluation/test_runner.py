@@ -22,14 +22,12 @@ SPEC = spec_toml('"sjf", "fcfs", "tetris"', name="tiny", seed=3, reference="tetr
                  loads="[0.5, 1.3]", jobsets=5, workload_seed=11)  # fmt: skip
 
 
-def spec_at(tmp_path: Path, text: str = SPEC) -> Path:
-    return write_spec(tmp_path, text)
-
-
 @pytest.fixture(scope="module")
 def done(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("exp")
-    outcome = run_experiment(load_spec(spec_at(tmp)), tmp / "out", workers=1, progress=False)
+    outcome = run_experiment(
+        load_spec(write_spec(tmp, SPEC)), tmp / "out", workers=1, progress=False
+    )
     assert (outcome.n_runs, outcome.ran, outcome.skipped, outcome.failures) == (6, 6, 0, {})
     return tmp / "out"
 
@@ -60,7 +58,7 @@ def test_layout_and_every_policy_sees_the_same_jobsets(done: Path) -> None:
 
 
 def test_rerun_skips_done_runs_and_resumes_an_interrupted_one(tmp_path: Path) -> None:
-    spec = load_spec(spec_at(tmp_path))
+    spec = load_spec(write_spec(tmp_path, SPEC))
     out = tmp_path / "out"
     run_experiment(spec, out, workers=1, progress=False)
     before = (out / "runs" / "deeprm__load50__sjf.parquet").stat().st_mtime_ns
@@ -75,16 +73,16 @@ def test_rerun_skips_done_runs_and_resumes_an_interrupted_one(tmp_path: Path) ->
 
 def test_a_changed_spec_is_refused_unless_forced(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run_experiment(load_spec(spec_at(tmp_path)), out, workers=1, progress=False)
+    run_experiment(load_spec(write_spec(tmp_path, SPEC)), out, workers=1, progress=False)
     results = (out / "results.parquet").read_bytes()
     text = SPEC.replace("jobsets = 5", "jobsets = 6").replace('"fcfs", ', "")
-    bigger = load_spec(spec_at(tmp_path, text))
+    bigger = load_spec(write_spec(tmp_path, text))
     change = r"\(workloads\['deeprm'\]\.jobsets: 5 -> 6; policies: 'fcfs' removed\)"
     with pytest.raises(OutputError, match=r"holds experiment 'tiny' of a different spec " + change):
         run_experiment(bigger, out, workers=1, progress=False)
     assert (out / "results.parquet").read_bytes() == results  # nothing touched
     # presentation-only changes are no different spec
-    titled = load_spec(spec_at(tmp_path, SPEC + '[report]\ntitle = "T"\n'))
+    titled = load_spec(write_spec(tmp_path, SPEC + '[report]\ntitle = "T"\n'))
     assert run_experiment(titled, out, workers=1, progress=False).ran == 0
     forced = run_experiment(bigger, out, workers=1, progress=False, force=True)
     assert (forced.ran, forced.skipped) == (4, 0)
@@ -103,8 +101,8 @@ def test_a_changed_spec_is_refused_unless_forced(tmp_path: Path) -> None:
 
 def test_forcing_keeps_the_runs_the_new_spec_reproduces(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run_experiment(load_spec(spec_at(tmp_path)), out, workers=1, progress=False)
-    fewer = load_spec(spec_at(tmp_path, SPEC.replace('"fcfs", ', "")))
+    run_experiment(load_spec(write_spec(tmp_path, SPEC)), out, workers=1, progress=False)
+    fewer = load_spec(write_spec(tmp_path, SPEC.replace('"fcfs", ', "")))
     forced = run_experiment(fewer, out, workers=1, progress=False, force=True)
     assert (forced.ran, forced.skipped) == (0, 4)
     assert forced.replaced is not None
@@ -121,7 +119,7 @@ FAILING = '"sjf", "tetris", { spec = "deeprm:checkpoint=bad.pt", name = "bad" }'
 def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None:
     (tmp_path / "bad.pt").write_text("not a checkpoint")
     text = SPEC.replace('"sjf", "fcfs", "tetris"', FAILING)
-    spec = load_spec(spec_at(tmp_path, text))
+    spec = load_spec(write_spec(tmp_path, text))
     out = tmp_path / "out"
     outcome = run_experiment(spec, out, workers=1, progress=False)
     assert outcome.ran == 4
@@ -164,7 +162,7 @@ def test_trace_workload_from_a_jobset_file(tmp_path: Path) -> None:
         'loader = "jobset"\npath = "trace.parquet"',
     )
     out = tmp_path / "out"
-    outcome = run_experiment(load_spec(spec_at(tmp_path, text)), out, workers=1, progress=False)
+    outcome = run_experiment(load_spec(write_spec(tmp_path, text)), out, workers=1, progress=False)
     assert outcome.ran == 3
     assert (out / "runs" / "deeprm__all__sjf.parquet").is_file()
     res = read_experiment(out).results["deeprm"]
@@ -204,7 +202,7 @@ def test_run_warnings_are_one_line_each_in_the_outcome_and_the_run_file(
 
     monkeypatch.setattr(run, "simulate", noisy)
     text = SPEC.replace('"sjf", "fcfs", "tetris"', '"sjf"').replace('= "tetris"', '= "sjf"')
-    spec = load_spec(spec_at(tmp_path, text))
+    spec = load_spec(write_spec(tmp_path, text))
     outcome = run_experiment(spec, tmp_path / "out", workers=1, progress=False)
     assert outcome.warnings == (
         "deeprm__load50__sjf: policy 'x': 2 jobs were placed by the fallback",
@@ -231,7 +229,7 @@ def test_the_executor_is_injected(tmp_path: Path) -> None:
             self.closed = True
 
     ex = Counting()
-    outcome = run_experiment(load_spec(spec_at(tmp_path)), tmp_path / "o", executor=ex,
+    outcome = run_experiment(load_spec(write_spec(tmp_path, SPEC)), tmp_path / "o", executor=ex,
                              progress=False)  # fmt: skip
     assert (outcome.ran, ex.submitted, ex.closed) == (6, 6, True)
 
@@ -245,7 +243,7 @@ def test_a_replaced_checkpoint_makes_its_runs_stale(tmp_path: Path) -> None:
     text = SPEC.replace(
         '"sjf", "fcfs", "tetris"', '"tetris", { spec = "deeprm:agent.pt", name = "rl" }'
     )
-    spec = load_spec(spec_at(tmp_path, text))
+    spec = load_spec(write_spec(tmp_path, text))
     out = tmp_path / "out"
     assert run_experiment(spec, out, workers=1, progress=False).ran == 4
     assert run_experiment(spec, out, workers=1, progress=False).ran == 0
