@@ -136,7 +136,23 @@ def _log(x: np.ndarray) -> np.ndarray:
         return np.log(x)
 
 
-class LognormalMixture:
+class _FromLogs:
+    """``cdf`` and ``sf`` of a distribution that computes them in logs (for the tails)."""
+
+    def logcdf(self, x: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def logsf(self, x: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def cdf(self, x: Any) -> np.ndarray:
+        return np.exp(self.logcdf(x))
+
+    def sf(self, x: Any) -> np.ndarray:
+        return np.exp(self.logsf(x))
+
+
+class LognormalMixture(_FromLogs):
     """Mixture of lognormals: ``log x`` is a Gaussian mixture (weights, mu, sigma)."""
 
     def __init__(self, weights: Any, mu: Any, sigma: Any) -> None:
@@ -161,12 +177,6 @@ class LognormalMixture:
         terms = self._logw + sps.norm.logpdf(z) - np.log(self.sigma)
         return special.logsumexp(terms, axis=-1) - lx
 
-    def cdf(self, x: Any) -> np.ndarray:
-        return np.exp(self.logcdf(x))
-
-    def sf(self, x: Any) -> np.ndarray:
-        return np.exp(self.logsf(x))
-
     def ppf(self, q: Any) -> np.ndarray:
         """Quantiles by bisection on ``log x`` (80 halvings: exact to float precision)."""
         q = np.asarray(q, dtype=np.float64)
@@ -186,7 +196,7 @@ class LognormalMixture:
         return float(np.sum(self.weights * np.exp(self.mu + self.sigma**2 / 2)))
 
 
-class SplicedLognormalGPD:
+class SplicedLognormalGPD(_FromLogs):
     """Lognormal body on ``(0, threshold]`` (weight ``1 - tail_prob``) and a generalized
     Pareto tail ``threshold + GPD(xi, beta)`` above it (weight ``tail_prob``)."""
 
@@ -220,12 +230,6 @@ class SplicedLognormalGPD:
         body = math.log1p(-self.p) + self.body.logpdf(low) - self._log_fu
         tail = math.log(self.p) + self.tail.logpdf(excess)
         return np.where(x <= self.u, body, tail)
-
-    def cdf(self, x: Any) -> np.ndarray:
-        return np.exp(self.logcdf(x))
-
-    def sf(self, x: Any) -> np.ndarray:
-        return np.exp(self.logsf(x))
 
     def ppf(self, q: Any) -> np.ndarray:
         q = np.asarray(q, dtype=np.float64)
