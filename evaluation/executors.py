@@ -31,13 +31,45 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Protocol
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
 from schedlab import interrupts
 from schedlab.evaluation.runs import RunResult, RunTask, execute, record_failure, warm_up
 
 JOIN_S = 1.0
 """Seconds a cancelled worker is given to exit after SIGTERM before it is killed."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BatchOutcome:
+    """What a call that executes a batch of runs did (an experiment, a training sweep)."""
+
+    out_dir: Path
+    """The directory of the runs."""
+    n_runs: int
+    """Runs in the batch."""
+    skipped: int
+    """Runs complete before this call."""
+    ran: int
+    """Runs completed successfully by this call."""
+    failures: dict[str, str]
+    """Run name -> one-line error of every run that failed in this call."""
+    wall_s: float
+    """Seconds spent, including what the batch does besides its runs (jobsets, tables)."""
+
+    @staticmethod
+    def tally(
+        out_dir: Path, n_runs: int, n_pending: int, failures: dict[str, str], t0: float
+    ) -> dict[str, Any]:
+        """These fields for a batch of ``n_runs`` of which ``n_pending`` were to run when the
+        call started at ``t0`` (:func:`time.perf_counter`)."""
+        return {
+            "out_dir": out_dir, "n_runs": n_runs, "skipped": n_runs - n_pending,
+            "ran": n_pending - len(failures), "failures": failures,
+            "wall_s": time.perf_counter() - t0,
+        }  # fmt: skip
 
 
 class Executor(Protocol):

@@ -45,7 +45,7 @@ from typing import Any
 from schedlab import __version__, interrupts, io
 from schedlab.errors import Interrupted, OutputError
 from schedlab.evaluation.collect import collect_runs, run_summaries
-from schedlab.evaluation.executors import Executor, LocalExecutor, SerialExecutor
+from schedlab.evaluation.executors import BatchOutcome, Executor, LocalExecutor, SerialExecutor
 from schedlab.evaluation.runs import RunTask, is_done, jobsets_path, plan, workload_fingerprint
 from schedlab.evaluation.spec import ExperimentSpec, WorkloadSpec
 from schedlab.jobset import JobSet
@@ -55,21 +55,9 @@ MIN_PARALLEL_RUNS = 3
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Outcome:
-    """What :func:`run_experiment` did."""
+class Outcome(BatchOutcome):
+    """What :func:`run_experiment` did (the runs of its spec, in its experiment directory)."""
 
-    out_dir: Path
-    """The experiment directory."""
-    n_runs: int
-    """Runs in the spec."""
-    skipped: int
-    """Runs already done before this call."""
-    ran: int
-    """Runs executed successfully by this call."""
-    failures: dict[str, str]
-    """Run id -> one-line error of every run that failed in this call."""
-    wall_s: float
-    """Seconds spent, including jobset generation and the combined results."""
     warnings: tuple[str, ...] = ()
     """``"<run id>: <warning>"`` for every warning a run gave in this call, one line each."""
     replaced: Path | None = None
@@ -211,16 +199,8 @@ def run_experiment(
     finally:
         executor.close()
     write_combined(spec, out)
-    return Outcome(
-        out_dir=out,
-        n_runs=len(tasks),
-        skipped=len(tasks) - len(pending),
-        ran=len(pending) - len(failures),
-        failures=failures,
-        wall_s=time.perf_counter() - t0,
-        warnings=said,
-        replaced=replaced,
-    )
+    tally = Outcome.tally(out, len(tasks), len(pending), failures, t0)
+    return Outcome(**tally, warnings=said, replaced=replaced)
 
 
 def available_cpus() -> int:

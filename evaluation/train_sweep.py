@@ -39,6 +39,7 @@ import polars as pl
 from schedlab import interrupts, io
 from schedlab.errors import Interrupted, OutputError, ParameterError
 from schedlab.evaluation.convergence import over_seeds, per_run, read_curves
+from schedlab.evaluation.executors import BatchOutcome
 from schedlab.params import check_params
 
 RESUME_STATE = "last.pt"
@@ -79,21 +80,9 @@ class TrainOutput:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class SweepOutcome:
-    """What :func:`run_sweep` did."""
+class SweepOutcome(BatchOutcome):
+    """What :func:`run_sweep` did (the runs of its seeds and grid, in its sweep directory)."""
 
-    out_dir: Path
-    """The sweep directory."""
-    n_runs: int
-    """Runs in the sweep."""
-    skipped: int
-    """Runs complete before this call."""
-    ran: int
-    """Runs completed by this call."""
-    failures: dict[str, str]
-    """Run name -> one-line error of every run that failed in this call."""
-    wall_s: float
-    """Seconds spent."""
     tables: SweepTables
     """The sweep's tables after this call (also in ``runs.csv`` and ``summary.csv``)."""
 
@@ -383,15 +372,8 @@ def run_sweep(
     finally:
         tasks.close()
     tables = write_tables(runs, out)
-    return SweepOutcome(
-        out_dir=out,
-        n_runs=len(runs),
-        skipped=len(runs) - len(pending),
-        ran=len(pending) - len(failures),
-        failures=failures,
-        wall_s=time.perf_counter() - t0,
-        tables=tables,
-    )
+    return SweepOutcome(**SweepOutcome.tally(out, len(runs), len(pending), failures, t0),
+                        tables=tables)  # fmt: skip
 
 
 def _cpus(run: SweepRun) -> int:
