@@ -90,15 +90,21 @@ def test_gantt_lanes_stack_jobs_within_capacity(results: Results, jobs: JobSet) 
     assert "cpu in use" in ax.get_ylabel()
 
 
+THREE_JOBS = {
+    "job_id": [0, 1, 2],
+    "arrival": [0, 0, 1],
+    "start": [0, 0, 2],
+    "finish": [2, 3, 4],
+    "duration": [2, 3, 2],
+    "slowdown": [1.0, 1.0, 1.5],
+}
+"""Three jobs on two machines: 0 and 2 share one, 2 waits a step."""
+
+
 def test_gantt_draws_one_lane_per_machine() -> None:
     df = pl.DataFrame(
         {
-            "job_id": [0, 1, 2],
-            "arrival": [0, 0, 1],
-            "start": [0, 0, 2],
-            "finish": [2, 3, 4],
-            "duration": [2, 3, 2],
-            "slowdown": [1.0, 1.0, 1.5],
+            **THREE_JOBS,
             "cpu": [4.0, 8.0, 6.0],
             "machine": ["m0", "m1", "m0"],
         }
@@ -167,12 +173,7 @@ def test_schedule_diff_on_machines_keeps_one_row_per_job() -> None:
     a = pl.DataFrame(
         {
             "policy": ["p"] * 3,
-            "job_id": [0, 1, 2],
-            "arrival": [0, 0, 1],
-            "start": [0, 0, 2],
-            "finish": [2, 3, 4],
-            "duration": [2, 3, 2],
-            "slowdown": [1.0, 1.0, 1.5],
+            **THREE_JOBS,
             "machine": [0, 1, 0],
         }
     )
