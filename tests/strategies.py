@@ -121,3 +121,13 @@ def jobset_arrays(jobset: JobSet) -> list[tuple[np.ndarray, np.ndarray, np.ndarr
         sl = slice(int(rows[0]), int(rows[-1]) + 1)
         out.append((arrival[sl], duration[sl], demand[sl], sl))
     return out
+
+
+def agent_cases(**geometry: st.SearchStrategy) -> dict[str, st.SearchStrategy]:
+    """``@given`` arguments of the agent-mode property tests: one short jobset, an action
+    ``seed`` and the cluster ``geometry`` strategies (e.g. ``horizon=``, ``slots=``)."""
+    return {
+        "jobset": jobsets(max_jobsets=1, max_duration=9),
+        **geometry,
+        "seed": st.integers(0, 2**32 - 1),
+    }

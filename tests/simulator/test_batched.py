@@ -18,6 +18,7 @@ from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import schedule
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry
 from tests.strategies import (
+    agent_cases,
     deeprm_jobset,
     heuristic_names,
     jobset_arrays,
@@ -87,12 +88,7 @@ def _replay_on_step_engine(arrival, duration, demand, capacity, config, actions)
 
 
 @SETTINGS
-@given(
-    jobset=jobsets(max_jobsets=1, max_duration=9),
-    horizon=st.integers(1, 8),
-    slots=st.integers(1, 4),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**agent_cases(horizon=st.integers(1, 8), slots=st.integers(1, 4)))
 def test_agent_mode_matches_step_engine_for_any_actions(
     jobset: JobSet, horizon: int, slots: int, seed: int
 ) -> None:

@@ -21,6 +21,7 @@ from schedlab.simulator.cluster.placement import EPS
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import schedule, simulate
 from tests.strategies import (
+    agent_cases,
     deeprm_jobset,
     heuristic_names,
     jobset_arrays,
@@ -222,12 +223,7 @@ def earliest_offset(free: np.ndarray, demand: np.ndarray, duration: int, horizon
 
 
 @SETTINGS
-@given(
-    jobset=jobsets(max_jobsets=1, max_duration=9),
-    horizon=st.integers(1, 8),
-    slots=st.integers(1, 4),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**agent_cases(horizon=st.integers(1, 8), slots=st.integers(1, 4)))
 def test_agent_mode_random_actions(jobset: JobSet, horizon: int, slots: int, seed: int) -> None:
     """Random allocations: each lands at the earliest allowed offset, capacity always holds."""
     ((arrival, duration, demand, _),) = jobset_arrays(jobset)

@@ -18,7 +18,7 @@ from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.placement import PLACEMENTS, place
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import run_policy
-from tests.strategies import deeprm_jobset, heuristic_names, jobset_arrays, jobsets
+from tests.strategies import agent_cases, deeprm_jobset, heuristic_names, jobset_arrays, jobsets
 
 SETTINGS = settings(max_examples=25, deadline=None)
 NAMES = heuristic_names()
@@ -148,12 +148,7 @@ def test_combination_names() -> None:
 
 
 @SETTINGS
-@given(
-    jobset=jobsets(max_jobsets=1, max_duration=9),
-    machines=st.integers(1, 3),
-    slots=st.integers(1, 3),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**agent_cases(machines=st.integers(1, 3), slots=st.integers(1, 3)))
 def test_agent_actions_on_machines_match_the_step_engine(
     jobset: JobSet, machines: int, slots: int, seed: int
 ) -> None:
