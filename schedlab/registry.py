@@ -185,20 +185,6 @@ for _name, _cls, _summary, _tags in [
         _name, f"schedlab.policies.heuristics:{_cls}", _summary,
         tags=("heuristic", "model:cluster", *_tags),
     )  # fmt: skip
-policies.register(
-    "deeprm",
-    "schedlab.policies.deeprm:DeepRMPolicy",
-    "DeepRM policy network trained by `schedlab train` (deeprm:PATH.pt or a shipped name)",
-    positional="checkpoint",
-    tags=("learned", "model:cluster"),
-)
-policies.register(
-    "deeprm-plus",
-    "schedlab.policies.deeprm:DeepRMPlusPolicy",
-    "DeepRM_Plus CNN (seed 004) trained by `schedlab train deeprm-plus` (deeprm-plus:PATH.pt)",
-    positional="checkpoint",
-    tags=("learned", "model:cluster"),
-)
 for _name, _cls, _summary in [
     ("liu-ran", "RAN", "Liu et al.: a random cluster for the job of least executor request"),
     ("liu-rr", "RR", "Liu et al.: round-robin clusters for the job of least executor request"),
@@ -208,45 +194,57 @@ for _name, _cls, _summary in [
         _name, f"schedlab.policies.liu_baselines:{_cls}", _summary,
         tags=("model:multicluster", "baseline:multicluster"),
     )  # fmt: skip
-policies.register(
-    "liu-rl",
-    "schedlab.policies.liu_networks:LiuValuePolicy",
-    "Liu et al.'s value model (RL-LSFC/RL-FC) trained by `schedlab train liu` "
-    "(liu-rl:PATH.pt or a shipped name: liu-lsfc, liu-lsfcb, liu-fc)",
-    positional="checkpoint",
-    tags=("learned", "model:multicluster"),
-)
+for _name, _target, _model, _summary in [
+    ("deeprm", "deeprm:DeepRMPolicy", "cluster",
+     "DeepRM policy network trained by `schedlab train` (deeprm:PATH.pt or a shipped name)"),
+    ("deeprm-plus", "deeprm:DeepRMPlusPolicy", "cluster",
+     "DeepRM_Plus CNN (seed 004) trained by `schedlab train deeprm-plus` (deeprm-plus:PATH.pt)"),
+    ("liu-rl", "liu_networks:LiuValuePolicy", "multicluster",
+     "Liu et al.'s value model (RL-LSFC/RL-FC) trained by `schedlab train liu` "
+     "(liu-rl:PATH.pt or a shipped name: liu-lsfc, liu-lsfcb, liu-fc)"),
+]:  # fmt: skip
+    policies.register(
+        _name, f"schedlab.policies.{_target}", _summary, positional="checkpoint",
+        tags=("learned", f"model:{_model}"),
+    )  # fmt: skip
 for _name, _target, _summary in [
     ("alibaba2018", "alibaba2018:read_alibaba2018", "Alibaba cluster-trace-v2018 batch_task"),
     ("alibaba2017", "alibaba2017:read_alibaba2017", "Alibaba cluster-trace-v2017 batch_task"),
     ("swf", "swf:read_swf", "Standard Workload Format (Parallel Workloads Archive)"),
 ]:
     loaders.register(_name, f"schedlab.loaders.traces.{_target}", _summary, tags=("trace",))
-trainers.register(
-    "deeprm",
-    "schedlab.policies.reinforce:train",
-    "DeepRM (seed 000): REINFORCE with a per-step baseline; writes a `deeprm:` checkpoint",
-    config="schedlab.policies.reinforce:TrainConfig",
-    report="schedlab.reports.learning:report_training",
-    tags=("model:cluster", "policy:deeprm"),
-)
-trainers.register(
-    "deeprm-plus",
-    "schedlab.policies.deeprm_plus:train",
-    "DeepRM_Plus (seed 004): CNN cloned from an expert (SJF), then REINFORCE; `deeprm-plus:`",
-    config="schedlab.policies.deeprm_plus:DeepRMPlusConfig",
-    report="schedlab.reports.learning:report_training",
-    tags=("model:cluster", "policy:deeprm-plus"),
-)
-trainers.register(
-    "liu",
-    "schedlab.policies.liu_value:train",
-    "Liu et al. (seed 003): RL-LSFC/RL-FC value learning with MAF-guided ε-greedy; writes a "
-    "`liu-rl:` checkpoint",
-    config="schedlab.policies.liu_value:LiuTrainConfig",
-    report="schedlab.reports.liu:report_training",
-    tags=("model:multicluster", "policy:liu-rl"),
-)
+for _name, _module, _config, _report, _tags, _summary in [
+    (
+        "deeprm",
+        "reinforce",
+        "TrainConfig",
+        "learning",
+        ("model:cluster", "policy:deeprm"),
+        "DeepRM (seed 000): REINFORCE with a per-step baseline; writes a `deeprm:` checkpoint",
+    ),
+    (
+        "deeprm-plus",
+        "deeprm_plus",
+        "DeepRMPlusConfig",
+        "learning",
+        ("model:cluster", "policy:deeprm-plus"),
+        "DeepRM_Plus (seed 004): CNN cloned from an expert (SJF), then REINFORCE; `deeprm-plus:`",
+    ),
+    (
+        "liu",
+        "liu_value",
+        "LiuTrainConfig",
+        "liu",
+        ("model:multicluster", "policy:liu-rl"),
+        "Liu et al. (seed 003): RL-LSFC/RL-FC value learning with MAF-guided ε-greedy; writes a "
+        "`liu-rl:` checkpoint",
+    ),
+]:
+    trainers.register(
+        _name, f"schedlab.policies.{_module}:train", _summary,
+        config=f"schedlab.policies.{_module}:{_config}",
+        report=f"schedlab.reports.{_report}:report_training", tags=_tags,
+    )  # fmt: skip
 
 
 def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[str, Any]]:
