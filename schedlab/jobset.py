@@ -88,8 +88,9 @@ class JobSetMeta:
             doc.fail("schema_version", f"{version} is not supported (expected {SCHEMA_VERSION})")
         resources = tuple(doc.strings("resources"))
         taken = [r for r in resources if r in ID_COLUMNS or r in OPTIONAL_COLUMNS]
-        if not resources or len(set(resources)) != len(resources) or taken:
-            doc.fail("resources", f"expected distinct names of no job column, got {resources}")
+        if not resources or not all(resources) or len(set(resources)) != len(resources) or taken:
+            msg = f"expected distinct non-empty names of no job column, got {resources}"
+            doc.fail("resources", msg)
         capacity = tuple(doc.numbers("capacity", positive=True))
         if len(capacity) != len(resources):
             doc.fail("capacity", f"one capacity per resource {list(resources)}, got {capacity}")
