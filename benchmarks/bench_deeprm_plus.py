@@ -42,8 +42,8 @@ from schedlab.policies.reinforce import (
     collect,
     engine_geometry,
     image_view,
-    make_jobsets,
 )
+from schedlab.policies.reinforce_config import make_jobsets
 from schedlab.policies.runtime import training_process
 from schedlab.registry import make_policy
 from schedlab.simulator.cluster.batched import BatchedEngine

@@ -27,8 +27,8 @@ from timing import reinforce_iteration
 from schedlab.policies.networks import Logits, make_network
 from schedlab.policies.reinforce import (
     TrainConfig,
-    make_jobsets,
 )
+from schedlab.policies.reinforce_config import make_jobsets
 from schedlab.policies.runtime import training_process
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.views.deeprm_image import DeepRMImage

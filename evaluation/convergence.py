@@ -1,15 +1,18 @@
 """How fast training runs converge, and how their final values compare, over training seeds.
 
-Reads training run directories (``curve.csv`` and ``baselines.json`` of
-:func:`schedlab.policies.reinforce.train`) grouped into **variants** (e.g. "CNN" and "MLP", each
-trained with several seeds) and answers the questions the papers' learning-curve figures ask:
+Reads training run directories of any trainer (``curve.csv``, ``baselines.json`` and the
+selection metric of ``config.json``: :mod:`schedlab.policies.training`) grouped into
+**variants** (e.g. "CNN" and "MLP", each trained with several seeds) and answers the questions
+the papers' learning-curve figures ask, in the metric's own direction (lower slowdown, higher
+S_log are better; "iteration" is the trainer's training step):
 
 * the **final** validation value of each run (its best validation, the checkpoint ``best.pt``
   keeps), and its mean with a Student-t confidence interval over seeds;
 * **iterations and wall time to 95%**: the first iteration whose validation value achieves 95% of
-  the run's total improvement, ``initial − value ≥ 0.95 · (initial − final)`` (lower is better);
-* **iterations and wall time to a target**: the first validation at or below a level, e.g. the
-  SJF baseline's validation value recorded by the run (``baselines.json``); null if never.
+  the run's total improvement over its initial policy;
+* **iterations and wall time to a target**: the first validation at least as good as a level,
+  e.g. the SJF baseline's validation value recorded by the run (``baselines.json``); null if
+  never.
 
 Wall time is the run's cumulative ``rollout_s + update_s + eval_s`` up to that iteration, plus
 the seconds of a pre-training stage before the first iteration (DeepRM_Plus's behaviour cloning,
@@ -19,6 +22,7 @@ wall time): a cloned policy already at the SJF level reaches the target at itera
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,17 +32,19 @@ import polars as pl
 from scipy import stats
 
 from schedlab.errors import SchedlabError
+from schedlab.policies.training import TIMES, read_baselines, read_selection
 
 
 def read_curves(
-    runs: Mapping[str, Sequence[str | Path]], *, metric: str = "val_slowdown"
+    runs: Mapping[str, Sequence[str | Path]], *, metric: str | None = None
 ) -> pl.DataFrame:
     """Validation curves of ``runs`` (variant -> run directories), one row per validation.
 
     Returns
     -------
     polars.DataFrame
-        ``variant``, ``run`` (directory name), ``iteration``, ``value`` (the ``metric``),
+        ``variant``, ``run`` (directory name), ``iteration`` (the trainer's step), ``value``
+        (``metric``, default the one the run selected its policy on), ``higher_is_better``,
         ``seconds`` (cumulative wall time, pre-training included), ``initial`` (the run's
         validation before training), ``pretrain_s`` (seconds of the cloning stage, 0 without)
         and one ``baseline_<name>`` column per heuristic the run validated (e.g. ``sjf``).
@@ -50,19 +56,22 @@ def read_curves(
             if not curve_path.is_file() or not base_path.is_file():
                 msg = f"{d}: not a training run (no curve.csv or baselines.json)"
                 raise SchedlabError(msg)
+            selection = read_selection(d)
+            if metric is not None:
+                selection = dataclasses.replace(selection, metric=metric)
             pre = d / "imitation.json"
             pre_s = float(json.loads(pre.read_text())["seconds"]) if pre.is_file() else 0.0
             curve = pl.read_csv(curve_path).with_columns(
-                seconds=(pl.col("rollout_s") + pl.col("update_s") + pl.col("eval_s")).cum_sum()
-                + pre_s
+                seconds=pl.sum_horizontal(TIMES).cum_sum() + pre_s
             )
-            base = json.loads(base_path.read_text())
+            base = read_baselines(d, selection)
             frames.append(
-                curve.filter(pl.col(metric).is_not_null()).select(
+                curve.filter(pl.col(selection.metric).is_not_null()).select(
                     pl.lit(variant).alias("variant"),
                     pl.lit(d.name).alias("run"),
-                    "iteration",
-                    pl.col(metric).cast(pl.Float64).alias("value"),
+                    pl.col(selection.step).alias("iteration"),
+                    pl.col(selection.metric).cast(pl.Float64).alias("value"),
+                    pl.lit(selection.higher_is_better).alias("higher_is_better"),
                     "seconds",
                     pl.lit(float(base["initial"])).alias("initial"),
                     pl.lit(pre_s).alias("pretrain_s"),
@@ -88,13 +97,16 @@ def per_run(curves: pl.DataFrame, *, target: str | None = "sjf") -> pl.DataFrame
     rows = []
     for (variant, run), part in curves.group_by("variant", "run", maintain_order=True):
         part = part.sort("iteration")
+        higher = "higher_is_better" in part.columns and bool(part["higher_is_better"][0])
+        sign = -1.0 if higher else 1.0  # on sign · value, lower is better
         initial = float(part.get_column("initial")[0])
-        final = float(part.get_column("value").min())
+        values = part.get_column("value").to_numpy()
+        final = float(values.max() if higher else values.min())
         pre_s = float(part.get_column("pretrain_s")[0]) if "pretrain_s" in part.columns else 0.0
-        value = np.r_[initial, part.get_column("value").to_numpy()]
+        value = sign * np.r_[initial, values]
         it = np.r_[0, part.get_column("iteration").to_numpy()]
         sec = np.r_[pre_s, part.get_column("seconds").to_numpy()]
-        reached = initial - value >= 0.95 * (initial - final) - 1e-12
+        reached = value[0] - value >= 0.95 * (value[0] - sign * final) - 1e-12
         row = {
             "variant": variant, "run": run, "initial": initial, "final": final, "pretrain_s": pre_s,
             "iterations": int(it.max()), "it_95": _first(it, reached),
@@ -105,8 +117,8 @@ def per_run(curves: pl.DataFrame, *, target: str | None = "sjf") -> pl.DataFrame
             level = float(part.get_column(column)[0])
             row |= {
                 target: level,
-                "it_target": _first(it, value <= level),
-                "s_target": _first(sec, value <= level),
+                "it_target": _first(it, value <= sign * level),
+                "s_target": _first(sec, value <= sign * level),
             }
         rows.append(row)
     out = pl.DataFrame(rows, infer_schema_length=None)

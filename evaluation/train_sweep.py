@@ -16,7 +16,7 @@ A run directory is written where the run trains when the backend is local; on Ra
 trains in a temporary directory of its worker node, seeded with the files the run directory
 already holds (to resume it), and its files come back to ``OUT/<run>/`` on this machine: no
 shared filesystem is needed. A run whose ``sweep_run.json`` matches its config is skipped; a run
-cut short resumes from its training state (:data:`RESUME_STATE`), so an interrupted sweep
+cut short resumes from its training state (:data:`STATE`), so an interrupted sweep
 resumes where it stopped. A failing run is recorded and the others go on.
 """
 
@@ -40,10 +40,9 @@ from schedlab import interrupts, io
 from schedlab.errors import Interrupted, OutputError, ParameterError
 from schedlab.evaluation.convergence import over_seeds, per_run, read_curves
 from schedlab.evaluation.executors import BatchOutcome
-from schedlab.params import check_params
+from schedlab.params import build, check_params, flat
+from schedlab.policies.training import STATE, Selection, TrainResult, read_selection
 
-RESUME_STATE = "last.pt"
-"""File a trainer leaves in its run directory to continue from (``train(..., resume=True)``)."""
 DONE = "sweep_run.json"
 """File the sweep writes into a run directory once the run is complete."""
 CONFIDENCE = 0.95
@@ -68,9 +67,8 @@ class SweepRun:
 class TrainOutput:
     """What training one run gave; picklable, sent back by a worker."""
 
-    result: Any = None
-    """The trainer's result (``curve``, ``baselines``, ``withholding``, ``best_value``,
-    ``best_iteration``, ``seconds``); None if the run failed."""
+    result: TrainResult | None = None
+    """The trainer's result; None if the run failed."""
     error: str | None = None
     """One-line error of a failed run."""
     traceback: str | None = None
@@ -184,23 +182,23 @@ def plan_sweep(
             fields = check_params(cls, {**base, **point, "seed": seed}, owner=owner,
                                   where="--grid" if point else "")  # fmt: skip
             try:
-                config = cls(**fields)
+                config = build(cls, fields)
             except ValueError as exc:
                 raise ParameterError(f"{owner}, {point_label(point, 'base')}: {exc}") from exc
-            config_point = {k: getattr(config, k) for k in point}
+            config_point = {k: flat(config)[k] for k in point}
             runs.append(SweepRun(name=run_name(config_point, seed), point=config_point,
                                  seed=seed, config=config))  # fmt: skip
     return runs
 
 
 def train_in(trainer: str, config: Any, run_dir: str) -> TrainOutput:
-    """Train one run in ``run_dir`` with ``trainer`` (resuming from :data:`RESUME_STATE` if
+    """Train one run in ``run_dir`` with ``trainer`` (resuming from :data:`STATE` if
     there); an error is returned, not raised, so the sweep goes on. Runs in a worker."""
     try:
         from schedlab.registry import trainers
 
-        resume = (Path(run_dir) / RESUME_STATE).is_file()
-        result = trainers.load(trainer)(config, run_dir, resume=resume, progress=False)
+        resume = (Path(run_dir) / STATE).is_file()
+        result = trainers.load(trainer).train(config, run_dir, resume=resume, progress=False)
         return TrainOutput(result=result)
     except Exception as exc:
         if (name := interrupts.requested()) is not None:
@@ -233,7 +231,7 @@ def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
 
 
 def _config_json(config: Any) -> Any:
-    return json.loads(json.dumps(dataclasses.asdict(config), default=str))
+    return json.loads(json.dumps(flat(config), default=str))
 
 
 def is_complete(run: SweepRun, out: Path) -> bool:
@@ -378,7 +376,7 @@ def run_sweep(
 
 def _cpus(run: SweepRun) -> int:
     """CPUs a run uses: its torch ``threads`` (1 for a config without)."""
-    return int(getattr(run.config, "threads", 1))
+    return int(flat(run.config).get("threads", 1))
 
 
 def _submit(tasks: Any, trainer: str, runs: Sequence[SweepRun], out: Path, *,
@@ -438,20 +436,13 @@ def _record_failure(run: SweepRun, output: TrainOutput, out: Path) -> None:
     )
 
 
-def metric_column(config: Any) -> str:
-    """The curve column the run selected its best policy on: ``val_<objective>``."""
-    return f"val_{getattr(config, 'objective', 'slowdown')}"
-
-
 def sweep_curves(runs: Sequence[SweepRun], out: Path) -> pl.DataFrame:
     """Validation curves of the complete runs
     (:func:`~schedlab.evaluation.convergence.read_curves`): ``variant`` is the run's grid point
-    (:func:`point_label`, "" without a grid), ``value`` its selection metric
-    (:func:`metric_column`)."""
+    (:func:`point_label`, "" without a grid), ``value`` the metric the run selected its policy
+    on (:class:`~schedlab.policies.training.Selection`)."""
     parts = [
-        read_curves({point_label(r.point, ""): [out / r.name]}, metric=metric_column(r.config))
-        for r in runs
-        if is_complete(r, out)
+        read_curves({point_label(r.point, ""): [out / r.name]}) for r in runs if is_complete(r, out)
     ]
     if not parts:
         return pl.DataFrame(schema=CURVE_SCHEMA)
@@ -459,7 +450,8 @@ def sweep_curves(runs: Sequence[SweepRun], out: Path) -> pl.DataFrame:
 
 
 CURVE_SCHEMA = {"variant": pl.String, "run": pl.String, "iteration": pl.Int64,
-                "value": pl.Float64, "seconds": pl.Float64, "initial": pl.Float64}  # fmt: skip
+                "value": pl.Float64, "seconds": pl.Float64, "initial": pl.Float64,
+                "higher_is_better": pl.Boolean}  # fmt: skip
 """Columns of :func:`sweep_curves` when no run is complete."""
 
 
@@ -550,18 +542,22 @@ class SweepTables:
     """:func:`sweep_curves`."""
     baselines: pl.DataFrame
     """:func:`baseline_table`."""
+    selection: Selection | None
+    """What the runs selected their policy on (None before a run is complete)."""
 
 
 def collect_sweep(runs: Sequence[SweepRun], out: Path) -> SweepTables:
     """Every table of the sweep ``runs`` in ``out``."""
     curves = sweep_curves(runs, out)
     seeds = per_seed(curves)
+    done = [r for r in runs if is_complete(r, out)]
     return SweepTables(
         runs=run_table(runs, out, seeds),
         seeds=seeds,
         summary=summary_table(runs, seeds),
         curves=curves,
         baselines=baseline_table(curves),
+        selection=read_selection(out / done[0].name) if done else None,
     )
 
 

@@ -29,61 +29,49 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 
 from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
-from schedlab.policies import reinforce
+from schedlab.params import composed, flat
+from schedlab.policies import reinforce, training
 from schedlab.policies.deeprm import save_checkpoint
 from schedlab.policies.imitation import agreement, clone, deduplicate, demonstrate, split
 from schedlab.policies.networks import Logits, make_network
+from schedlab.policies.reinforce_config import (
+    TrainConfig,
+    file_parts,
+    make_generator,
+    make_jobsets,
+)
 from schedlab.policies.runtime import training_process
 from schedlab.simulator.cluster.batched import BatchedEngine
 
 IMITATION_FILES = ("imitation.pt", "imitation.csv", "imitation.json")
 
 
+PAPER = {"workload": "poisson", "load": 1.2915, "n_jobsets": 25, "eval_jobsets": 50,
+         "eval_every": 10, "network": "cnn-plus"}  # fmt: skip
+"""The policy-gradient stage's settings that differ from DeepRM's (§V-A, §V-B)."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DeepRMPlusConfig:
-    """Everything that determines a DeepRM_Plus run (written as ``deeprm_plus.json``)."""
+    """Everything that determines a DeepRM_Plus run (written flat as ``deeprm_plus.json``): the
+    policy-gradient stage's REINFORCE config, whose fields are this config's own (``lr``,
+    ``rollouts``, ``load``, ...; :func:`schedlab.params.composed`), and the cloning stage's."""
 
-    workload: str = "poisson"
-    """Generator of the cloning, training and validation jobsets."""
-    workload_params: dict[str, Any] = field(default_factory=dict)
-    """Generator parameters, e.g. ``{"variant": "paper"}``."""
-    jobset_file: str = ""
-    """A JobSet Parquet file (e.g. Alibaba 2018 from ``schedlab load``) instead of generating:
-    its jobsets, shuffled, give the validation, training and cloning parts, in that order; the
-    rest is written to ``test-jobsets.parquet`` (never used in training)."""
-    load: float = 1.2915
-    """Offered load (design.md §3); 1.2915 is the paper's "140%" (λ = 0.7) on ``poisson``."""
+    rl: TrainConfig = composed(lambda: TrainConfig(**PAPER))
+    """The policy-gradient stage: :class:`~schedlab.policies.reinforce_config.TrainConfig` with the
+    paper's workload (Poisson at its "140%", 25 jobsets) and its CNN; with ``imitation``, its
+    ``init`` is the cloned network."""
     rate: float = 0.0
     """Mean arrivals per step λ; when > 0 it replaces ``load`` (the paper's "140%" is 0.7)."""
-    window: int = 50
-    """Arrival window of a jobset (steps)."""
-    n_jobsets: int = 25
-    """Training jobsets of the policy gradient (the paper: 25)."""
-    rollouts: int = 20
-    """Episodes per jobset and iteration (Algorithm 3's M; the paper: 20)."""
-    iterations: int = 1000
-    """Policy-gradient iterations (one batch update each)."""
-    objective: Literal["slowdown", "completion"] = "slowdown"
-    """R1 (slowdown: −Σ 1/T_j per step) or R2 (completion time: −|J| per step)."""
-    gamma: float = 1.0
-    """Discount over decision steps."""
-    lr: float = 1e-3
-    """RMSProp learning rate of the policy gradient."""
-    rho: float = 0.9
-    """RMSProp decay of the squared-gradient average."""
-    eps: float = 1e-9
-    """RMSProp epsilon."""
-    precision: Literal["float32", "bfloat16"] = "float32"
-    """CNN arithmetic (bfloat16: CPU autocast, ~2× faster, logits to ~3 digits)."""
     imitation: bool = True
     """Pre-train by behaviour cloning (False: from random weights, the ablation)."""
     expert: str = "sjf"
@@ -100,45 +88,25 @@ class DeepRMPlusConfig:
     """Adam learning rate of the cloning."""
     imitation_holdout: float = 0.1
     """Share of the distinct pairs held out to test the cloning (the paper: 9:1)."""
-    slots: int = 10
-    """M: visible job slots (``num_nw``)."""
-    horizon: int = 20
-    """T: image rows and earliest-fit horizon."""
-    backlog: int = 60
-    """Backlog jobs shown in the image."""
-    eval_jobsets: int = 50
-    """Held-out validation jobsets (another seed stream)."""
-    eval_every: int = 10
-    """Validate every this many iterations (and after the first and the last)."""
-    eval_greedy: bool = False
-    """Select ``best.pt`` on the greedy (argmax) policy instead of the sampled one."""
-    checkpoint_every: int = 10
-    """Write ``last.pt`` (for resuming) every this many iterations."""
-    seed: int = 0
-    """Seed of initialisation, jobsets, cloning split and action sampling."""
-    threads: int = 1
-    """torch intra-op threads, also those of the CNN's compiled first layer. 1 makes the best
-    use of a machine training several runs at once (a sweep trains CPUs / threads runs side by
-    side); one run alone on an idle 2-core machine iterates ~1.4× faster with 2."""
+
+    def __post_init__(self) -> None:
+        if self.imitation and self.rl.init:
+            msg = "init and imitation both give the starting weights: drop one (imitation=false)"
+            raise ValueError(msg)
 
     def offered_load(self) -> float:
         """The offered load of the jobsets: ``load``, or the generator's load for ``rate``."""
         if self.rate <= 0:
-            return self.load
+            return self.rl.load
         from schedlab.registry import generators
 
-        gen = generators.load(self.workload)(**self.workload_params)
+        gen = generators.load(self.rl.workload)(**self.rl.workload_params)
         return round(gen.load_for_rate(self.rate), 12)
 
-    def reinforce_config(self, init: str = "") -> reinforce.TrainConfig:
-        """The policy-gradient stage's config, starting from the weights in ``init``."""
-        shared = {k: v for k, v in asdict(self).items() if k in _SHARED}
-        return reinforce.TrainConfig(
-            **shared, load=self.offered_load(), network="cnn-plus", init=init
-        )
-
-
-_SHARED = frozenset(reinforce.TrainConfig.__dataclass_fields__) - {"load", "network", "init"}
+    def reinforce_config(self, init: str = "") -> TrainConfig:
+        """The policy-gradient stage's config at :meth:`offered_load`, starting from the
+        weights in ``init`` (default: the stage's own ``init``)."""
+        return replace(self.rl, load=self.offered_load(), init=init or self.rl.init)
 
 
 def train(
@@ -148,25 +116,21 @@ def train(
     resume: bool = False,
     progress: bool = True,
     report: bool = True,
-) -> reinforce.TrainResult:
+) -> training.TrainResult:
     """Clone the expert (unless ``config.imitation`` is False), then train by REINFORCE from
     the cloned weights; files as in the module docstring. Returns the policy gradient's
-    :class:`~schedlab.policies.reinforce.TrainResult` (``baselines["initial"]`` is the starting
-    policy's validation value)."""
+    result (``baselines["initial"]`` is the starting policy's validation value)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, config, resume)
-    write_text_atomic(out / "deeprm_plus.json", json.dumps(asdict(config), indent=2))
-    if config.jobset_file:
-        sizes = [config.eval_jobsets, config.n_jobsets, config.imitation_jobsets]
-        reinforce.file_parts(config.jobset_file, config.seed, sizes)[3].write_parquet(
-            out / "test-jobsets.parquet"
-        )
+    mine = flat(config)
+    write_text_atomic(out / "deeprm_plus.json", json.dumps(mine, indent=2))
+    if config.rl.jobset_file:
+        _file_parts(config)[3].write_parquet(out / "test-jobsets.parquet")
     init = str(out / "imitation.pt") if config.imitation else ""
     rl = config.reinforce_config(init)
-    mine = asdict(config)
     if not (out / "config.json").exists():  # `schedlab train --resume` reads it, even mid-cloning
-        spec = {"trainer_config": mine, "train_config": asdict(rl)}
+        spec = {"trainer_config": mine, "train_config": flat(rl)}
         write_text_atomic(out / "config.json", json.dumps(spec, indent=2))
     if config.imitation and not (resume and (out / "imitation.json").exists()):
         imitate(config, out, progress=progress)
@@ -183,7 +147,7 @@ def _check_config(out: Path, config: DeepRMPlusConfig, resume: bool) -> None:
     if not resume:
         msg = f"{out} already holds a DeepRM_Plus run; pass resume or choose another directory"
         raise SchedlabError(msg)
-    diff = reinforce.config_changes(json.loads(saved.read_text()), config)
+    diff = training.config_changes(json.loads(saved.read_text()), config, budget="iterations")
     if diff:
         msg = f"resuming {out} with a different config ({diff}); use the saved one or a new -o"
         raise SchedlabError(msg)
@@ -197,9 +161,9 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
     t0 = time.perf_counter()
     out = Path(out_dir)
     rl = config.reinforce_config()
-    torch.manual_seed(config.seed)
-    training_process(config.threads)
-    _, val_js, _ = reinforce.make_jobsets(rl)
+    torch.manual_seed(rl.seed)
+    training_process(rl.threads)
+    _, val_js, _ = make_jobsets(rl)
     demo_js = _imitation_jobsets(config, rl.load)
     expert = make_policy(config.expert)
     engine = BatchedEngine.from_jobset(demo_js, rl.cluster())
@@ -207,10 +171,10 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
     demos = demonstrate(engine, expert, reinforce.image_view(geometry))
     t1 = time.perf_counter()
     distinct, conflicts = deduplicate(demos)
-    rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0xB10]))
+    rng = np.random.default_rng(np.random.SeedSequence([rl.seed, 0xB10]))
     train_part, test_part = split(distinct, rng, holdout=config.imitation_holdout)
-    net = make_network("cnn-plus", geometry)
-    logits_fn = Logits(net, geometry, precision=config.precision)
+    net = make_network(rl.network, geometry, **rl.network_kwargs())
+    logits_fn = Logits(net, geometry, precision=rl.precision)
     result = clone(
         logits_fn, train_part, test_part, threshold=config.imitation_threshold,
         max_epochs=config.imitation_epochs, batch_size=config.imitation_batch,
@@ -234,13 +198,13 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
         "seconds": time.perf_counter() - t0,
     }
     spec = {
-        "network": "cnn-plus",
-        "network_kwargs": {},
+        "network": rl.network,
+        "network_kwargs": rl.network_kwargs(),
         "geometry": geometry.to_json(),
-        "mask_invalid": True,
-        "objective": config.objective,
+        "mask_invalid": rl.mask_invalid,
+        "objective": rl.objective,
         "imitation": summary,
-        "deeprm_plus_config": asdict(config),
+        "deeprm_plus_config": flat(config),
     }
     save_checkpoint(out / "imitation.pt", net, spec)
     with atomic_path(out / "imitation.csv") as tmp:
@@ -252,15 +216,25 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
 def _imitation_jobsets(config: DeepRMPlusConfig, load: float) -> Any:
     """The expert's jobsets: same generator and load, a seed stream of their own (or the third
     part of the jobsets file)."""
-    from schedlab.registry import generators
 
-    if config.jobset_file:
-        sizes = [config.eval_jobsets, config.n_jobsets, config.imitation_jobsets]
-        return reinforce.file_parts(config.jobset_file, config.seed, sizes)[2]
+    rl = config.rl
+    if rl.jobset_file:
+        return _file_parts(config)[2]
+    seed = int(np.random.SeedSequence([rl.seed, 0x1317]).generate_state(1)[0])
+    gen = make_generator(rl)
+    return gen.generate(load, n_jobsets=config.imitation_jobsets, seed=seed)
 
-    params = dict(config.workload_params)
-    cls = generators.load(config.workload)
-    if "window" not in params and "window" in cls.__dataclass_fields__:
-        params["window"] = config.window
-    seed = int(np.random.SeedSequence([config.seed, 0x1317]).generate_state(1)[0])
-    return cls(**params).generate(load, n_jobsets=config.imitation_jobsets, seed=seed)
+
+def _file_parts(config: DeepRMPlusConfig) -> list[Any]:
+    """Validation, training, cloning and test jobsets of ``jobset_file``."""
+    rl = config.rl
+    sizes = [rl.eval_jobsets, rl.n_jobsets, config.imitation_jobsets]
+    return file_parts(rl.jobset_file, rl.seed, sizes)
+
+
+TRAINER = training.Trainer(
+    config=DeepRMPlusConfig, train=train, budget="iterations",
+    small={**reinforce.TRAINER.small, "workload": "deeprm", "load": 1.0, "eval_every": 1,
+           "imitation_jobsets": 6, "imitation_epochs": 1},
+)  # fmt: skip
+"""DeepRM_Plus' cloning + REINFORCE (:data:`schedlab.registry.trainers` ``deeprm-plus``)."""

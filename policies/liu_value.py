@@ -31,9 +31,7 @@ is ``−5 · Σ_j R_j`` for 1000 jobs; RL-LSFCb ``(1, 0.5, 2.5)``, more weight o
 from __future__ import annotations
 
 import json
-import math
 import time
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,9 +40,8 @@ import numpy as np
 import polars as pl
 import torch
 
-from schedlab.errors import SchedlabError
-from schedlab.io import atomic_path, write_text_atomic
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
+from schedlab.policies import training
 from schedlab.policies.deeprm import CheckpointError, save_checkpoint
 from schedlab.policies.liu_baselines import MAF, RAN, RR
 from schedlab.policies.liu_networks import FORMAT, LiuValuePolicy, best_actions, make_network
@@ -265,58 +262,13 @@ def _spec(config: LiuTrainConfig, mc: MultiClusterConfig) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _check_resume(out: Path, config: LiuTrainConfig, resume: bool) -> dict[str, Any] | None:
-    last = out / "last.pt"
-    if not resume:
-        if last.exists():
-            msg = f"{out} already holds a training run; pass resume or choose another directory"
-            raise SchedlabError(msg)
-        return None
-    if not last.exists():
-        return None
-    saved = json.loads((out / "config.json").read_text())["train_config"]
-    mine = json.loads(json.dumps(asdict(config)))
-    diff = sorted(k for k in mine if k != "episodes" and saved.get(k) != mine[k])
-    if diff:
-        msg = f"resume with a different config ({diff}); use the saved one or a new directory"
-        raise SchedlabError(msg)
-    try:
-        state = torch.load(last, map_location="cpu", weights_only=True)
-        state["buffer"] = torch.load(out / "buffer.pt", map_location="cpu", weights_only=True)
-    except Exception as exc:
-        msg = f"{out}: not a readable training state ({type(exc).__name__}: {exc})"
-        raise CheckpointError(msg) from exc
-    return state
-
-
-@dataclass(frozen=True, slots=True)
-class LiuTrainResult:
-    """What :func:`train` returns (the trainer protocol of :mod:`schedlab.cli.train`)."""
-
-    out_dir: Path
-    curve: pl.DataFrame
-    """One row per round (see :func:`train`)."""
-    best_iteration: int
-    """Training episodes after which the best validation S_log was reached."""
-    best_value: float
-    """That best mean validation S_log (higher is better)."""
-    baselines: dict[str, dict[str, float]]
-    """Validation TMDL, AJER, S_log of RAN, RR, MAF and of the untrained network."""
-    seconds: float
-    """Wall time of this call, s."""
-
-    def summary(self, config: Mapping[str, Any]) -> str:
-        """One line: the best validation S_log and the baselines' (``config``: the
-        :class:`LiuTrainConfig` as a dict)."""
-        base = ", ".join(f"{k} {v['s_log']:.3f}" for k, v in self.baselines.items())
-        return (
-            f"best validation S_log {self.best_value:.3f} at episode {self.best_iteration} ({base})"
-        )
+SELECTION = training.Selection(metric="val_s_log", higher_is_better=True, step="episode")
+"""Runs keep the network of the highest mean validation S_log (``best.pt``)."""
 
 
 def train(
     config: LiuTrainConfig, out_dir: str | Path, *, resume: bool = False, progress: bool = True
-) -> LiuTrainResult:
+) -> training.TrainResult:
     """Train a Liu value network; write ``config.json``, ``curve.csv``, ``baselines.json``,
     ``best.pt`` (best validation S_log), ``final.pt`` and ``last.pt`` + ``buffer.pt`` (for
     ``resume``) into ``out_dir``; the caller draws the learning curve (Figure 6) with
@@ -330,7 +282,9 @@ def train(
     t_start = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    saved = _check_resume(out, config, resume)
+    saved = training.check_resume(out, config, resume=resume, budget="episodes")
+    if saved is not None:
+        saved["buffer"] = _load_buffer(out)
     torch.manual_seed(config.seed)
     training_process(config.threads)
     gen, mc = config.generator(), MultiClusterConfig()
@@ -341,23 +295,18 @@ def train(
     weights = torch.tensor(config.weights if config.network == "lsfc" else [1.0])
     val_js = gen.generate_rates([gen.natural_rate()], n_jobsets=config.eval_episodes,
                                 seed=_stream(config.seed, 0x7A1))  # fmt: skip
-    write_text_atomic(out / "config.json", json.dumps(spec, indent=2))
+    training.write_spec(out, spec, SELECTION)
+    run = training.start(
+        out, saved, SELECTION, net=net, optimizer=optimizer, rng=rng,
+        baselines=lambda: {p.name: evaluate(val_js, p) for p in (RAN(), RR(), MAF())}
+        | {"initial": evaluate(val_js, in_memory_policy(net, spec))},
+    )  # fmt: skip
     buffer: KnowledgeBuffer | None = None
-    if saved is None:
-        episode, best, best_ep, rows = 0, -math.inf, 0, []
-        baselines = {p.name: evaluate(val_js, p) for p in (RAN(), RR(), MAF())}
-        baselines["initial"] = evaluate(val_js, in_memory_policy(net, spec))
-        write_text_atomic(out / "baselines.json", json.dumps(baselines, indent=2))
-    else:
-        net.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        rng.bit_generator.state = json.loads(saved["rng"])
-        episode, best, best_ep = int(saved["episode"]), float(saved["best"]), int(saved["best_ep"])
-        rows = pl.read_csv(out / "curve.csv").filter(pl.col("episode") <= episode).to_dicts()
-        baselines = json.loads((out / "baselines.json").read_text())
+    if saved is not None:
         buffer = _buffer_like(saved["buffer"], config)
         buffer.load_state_dict(saved["buffer"])
-    bar = _progress(progress, episode, config.episodes)
+    episode = run.step
+    bar = training.progress(progress, episode, config.episodes, desc="train liu", unit="ep")
     params = config.value_params()
     while episode < config.episodes:
         t0 = time.perf_counter()
@@ -392,21 +341,27 @@ def train(
         if episode == config.envs or episode % config.eval_every < config.envs or last_round:
             val = evaluate(val_js, in_memory_policy(net, spec))
             row |= {f"val_{k}": v for k, v in val.items()}
-            if val["s_log"] > best:
-                best, best_ep = val["s_log"], episode
+            if SELECTION.better(val["s_log"], run.best):
+                run.best, run.best_step = val["s_log"], episode
                 meta = {**spec, "episode": episode, "validation": val}
                 save_checkpoint(out / "best.pt", net, meta, fmt=FORMAT)
         row |= {"rollout_s": t1 - t0, "update_s": t2 - t1, "eval_s": time.perf_counter() - t2}
-        rows.append(row)
+        run.rows.append(row)
+        run.step = episode
         if episode % config.checkpoint_every < config.envs or last_round:
-            _write_curve(out, rows)
-            _save_state(out, net, optimizer, rng, buffer, episode, best, best_ep)
+            _write_curve(out, run.rows)
+            training.save_torch(out / "buffer.pt", buffer.state_dict())
+            training.save_state(out, run, net=net, optimizer=optimizer, rng=rng)
         bar.update(config.envs)
         bar.set_postfix(loss=row["loss"], val=row["val_s_log"], eps=round(eps, 3))
     bar.close()
-    curve = _write_curve(out, rows)
+    curve = _write_curve(out, run.rows)
     save_checkpoint(out / "final.pt", net, {**spec, "episode": episode}, fmt=FORMAT)
-    return LiuTrainResult(out, curve, best_ep, best, baselines, time.perf_counter() - t_start)
+    return training.TrainResult(
+        out_dir=out, curve=curve, selection=SELECTION, best_iteration=run.best_step,
+        best_value=run.best,
+        baselines=training.read_baselines(out, SELECTION), seconds=time.perf_counter() - t_start,
+    )  # fmt: skip
 
 
 def _stream(seed: int, key: int) -> int:
@@ -439,32 +394,22 @@ def _buffer_like(state: dict[str, Any], config: LiuTrainConfig) -> KnowledgeBuff
     return KnowledgeBuffer(config.buffer, c, h, state["job"].shape[1])
 
 
-def _progress(enabled: bool, start: int, total: int) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total, initial=start, desc="train liu", unit="ep", disable=not enabled or None
-    )
-
-
 def _write_curve(out: Path, rows: list[dict[str, Any]]) -> pl.DataFrame:
-    nullable = ("loss", "val_tmdl", "val_ajer", "val_s_log")
-    curve = pl.DataFrame(rows, schema_overrides=dict.fromkeys(nullable, pl.Float64),
-                         infer_schema_length=None)  # fmt: skip
-    with atomic_path(out / "curve.csv") as tmp:
-        curve.write_csv(tmp)
-    return curve
+    return training.write_curve(out, rows, nullable=("loss", "val_tmdl", "val_ajer", "val_s_log"))
 
 
-def _save_state(
-    out: Path, net: torch.nn.Module, optimizer: torch.optim.Optimizer, rng: np.random.Generator,
-    buffer: KnowledgeBuffer, episode: int, best: float, best_ep: int,
-) -> None:  # fmt: skip
-    state = {
-        "episode": episode, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
-        "rng": json.dumps(rng.bit_generator.state), "best": best, "best_ep": best_ep,
-    }  # fmt: skip
-    with atomic_path(out / "buffer.pt") as tmp:
-        torch.save(buffer.state_dict(), tmp)
-    with atomic_path(out / "last.pt") as tmp:
-        torch.save(state, tmp)
+def _load_buffer(out: Path) -> dict[str, Any]:
+    """The knowledge buffer saved beside the training state."""
+    try:
+        return torch.load(out / "buffer.pt", map_location="cpu", weights_only=True)
+    except Exception as exc:
+        msg = f"{out}: not a readable training state ({type(exc).__name__}: {exc})"
+        raise CheckpointError(msg) from exc
+
+
+TRAINER = training.Trainer(
+    config=LiuTrainConfig, train=train, budget="episodes",
+    small={"episodes": 2, "envs": 1, "batch": 32, "buffer": 200, "eval_episodes": 1,
+           "eval_every": 1, "checkpoint_every": 1, "workload_params": {"n_jobs": 20}, "lstm": 4},
+)  # fmt: skip
+"""Liu et al.'s value learning (:data:`schedlab.registry.trainers` ``liu``)."""

@@ -20,12 +20,8 @@ the episode's remaining reward is paid when the last job is placed (sums unchang
 
 from __future__ import annotations
 
-import itertools
-import json
-import math
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,8 +29,7 @@ import numpy as np
 import polars as pl
 import torch
 
-from schedlab.errors import SchedlabError
-from schedlab.io import atomic_path, write_text_atomic
+from schedlab.policies import training
 from schedlab.policies.deeprm import (
     CheckpointError,
     geometry_from_spec,
@@ -48,105 +43,10 @@ from schedlab.policies.networks import (
     masked_log_softmax,
     unique_observations,
 )
+from schedlab.policies.reinforce_config import TrainConfig, make_jobsets
 from schedlab.policies.runtime import training_process
-from schedlab.simulator.cluster.batched import BatchedEngine, RewardWeights
-from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, ObsGeometry, SparseObs
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TrainConfig:
-    """Everything that determines a training run (written as ``config.json``)."""
-
-    workload: str = "deeprm"
-    """Generator name of the training and validation jobsets."""
-    jobset_file: str = ""
-    """A JobSet Parquet file (e.g. a trace from ``schedlab load``) to draw the jobsets from
-    instead of generating them (:func:`file_parts`); ``workload``, ``load`` and ``window``
-    are then unused."""
-    workload_params: dict[str, Any] = field(default_factory=dict)
-    """Generator parameters, e.g. ``{"variant": "paper"}``."""
-    load: float = 0.7
-    """Target offered load of the jobsets."""
-    window: int = 50
-    """Arrival window of a jobset (steps), passed to generators that have one."""
-    n_jobsets: int = 100
-    """Training jobsets."""
-    rollouts: int = 20
-    """N: episodes per jobset and iteration."""
-    iterations: int = 1000
-    """Training iterations (one batch update each)."""
-    objective: Literal["slowdown", "completion"] = "slowdown"
-    """Reward per step: −Σ 1/T_j over jobs in the system, or −|J| (seed 000 §3.4)."""
-    gamma: float = 1.0
-    """Discount over decision steps."""
-    lr: float = 1e-3
-    """RMSProp learning rate."""
-    rho: float = 0.9
-    """RMSProp decay of the squared-gradient average."""
-    eps: float = 1e-9
-    """RMSProp epsilon."""
-    entropy_bonus: float = 0.0
-    """Weight of the policy's entropy added to the objective (0: plain REINFORCE, as the
-    papers); a small bonus keeps a network with many inputs from collapsing early."""
-    network: str = "mlp"
-    """Policy network (:data:`schedlab.policies.networks.NETWORKS`): ``mlp``, ``chen-cnn`` or
-    ``cnn-plus`` (DeepRM_Plus's; its trainer ``deeprm-plus`` adds the cloning stage)."""
-    layout: Layout = "deeprm"
-    """Image layout: DeepRM's (``deeprm``) or Chen et al.'s (``reshaped``, seed 002 Fig. 1)."""
-    machines: int = 1
-    """m: identical machines (seed 002); the load refers to all of them."""
-    machine_weight: float = 1.0
-    """α of seed 002 Eq. 1: reward weight of jobs allocated to a machine (paper: 1)."""
-    queue_weight: float = 1.0
-    """β of seed 002 Eq. 1: reward weight of jobs waiting in the visible slots (paper: 2)."""
-    backlog_weight: float = 1.0
-    """γ of seed 002 Eq. 1: reward weight of jobs in the backlog (paper: 1)."""
-    hidden: int = 20
-    """Hidden units of the MLP."""
-    init: str = ""
-    """Checkpoint whose weights start the network (same network and geometry); empty: random."""
-    precision: Literal["float32", "bfloat16"] = "float32"
-    """Arithmetic of convolutional networks (bfloat16: CPU autocast, faster); the MLP is float32."""
-    mask_invalid: bool = True
-    """Sample among valid actions only (False: the paper's unmasked space, invalid = void)."""
-    slots: int = 10
-    """M: visible job slots."""
-    horizon: int = 20
-    """T: image rows and earliest-fit horizon."""
-    backlog: int = 60
-    """Backlog jobs shown in the image."""
-    eval_jobsets: int = 100
-    """Held-out validation jobsets (another seed stream)."""
-    eval_every: int = 1
-    """Validate every this many iterations (and after the first and the last)."""
-    eval_greedy: bool = False
-    """Select ``best.pt`` on the greedy (argmax) policy instead of the sampled one."""
-    checkpoint_every: int = 10
-    """Write ``last.pt`` (for ``--resume``) every this many iterations."""
-    seed: int = 0
-    """Seed of network initialisation, jobsets and action sampling."""
-    threads: int = 1
-    """torch intra-op threads (1 is fastest on a small shared machine)."""
-
-    def cluster(self) -> ClusterConfig:
-        """The cluster geometry."""
-        return ClusterConfig(
-            slots=self.slots,
-            horizon=self.horizon,
-            backlog_view=self.backlog,
-            machines=self.machines,
-        )
-
-    def rewards(self) -> RewardWeights:
-        """Where-weights of the per-step reward."""
-        return RewardWeights(
-            alpha=self.machine_weight, beta=self.queue_weight, gamma=self.backlog_weight
-        )
-
-    def network_kwargs(self) -> dict[str, Any]:
-        """Constructor arguments of the network."""
-        return {"hidden": self.hidden} if self.network == "mlp" else {}
+from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,33 +65,6 @@ class Rollout:
     """int64, shape ``(n,)``: decision index within its episode."""
     rewards: np.ndarray
     """float64, shape ``(L, B)``: reward of decision ``t`` of env ``b``, 0 after its end."""
-
-
-@dataclass(frozen=True, slots=True)
-class TrainResult:
-    """What :func:`train` returns."""
-
-    out_dir: Path
-    curve: pl.DataFrame
-    """One row per iteration (see :func:`train`)."""
-    best_iteration: int
-    best_value: float
-    baselines: dict[str, float]
-    """Validation value of the objective's metric (slowdown, or completion time) of the
-    heuristics and of the initial policy."""
-    seconds: float
-    withholding: dict[str, Any] | None = None
-    """Withheld-job statistics of the best policy on the validation jobsets (Figure 7a;
-    :meth:`~schedlab.simulator.cluster.batched.BatchedEngine.withholding`); None without
-    ``report``."""
-
-    def summary(self, config: Mapping[str, Any]) -> str:
-        """One line: the best validation value of ``config``'s objective and the baselines'."""
-        base = ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
-        return (
-            f"best validation {config.get('objective', 'score')} {self.best_value:.3f} at "
-            f"iteration {self.best_iteration} ({base})"
-        )
 
 
 # -- returns and baseline (seed 000 Figure 3) ---------------------------------------------------
@@ -366,59 +239,6 @@ def _grouped_step(
 
 
 # -- the training loop ----------------------------------------------------------------------
-def make_jobsets(config: TrainConfig) -> tuple[Any, Any, dict[str, int]]:
-    """Training and validation JobSets from two independent seed streams of ``config.seed``,
-    or the first two parts of ``config.jobset_file`` (:func:`file_parts`)."""
-    from schedlab.registry import generators
-
-    if config.jobset_file:
-        sizes = [config.eval_jobsets, config.n_jobsets]
-        val_js, train_js = file_parts(config.jobset_file, config.seed, sizes)[:2]
-        return train_js, val_js, {"split": config.seed}
-    train_ss, val_ss = np.random.SeedSequence([config.seed, 0xD33B]).spawn(2)
-    seeds = {
-        "train": int(train_ss.generate_state(1)[0]),
-        "validation": int(val_ss.generate_state(1)[0]),
-    }
-    params = dict(config.workload_params)
-    cls = generators.load(config.workload)
-    known = {f.name for f in fields(cls)}
-    for name, value in (("window", config.window), ("machines", config.machines)):
-        if name not in params and name in known:
-            params[name] = value
-    gen = generators.create(config.workload, params, where="workload_params (-p)")
-    train_js = gen.generate(config.load, n_jobsets=config.n_jobsets, seed=seeds["train"])
-    val_js = gen.generate(config.load, n_jobsets=config.eval_jobsets, seed=seeds["validation"])
-    return train_js, val_js, seeds
-
-
-def file_parts(path: str | Path, seed: int, sizes: list[int]) -> list[Any]:
-    """The jobsets of the JobSet file ``path`` in a random order (``seed``), cut into parts of
-    ``sizes`` jobsets, then the rest (possibly empty): ``len(sizes) + 1`` JobSets. Used as
-    validation, training (and cloning) jobsets, in that order, so the parts never overlap.
-
-    Raises
-    ------
-    SchedlabError
-        If the file holds fewer jobsets than ``sum(sizes)``.
-    """
-    import polars as pl
-
-    from schedlab.jobset import JobSet
-
-    js = JobSet.read_parquet(path)
-    ids = np.array(js.jobset_ids, dtype=np.int64)
-    if ids.size < sum(sizes):
-        msg = f"{path}: {ids.size} non-empty jobsets, but {sizes} ({sum(sizes)}) are needed"
-        raise SchedlabError(msg)
-    order = np.random.default_rng(np.random.SeedSequence([seed, 0x5917])).permutation(ids)
-    cuts = np.cumsum([0, *sizes, ids.size - sum(sizes)])
-    return [
-        JobSet.create(js.jobs.filter(pl.col("jobset").is_in(order[a:b].tolist())), js.meta)
-        for a, b in itertools.pairwise(cuts)
-    ]
-
-
 def evaluate(
     engine: BatchedEngine, logits_fn: Logits, *, mask_invalid: bool, seed: int | None
 ) -> tuple[float, float]:
@@ -470,32 +290,6 @@ def _spec(
     }
 
 
-def _check_resume(out: Path, config: TrainConfig, resume: bool) -> dict[str, Any] | None:
-    """The saved training state to continue from, or None to start afresh."""
-    last = out / "last.pt"
-    if not resume:
-        if last.exists():
-            msg = f"{out} already holds a training run; pass --resume or choose another directory"
-            raise SchedlabError(msg)
-        return None
-    if not last.exists():
-        msg = (
-            f"--resume: {out} holds no training state to continue (no last.pt); "
-            "drop --resume to start a run there"
-        )
-        raise SchedlabError(msg)
-    saved = json.loads((out / "config.json").read_text())["train_config"]
-    diff = config_changes(saved, config)
-    if diff:
-        msg = f"--resume with a different config ({diff}); use the saved one or a new -o"
-        raise SchedlabError(msg)
-    try:
-        return torch.load(last, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        msg = f"{last}: not a readable training state ({type(exc).__name__}: {exc})"
-        raise CheckpointError(msg) from exc
-
-
 def _load_initial(net: torch.nn.Module, config: TrainConfig, geometry: ObsGeometry) -> None:
     """Copy the weights of ``config.init`` into ``net`` (same network and geometry)."""
     init, spec = load_network(config.init)
@@ -507,14 +301,6 @@ def _load_initial(net: torch.nn.Module, config: TrainConfig, geometry: ObsGeomet
         )
         raise CheckpointError(msg)
     net.load_state_dict(init.state_dict())
-
-
-def config_changes(saved: dict[str, Any], config: Any) -> list[str]:
-    """Fields of the dataclass ``config`` (except ``iterations``) that differ from the JSON
-    ``saved`` config; a field the saved config lacks (added later) counts at its default."""
-    mine = json.loads(json.dumps(asdict(config)))
-    defaults = json.loads(json.dumps(asdict(type(config)())))
-    return sorted(k for k in mine if k != "iterations" and saved.get(k, defaults[k]) != mine[k])
 
 
 def _val_seed(config: TrainConfig) -> int:
@@ -534,11 +320,11 @@ def train(
     progress: bool = True,
     report: bool = True,
     trainer_config: dict[str, Any] | None = None,
-) -> TrainResult:
+) -> training.TrainResult:
     """Train a DeepRM policy; write ``config.json``, ``curve.csv``/``.parquet``, ``best.pt``
     (best validation), ``final.pt``, ``last.pt`` (training state for ``resume``),
     ``baselines.json`` into ``out_dir``; with ``report``, also evaluate the best policy for the
-    learning report (:attr:`TrainResult.withholding`; the caller draws the report, e.g.
+    learning report (``details["withholding"]`` of the result; the caller draws the report, e.g.
     :func:`schedlab.reports.learning.write_training_report`). A trainer that runs this one as
     a stage passes its own config as ``trainer_config`` (JSON-able): it is written beside
     ``train_config`` in ``config.json`` and the checkpoints, and ``schedlab train --resume``
@@ -554,7 +340,8 @@ def train(
     t_start = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    saved = _check_resume(out, config, resume)
+    saved = training.check_resume(out, config, resume=resume, budget="iterations")
+    selection = selection_of(config)
     torch.manual_seed(config.seed)
     training_process(config.threads)
     train_js, val_js, seeds = make_jobsets(config)
@@ -571,28 +358,18 @@ def train(
         net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps
     )
     rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0xAC7]))
-    spec = _spec(config, engine, seeds, trainer_config)
-    write_text_atomic(out / "config.json", json.dumps(spec, indent=2))
+    spec = training.write_spec(out, _spec(config, engine, seeds, trainer_config), selection)
     mask, val_seed = config.mask_invalid, None if config.eval_greedy else _val_seed(config)
-    if saved is None:
-        start, best, best_it, rows = 0, math.inf, 0, []
-        baselines = heuristic_baselines(val_engine, config.objective)
+
+    def baselines() -> dict[str, float]:
+        values = heuristic_baselines(val_engine, config.objective)
         initial = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)
-        baselines["initial"] = initial[_METRIC[config.objective]]
-        write_text_atomic(out / "baselines.json", json.dumps(baselines, indent=2))
-    else:
-        net.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        rng.bit_generator.state = json.loads(saved["rng"])
-        start, best, best_it = (
-            int(saved["iteration"]),
-            float(saved["best"]),
-            int(saved["best_iteration"]),
-        )
-        rows = pl.read_csv(out / "curve.csv").filter(pl.col("iteration") <= start).to_dicts()
-        baselines = json.loads((out / "baselines.json").read_text())
-    bar = _progress(progress, start, config.iterations)
-    for k in range(start + 1, config.iterations + 1):
+        return {**values, "initial": initial[_METRIC[config.objective]]}
+
+    run = training.start(out, saved, selection, net=net, optimizer=optimizer, rng=rng,
+                         baselines=baselines)  # fmt: skip
+    bar = training.progress(progress, run.step, config.iterations, desc="train", unit="it")
+    for k in range(run.step + 1, config.iterations + 1):
         t0 = time.perf_counter()
         batch = collect(engine, logits_fn, rng, mask_invalid=mask, record=True)
         t1 = time.perf_counter()
@@ -619,58 +396,40 @@ def train(
             greedy = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=None)
             row["val_greedy_slowdown"] = greedy[0]
             row["val_slowdown"], row["val_completion"] = greedy if config.eval_greedy else sampled
-            value = row["val_slowdown"] if config.objective == "slowdown" else row["val_completion"]
-            if value < best:
-                best, best_it = value, k
+            value = row[selection.metric]
+            if selection.better(value, run.best):
+                run.best, run.best_step = value, k
                 save_checkpoint(out / "best.pt", net, {**spec, "iteration": k, "validation": value})
         row |= {"rollout_s": t1 - t0, "update_s": t2 - t1, "eval_s": time.perf_counter() - t2}
-        rows.append(row)
+        run.rows.append(row)
+        run.step = k
         if k % config.checkpoint_every == 0 or k == config.iterations:
-            _write_curve(out, rows)
-            _save_state(out / "last.pt", net, optimizer, rng, k, best, best_it)
+            _write_curve(out, run.rows)
+            training.save_state(out, run, net=net, optimizer=optimizer, rng=rng)
         bar.update(1)
         bar.set_postfix(
             mean=f"{row['mean_reward']:.1f}", max=f"{row['max_reward']:.1f}",
             val=f"{row['val_slowdown']:.3f}" if row["val_slowdown"] is not None else "-",
         )  # fmt: skip
     bar.close()
-    curve = _write_curve(out, rows)
+    curve = _write_curve(out, run.rows)
     save_checkpoint(out / "final.pt", net, {**spec, "iteration": config.iterations})
-    withholding = _best_withholding(out, val_engine, config) if report else None
-    seconds = time.perf_counter() - t_start
-    return TrainResult(out, curve, best_it, best, baselines, seconds, withholding)
+    details = {"withholding": _best_withholding(out, val_engine, config)} if report else {}
+    return training.TrainResult(
+        out_dir=out, curve=curve, selection=selection, best_iteration=run.best_step,
+        best_value=run.best, baselines=run.baselines, seconds=time.perf_counter() - t_start,
+        details=details,
+    )  # fmt: skip
 
 
-def _progress(enabled: bool, start: int, total: int) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=start, desc="train", unit="it", disable=not enabled or None)
+def selection_of(config: TrainConfig) -> training.Selection:
+    """The metric a run selects ``best.pt`` on: its objective's validation value, lower better."""
+    return training.Selection(metric=f"val_{config.objective}")
 
 
 def _write_curve(out: Path, rows: list[dict[str, Any]]) -> pl.DataFrame:
-    schema = {k: pl.Float64 for k in ("val_slowdown", "val_completion", "val_greedy_slowdown")}
-    curve = pl.DataFrame(rows, schema_overrides=schema, infer_schema_length=None)
-    with atomic_path(out / "curve.csv") as tmp:
-        curve.write_csv(tmp)
-    with atomic_path(out / "curve.parquet") as tmp:
-        curve.write_parquet(tmp)
-    return curve
-
-
-def _save_state(
-    path: Path, net: torch.nn.Module, optimizer: torch.optim.Optimizer,
-    rng: np.random.Generator, iteration: int, best: float, best_it: int,
-) -> None:  # fmt: skip
-    state = {
-        "iteration": iteration,
-        "model": net.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "rng": json.dumps(rng.bit_generator.state),
-        "best": best,
-        "best_iteration": best_it,
-    }
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
+    nullable = ("val_slowdown", "val_completion", "val_greedy_slowdown")
+    return training.write_curve(out, rows, nullable=nullable, parquet=True)
 
 
 def _best_withholding(out: Path, engine: BatchedEngine, config: TrainConfig) -> dict[str, Any]:
@@ -684,3 +443,11 @@ def _best_withholding(out: Path, engine: BatchedEngine, config: TrainConfig) -> 
     logits_fn = Logits(net, geometry, precision=config.precision)
     evaluate(engine, logits_fn, mask_invalid=config.mask_invalid, seed=seed)
     return engine.withholding()
+
+
+TRAINER = training.Trainer(
+    config=TrainConfig, train=train, budget="iterations",
+    small={"n_jobsets": 2, "rollouts": 3, "iterations": 2, "eval_jobsets": 2,
+           "checkpoint_every": 1, "slots": 3, "horizon": 8, "backlog": 8, "window": 12},
+)  # fmt: skip
+"""DeepRM's REINFORCE (:data:`schedlab.registry.trainers` ``deeprm``)."""

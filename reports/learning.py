@@ -210,10 +210,10 @@ def describe_withholding(stats: Mapping[str, Any]) -> str:
 
 
 def report_training(result: Any, config: Mapping[str, Any]) -> Path:
-    """The learning report of a REINFORCE result (:class:`~schedlab.policies.reinforce.TrainResult`)
-    in its run directory, for ``schedlab train`` (``config``: the trainer's config as a dict);
-    the HTML file's path."""
-    withholding = result.withholding or {}
+    """The learning report of a REINFORCE result (:class:`~schedlab.policies.training.TrainResult`)
+    in its run directory, for ``schedlab train`` (``config``: the trainer's flat config); the
+    HTML file's path."""
+    withholding = result.details.get("withholding") or {}
     out = write_training_report(result.out_dir, result.curve, result.baselines, withholding, config)
     return out["html"]
 

@@ -127,11 +127,12 @@ def write_experiment_report(
 
 def report_training(result: Any, config: Mapping[str, Any]) -> Path:
     """The learning report (Figure 6) of a Liu training result
-    (:class:`~schedlab.policies.liu_value.LiuTrainResult`) in its run directory, for
+    (:class:`~schedlab.policies.training.TrainResult`) in its run directory, for
     ``schedlab train liu``; ``report.md``'s path. ``config`` is unused: the run's saved spec is
     read from its ``config.json``."""
     spec = json.loads((result.out_dir / "config.json").read_text())
-    return write_training_report(result.out_dir, result.curve, result.baselines, spec)
+    baselines = json.loads((result.out_dir / "baselines.json").read_text())
+    return write_training_report(result.out_dir, result.curve, baselines, spec)
 
 
 def write_training_report(

@@ -20,13 +20,16 @@ import polars as pl
 from matplotlib import ticker
 from matplotlib.axes import Axes
 
+from schedlab.policies.training import Selection
 from schedlab.reports.figures import LINESTYLES, policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, figure, place_legend
 from schedlab.reports.tables import ci, num
 
-METRIC_LABELS = {"slowdown": "Average job slowdown", "completion": "Average completion time"}
-"""Axis label of each training objective (the validation metric runs are selected on)."""
+METRIC_LABELS = {"val_slowdown": "Average job slowdown",
+                 "val_completion": "Average completion time",
+                 "val_s_log": "Mean S_log (higher is better)"}  # fmt: skip
+"""Axis label of each validation metric runs are selected on."""
 
 
 def plot_sweep_curves(
@@ -34,7 +37,8 @@ def plot_sweep_curves(
     baselines: Mapping[str, float],
     *,
     palette: Mapping[str, Any],
-    ylabel: str = METRIC_LABELS["slowdown"],
+    ylabel: str = METRIC_LABELS["val_slowdown"],
+    xlabel: str = "Training iteration",
     ax: Axes | None = None,
 ) -> Axes:
     """Every seed's validation curve (thin) and each grid point's mean curve (thick).
@@ -48,8 +52,8 @@ def plot_sweep_curves(
         Heuristic -> its value on the same validation jobsets (horizontal lines); {} for none.
     palette
         Point and heuristic -> colour.
-    ylabel
-        The metric's axis label.
+    ylabel, xlabel
+        The metric's and the training step's axis labels.
     ax
         Axes to draw on; the current Axes if None.
     """
@@ -67,7 +71,7 @@ def plot_sweep_curves(
         ax.axhline(value, color=palette.get(name, "0.5"), lw=1.2, label=f"{name} ({value:.2f})",
                    ls=LINESTYLES[1:][k % (len(LINESTYLES) - 1)])  # fmt: skip
     ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-    ax.set_xlabel("Training iteration")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     place_legend(ax, title=None)
     return ax
@@ -97,7 +101,7 @@ def summary_rows(summary: pl.DataFrame, baselines: pl.DataFrame) -> Table:
         "final: the best validation value of a run (the policy saved as best.pt); last: the "
         "value at its last validation; it/s 95%: the first iteration, and the training "
         "seconds until then (cloning included), reaching 95% of its improvement; it/s to sjf: "
-        "the same to a validation value at or below SJF's (iteration 0: the policy before any "
+        "the same to a validation value as good as SJF's (iteration 0: the policy before any "
         "update). Runs that never get there are left out of the mean and counted as (k/n "
         "seeds). Means over the seeds with Student t 95% intervals.",
     ]
@@ -142,13 +146,15 @@ def write_sweep_report(
     summary: pl.DataFrame,
     curves: pl.DataFrame,
     baselines: pl.DataFrame,
+    selection: Selection | None = None,
     options: FigureOptions | None = None,
 ) -> dict[str, Path]:
     """``report.md`` and ``report.html`` of a sweep, with ``learning_curves.png`` beside them.
 
     ``table``, ``summary``, ``curves`` and ``baselines`` are the tables of
     :mod:`schedlab.evaluation.train_sweep` (``run_table``, ``summary_table``, ``sweep_curves``,
-    ``baseline_table``); ``config`` is the sweep's ``config.json``. Heuristic lines are drawn
+    ``baseline_table``); ``config`` is the sweep's ``config.json``; ``selection`` the metric the
+    runs selected their policy on (default: lower validation slowdown). Heuristic lines are drawn
     when every point has the same heuristic values (a grid over training settings, not over the
     workload); the table always lists them per point.
     """
@@ -160,12 +166,15 @@ def write_sweep_report(
         for d in baselines.partition_by("point", maintain_order=True)
     ]
     lines = per_point[0] if per_point and all(p == per_point[0] for p in per_point) else {}
-    objective = config.get("train_config", {}).get("objective", "slowdown")
-    ylabel = METRIC_LABELS.get(objective, objective)
+    selection = selection or Selection(metric="val_slowdown")
+    ylabel = METRIC_LABELS.get(selection.metric, selection.metric)
+    xlabel = f"Training {selection.step}"
     images = {
         "learning_curves.png": (
             figure(
-                lambda ax: plot_sweep_curves(curves, lines, palette=palette, ylabel=ylabel, ax=ax),
+                lambda ax: plot_sweep_curves(
+                    curves, lines, palette=palette, ylabel=ylabel, xlabel=xlabel, ax=ax
+                ),
                 (9, 4.5),
                 paper=(3.3, 3.6),
             ),
@@ -183,7 +192,8 @@ def write_sweep_report(
         (
             "p",
             f"{table.height} runs ({status}): seeds {sweep.get('seeds')}, grid: {grid}. "
-            f"Values are the validation {objective} each run selects its policy on.",
+            f"Values are the validation {selection.metric.removeprefix('val_')} each run selects "
+            f"its policy on ({'higher' if selection.higher_is_better else 'lower'} is better).",
         ),
         ("table", summary_rows(summary, baselines)),
         ("figure", ("learning_curves.png", images["learning_curves.png"][1])),

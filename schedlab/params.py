@@ -169,6 +169,8 @@ def parameters(target: Callable[..., Any]) -> dict[str, Param]:
             else REQUIRED
             for f in fields
         }  # fmt: skip
+        if any(_is_composed(f) for f in fields):
+            return _composed_parameters(target, fields, defaults)
     else:
         try:
             sig = inspect.signature(target)
@@ -184,6 +186,96 @@ def parameters(target: Callable[..., Any]) -> dict[str, Param]:
         hint, bounds = _split(hints.get(name, Any))
         out[name] = Param(name, hint, default, bounds, docs.get(name, ""))
     return out
+
+
+COMPOSED = "schedlab.composed"
+"""Field metadata key of a field holding another config whose fields are its owner's."""
+
+
+def composed(factory: Callable[[], Any]) -> Any:
+    """A dataclass field holding another config dataclass (``factory()``: its defaults for this
+    owner) whose fields count as the owner's own: :func:`parameters` lists them, :func:`flat`
+    writes them and :func:`build` fills them by name, so a config that *holds* another (a
+    DeepRM_Plus config holds its REINFORCE stage's) takes, saves and shows one flat set of
+    settings without re-declaring any."""
+    return dataclasses.field(default_factory=factory, metadata={COMPOSED: True})
+
+
+def _is_composed(f: dataclasses.Field[Any]) -> bool:
+    return bool(f.metadata.get(COMPOSED))
+
+
+def _composed_parameters(
+    target: type, fields: list[dataclasses.Field[Any]], defaults: dict[str, Any]
+) -> dict[str, Param]:
+    """:func:`parameters` of a dataclass with :func:`composed` fields, theirs inlined (with the
+    defaults of the owner's default inner config)."""
+    docs = field_docs(target)
+    hints = _hints(target, {f.name for f in fields})
+    out: dict[str, Param] = {}
+    for f in fields:
+        if _is_composed(f):
+            inner = defaults[f.name]
+            own = {k: dataclasses.replace(p, default=getattr(inner, k))
+                   for k, p in parameters(type(inner)).items()}  # fmt: skip
+        else:
+            hint, bounds = _split(hints.get(f.name, Any))
+            own = {f.name: Param(f.name, hint, defaults[f.name], bounds, docs.get(f.name, ""))}
+        clash = set(own) & set(out)
+        if clash:
+            msg = f"{target.__name__}: fields {sorted(clash)} are declared twice"
+            raise TypeError(msg)
+        out |= own
+    return out
+
+
+def flat(config: Any) -> dict[str, Any]:
+    """``dataclasses.asdict(config)`` with the fields of :func:`composed` configs inlined: the
+    flat settings :func:`build` takes back (saved as a run's ``train_config``)."""
+    whole, out = dataclasses.asdict(config), {}
+    for f in dataclasses.fields(config):
+        if _is_composed(f):
+            out |= flat(getattr(config, f.name))
+        elif f.init:
+            out[f.name] = whole[f.name]
+    return out
+
+
+def build(cls: type, values: Mapping[str, Any]) -> Any:
+    """``cls`` from flat settings (:func:`flat`; the fields of :func:`composed` configs by
+    name); settings not given keep their defaults.
+
+    Raises
+    ------
+    TypeError
+        A name that is no field of ``cls`` or of a config it composes.
+    """
+    unknown = set(values) - set(parameters(cls))
+    if unknown:
+        msg = f"{cls.__name__} has no settings {sorted(unknown)}"
+        raise TypeError(msg)
+    return _fill(cls, None, values)
+
+
+def updated(config: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` by flat setting name (:func:`build`): ``updated(plus, lr=0.5)``
+    changes the ``lr`` of the REINFORCE config a DeepRM_Plus config holds."""
+    return build(type(config), {**flat(config), **changes})
+
+
+def _fill(cls: type, base: Any, values: Mapping[str, Any]) -> Any:
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if _is_composed(f):
+            inner = getattr(base, f.name) if base is not None else f.default_factory()  # type: ignore[misc]
+            kwargs[f.name] = _fill(type(inner), inner, values)
+        elif f.name in values:
+            kwargs[f.name] = values[f.name]
+        elif base is not None:
+            kwargs[f.name] = getattr(base, f.name)
+    return cls(**kwargs)
 
 
 def accepts_any_keyword(target: Callable[..., Any]) -> bool:

@@ -36,8 +36,6 @@ class Entry:
     tags: frozenset[str] = frozenset()
     """What the entry is, for selections: ``heuristic``/``learned``, ``model:cluster`` (a simulator
     model it supports), ``baseline`` (a heuristic learned policies are compared with) ..."""
-    config: str | None = None
-    """``"module:attribute"`` of the config dataclass the target takes (trainers)."""
     report: str | None = None
     """``"module:attribute"`` of the function drawing a result's report (trainers:
     ``report(result, config_dict) -> Path``); reports live above policies, so the CLI calls it."""
@@ -61,7 +59,6 @@ class Registry:
         *,
         positional: str | None = None,
         tags: Iterable[str] = (),
-        config: str | None = None,
         report: str | None = None,
     ) -> None:
         """Register ``target`` (``"module:attr"``) under ``name``; names are unique."""
@@ -71,7 +68,7 @@ class Registry:
             raise ValueError(msg)
         self._entries[key] = Entry(
             name=key, target=target, summary=summary, positional=positional,
-            tags=frozenset(tags), config=config, report=report,
+            tags=frozenset(tags), report=report,
         )  # fmt: skip
 
     def entry(self, name: str) -> Entry:
@@ -87,14 +84,6 @@ class Registry:
     def load(self, name: str) -> Callable[..., Any]:
         """Import and return the callable registered as ``name``."""
         return _import(self.entry(name).target)
-
-    def load_config(self, name: str) -> type:
-        """Import and return the config dataclass of ``name`` (see :attr:`Entry.config`)."""
-        entry = self.entry(name)
-        if entry.config is None:
-            msg = f"{self.kind} {name!r} declares no config dataclass"
-            raise ValueError(msg)
-        return _import(entry.config)
 
     def load_report(self, name: str) -> Callable[..., Any]:
         """Import and return the report function of ``name`` (see :attr:`Entry.report`)."""
@@ -213,11 +202,10 @@ for _name, _target, _summary in [
     ("swf", "swf:read_swf", "Standard Workload Format (Parallel Workloads Archive)"),
 ]:
     loaders.register(_name, f"schedlab.loaders.traces.{_target}", _summary, tags=("trace",))
-for _name, _module, _config, _report, _tags, _summary in [
+for _name, _module, _report, _tags, _summary in [
     (
         "deeprm",
         "reinforce",
-        "TrainConfig",
         "learning",
         ("model:cluster", "policy:deeprm"),
         "DeepRM (seed 000): REINFORCE with a per-step baseline; writes a `deeprm:` checkpoint",
@@ -225,7 +213,6 @@ for _name, _module, _config, _report, _tags, _summary in [
     (
         "deeprm-plus",
         "deeprm_plus",
-        "DeepRMPlusConfig",
         "learning",
         ("model:cluster", "policy:deeprm-plus"),
         "DeepRM_Plus (seed 004): CNN cloned from an expert (SJF), then REINFORCE; `deeprm-plus:`",
@@ -233,7 +220,6 @@ for _name, _module, _config, _report, _tags, _summary in [
     (
         "liu",
         "liu_value",
-        "LiuTrainConfig",
         "liu",
         ("model:multicluster", "policy:liu-rl"),
         "Liu et al. (seed 003): RL-LSFC/RL-FC value learning with MAF-guided ε-greedy; writes a "
@@ -241,8 +227,7 @@ for _name, _module, _config, _report, _tags, _summary in [
     ),
 ]:
     trainers.register(
-        _name, f"schedlab.policies.{_module}:train", _summary,
-        config=f"schedlab.policies.{_module}:{_config}",
+        _name, f"schedlab.policies.{_module}:TRAINER", _summary,
         report=f"schedlab.reports.{_report}:report_training", tags=_tags,
     )  # fmt: skip
 

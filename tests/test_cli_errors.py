@@ -177,7 +177,7 @@ def test_train_resume_without_a_checkpoint_fails_clearly(tmp_path: Path) -> None
 
     run = tmp_path / "run"
     run.mkdir()
-    config = dataclasses.asdict(trainers.load_config("deeprm")())
+    config = dataclasses.asdict(trainers.load("deeprm").config())
     (run / "config.json").write_text(json.dumps({"train_config": config}))
     out = run_fail("train", "deeprm", "--resume", "-o", str(run))
     assert "holds no training state to continue (no last.pt)" in one_error_line(out)

@@ -42,16 +42,18 @@ def test_kinds() -> None:
     assert kinds == ("generator", "policy", "loader", "trainer")
 
 
-def test_trainers_give_a_train_function_its_config_dataclass_and_report() -> None:
+def test_trainers_give_a_trainer_with_its_config_dataclass_and_report() -> None:
     import dataclasses
 
+    from schedlab.params import parameters
+    from schedlab.policies.training import Trainer
+
     for name in trainers.names():
-        config = trainers.load_config(name)
-        assert dataclasses.is_dataclass(config)
-        assert callable(trainers.load(name))
+        trainer = trainers.load(name)
+        assert isinstance(trainer, Trainer)
+        assert dataclasses.is_dataclass(trainer.config)
+        assert trainer.budget in parameters(trainer.config)
         assert trainers.load_report(name).__module__.startswith("schedlab.reports.")
-    with pytest.raises(ValueError, match="declares no config dataclass"):
-        policies.load_config("sjf")
     with pytest.raises(ValueError, match="declares no report function"):
         policies.load_report("sjf")
 

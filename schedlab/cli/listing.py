@@ -25,8 +25,8 @@ def list_cmd(kind: str, show_params: bool) -> None:
         click.echo(f"{entry.name:{width}s}  {entry.summary}{tags}")
         if not show_params:
             continue
-        if entry.config is not None:
-            params = parameters(registry.load_config(entry.name))
+        if registry is trainers:  # a trainer's options are its config's fields
+            params = parameters(trainers.load(entry.name).config)
         else:
             params = registry.parameters(entry.name)
         for p in params.values():

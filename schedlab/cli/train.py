@@ -1,23 +1,24 @@
 """``schedlab train ALGO``: one subcommand per registered trainer, options from its config.
 
-Each trainer (:data:`schedlab.registry.trainers`) names a train function and its config
-dataclass; the subcommand's options are the config's fields (type and default from the
-field, help from its docstring; see :func:`~schedlab.cli.options.config_options`), so a new
-trainer is one registry line. The train function is called as ``train(config, out_dir, *,
-resume, progress)`` and returns data, a result with ``summary(config)`` (one line) and
-``seconds``; the trainer's registered report function (``report(result, config) -> Path``, in
-``reports/``) draws the learning report here. A trainer writes its config
-(``dataclasses.asdict``) under ``"train_config"`` in ``OUT/config.json``, or under
-``"trainer_config"`` when ``train_config`` holds the config of an inner stage (DeepRM_Plus's
-REINFORCE stage); ``--resume`` reads it back.
+Each trainer (:data:`schedlab.registry.trainers`) is a
+:class:`~schedlab.policies.training.Trainer`: a config dataclass and a train function returning a
+:class:`~schedlab.policies.training.TrainResult`. The subcommand's options are the config's
+fields (flat, :func:`schedlab.params.parameters`: type and default from the field, help from its
+docstring; see :func:`~schedlab.cli.options.config_options`), so a new trainer is one registry
+line. The trainer's registered report function (``report(result, config) -> Path``, in
+``reports/``) draws the learning report here, for a single run and for every run of a sweep. A
+trainer writes its config (:func:`schedlab.params.flat`) under ``"train_config"`` in
+``OUT/config.json``, or under ``"trainer_config"`` when ``train_config`` holds the config of an
+inner stage (DeepRM_Plus's REINFORCE stage); ``--resume`` reads it back.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -32,8 +33,11 @@ from schedlab.cli.options import (
     output_param,
 )
 from schedlab.errors import OutputError
-from schedlab.params import check_params
+from schedlab.params import build, check_params, flat, parameters
 from schedlab.registry import trainers
+
+if TYPE_CHECKING:
+    from schedlab.policies.training import TrainResult
 
 
 class TrainGroup(Group):
@@ -81,7 +85,7 @@ SWEEP_OPTIONS = [
 def trainer_command(name: str) -> click.Command:
     """The ``schedlab train NAME`` command of a registered trainer."""
     entry = trainers.entry(name)
-    cls = trainers.load_config(name)
+    cls = trainers.load(name).config
     resume = click.Option(
         ["--resume"], is_flag=True, help="Continue the run (or sweep) in OUTPUT where it stopped."
     )
@@ -144,19 +148,18 @@ def make_config(
         values = {**base, **{k: v for k, v in values.items() if k in given}}
     fields = check_params(cls, values, owner=f"trainer {name!r}")
     try:
-        return cls(**fields)
+        return build(cls, fields)
     except ValueError as exc:
-        names = {f.name: option_name(f.name) for f in dataclasses.fields(cls)}
+        names = {k: option_name(k) for k in parameters(cls)}
         raise click.UsageError(cli_message(str(exc), names)) from exc
 
 
 def train(name: str, config: Any, output: Path, *, resume: bool) -> None:
     """Train with trainer ``name``, draw its learning report, print a summary."""
-    result = trainers.load(name)(config, output, resume=resume, progress=True)
-    settings = dataclasses.asdict(config)
-    report = trainers.load_report(name)(result, settings)
+    result = trainers.load(name).train(config, output, resume=resume, progress=True)
+    report = trainers.load_report(name)(result, flat(config))
     click.echo(
-        f"trained {name} in {result.seconds:.0f} s: {result.summary(settings)} -> "
+        f"trained {name} in {result.seconds:.0f} s: {result.summary()} -> "
         f"{output / 'best.pt'}; report: {report}"
     )
 
@@ -187,12 +190,13 @@ def train_sweep(
     if seeds and ctx.get_parameter_source("seed") is not default:
         raise click.UsageError("give either --seed (one run) or --seeds (a sweep), not both")
     saved = (saved_sweep(output) or {}) if resume else {}
-    base = dataclasses.asdict(make_config(ctx, cls, name, values, output if resume else None))
+    base = flat(make_config(ctx, cls, name, values, output if resume else None))
     seed_list = ts.parse_seeds(seeds) if seeds else saved.get("seeds") or [base["seed"]]
     grid_values = ts.parse_grid(grid) if grid else saved.get("grid", {})
     runs = ts.plan_sweep(cls, base, seed_list, grid_values, owner=f"trainer {name!r}")
     outcome = ts.run_sweep(name, runs, output, base=base, backend=backend, address=address,
-                           workers=workers, resume=resume, on_done=_run_report)  # fmt: skip
+                           workers=workers, resume=resume,
+                           on_done=functools.partial(_run_report, name))  # fmt: skip
     tables = outcome.tables
     paths = write_sweep_report(
         output,
@@ -202,6 +206,7 @@ def train_sweep(
         summary=tables.summary,
         curves=tables.curves,
         baselines=tables.baselines,
+        selection=tables.selection,
     )
     click.echo(
         f"{outcome.n_runs} runs: {outcome.ran} trained now, {outcome.skipped} already done, "
@@ -216,9 +221,8 @@ def train_sweep(
     fail_on_failures(outcome)
 
 
-def _run_report(run_dir: Path, run: Any, result: Any) -> None:
-    """The learning report of one run of a sweep, as ``schedlab train`` draws it."""
-    from schedlab.reports.learning import write_training_report
-
-    write_training_report(run_dir, result.curve, result.baselines, result.withholding,
-                          dataclasses.asdict(run.config))  # fmt: skip
+def _run_report(name: str, run_dir: Path, run: Any, result: TrainResult) -> None:
+    """The learning report of one run of a sweep, as ``schedlab train`` draws it (the result's
+    ``out_dir`` is where the run trained, on Ray another machine's: drawn in ``run_dir``)."""
+    result = dataclasses.replace(result, out_dir=run_dir)
+    trainers.load_report(name)(result, flat(run.config))

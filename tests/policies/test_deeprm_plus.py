@@ -18,6 +18,7 @@ from schedlab.errors import SchedlabError
 from schedlab.evaluation.spec import load_spec
 from schedlab.jobset import JobSet
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
+from schedlab.params import build, flat, updated
 from schedlab.policies.cnn_plus import CNNPlusNet, corner_table
 from schedlab.policies.deeprm import (
     CheckpointError,
@@ -43,13 +44,13 @@ from schedlab.policies.networks import Logits, make_network, unique_observations
 from schedlab.policies.reinforce import (
     TrainConfig,
     collect,
-    config_changes,
-    file_parts,
     grouped_weights,
     image_view,
     policy_gradient_step,
 )
 from schedlab.policies.reinforce import train as reinforce_train
+from schedlab.policies.reinforce_config import file_parts
+from schedlab.policies.training import config_changes
 from schedlab.registry import make_policy
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
@@ -270,11 +271,11 @@ def test_cloned_policy_reproduces_sjf_on_held_out_jobsets(cloned) -> None:
 
 
 # -- the trainer -----------------------------------------------------------------------------
-TINY = DeepRMPlusConfig(
+TINY = build(DeepRMPlusConfig, dict(
     workload="deeprm", load=1.0, window=15, n_jobsets=3, rollouts=4, iterations=3,
     eval_jobsets=3, eval_every=2, checkpoint_every=1, slots=3, horizon=8, backlog=8,
     imitation_jobsets=20, imitation_epochs=2, imitation_threshold=0.99, seed=2,
-)  # fmt: skip
+))  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -335,7 +336,7 @@ def test_cli_train_resume_report_then_simulate_by_name(tmp_path) -> None:
 
 def test_training_starts_from_the_cloned_weights(tmp_path) -> None:
     out = tmp_path / "a"
-    config = replace(TINY, iterations=1, lr=0.0)  # no learning: the network stays the clone
+    config = updated(TINY, iterations=1, lr=0.0)  # no learning: the network stays the clone
     train(config, out, progress=False, report=False)
     cloned, _ = load_network(out / "imitation.pt")
     final, _ = load_network(out / "final.pt")
@@ -361,14 +362,14 @@ def test_resume_continues_and_refuses_another_config(run_dir, tmp_path) -> None:
     with pytest.raises(SchedlabError, match="already holds"):
         train(TINY, out, progress=False, report=False)
     with pytest.raises(SchedlabError, match="different config"):
-        train(replace(TINY, lr=0.5), out, resume=True, progress=False, report=False)
-    b = train(replace(TINY, iterations=4), out, resume=True, progress=False, report=False)
+        train(updated(TINY, lr=0.5), out, resume=True, progress=False, report=False)
+    b = train(updated(TINY, iterations=4), out, resume=True, progress=False, report=False)
     assert b.curve.height == 4
     assert a.curve.drop(TIMING).equals(b.curve.drop(TIMING).head(3))
 
 
 def test_without_imitation_starts_from_random_weights(tmp_path) -> None:
-    result = train(replace(TINY, imitation=False, iterations=1), tmp_path, progress=False,
+    result = train(updated(TINY, imitation=False, iterations=1), tmp_path, progress=False,
                    report=False)  # fmt: skip
     assert not (tmp_path / "imitation.pt").exists()
     assert json.loads((tmp_path / "config.json").read_text())["train_config"]["init"] == ""
@@ -376,25 +377,24 @@ def test_without_imitation_starts_from_random_weights(tmp_path) -> None:
 
 
 def test_rate_replaces_the_load() -> None:
-    config = DeepRMPlusConfig(rate=0.7)
+    config = build(DeepRMPlusConfig, {"rate": 0.7})
     assert config.offered_load() == pytest.approx(1.2915)
     assert config.reinforce_config().load == pytest.approx(1.2915)
-    assert DeepRMPlusConfig(load=0.9).offered_load() == 0.9
-    shared = set(asdict(TINY)) & set(TrainConfig.__dataclass_fields__) - {"load"}
+    assert build(DeepRMPlusConfig, {"load": 0.9}).offered_load() == 0.9
     rl = asdict(TINY.reinforce_config())
-    assert all(rl[k] == v for k, v in asdict(TINY).items() if k in shared)
+    assert all(rl[k] == v for k, v in flat(TINY).items() if k in rl and k not in {"load", "init"})
 
 
 def test_jobsets_from_a_file_are_split_without_overlap(tmp_path) -> None:
     path = tmp_path / "jobs.parquet"
     deeprm_jobset(1.0, n_jobsets=12, seed=8).write_parquet(path)
-    config = replace(TINY, jobset_file=str(path), eval_jobsets=3, n_jobsets=3, imitation_jobsets=4,
+    config = updated(TINY, jobset_file=str(path), eval_jobsets=3, n_jobsets=3, imitation_jobsets=4,
                      iterations=1)  # fmt: skip
-    parts = file_parts(path, config.seed, [3, 3, 4])
+    parts = file_parts(path, config.rl.seed, [3, 3, 4])
     ids = [set(p.jobset_ids) for p in parts]
     assert [len(i) for i in ids] == [3, 3, 4, 2]
     assert set().union(*ids) == set(range(12))
-    assert file_parts(path, config.seed, [3, 3, 4])[1].jobs.equals(parts[1].jobs)
+    assert file_parts(path, config.rl.seed, [3, 3, 4])[1].jobs.equals(parts[1].jobs)
     train(config, tmp_path / "run", progress=False, report=False)
     test_part = JobSet.read_parquet(tmp_path / "run" / "test-jobsets.parquet")
     assert set(test_part.jobset_ids) == ids[3]
@@ -403,11 +403,12 @@ def test_jobsets_from_a_file_are_split_without_overlap(tmp_path) -> None:
 
 
 def test_resume_accepts_a_config_saved_before_a_field_existed() -> None:
-    saved = json.loads(json.dumps(asdict(TINY)))
+    saved = json.loads(json.dumps(flat(TINY)))
     del saved["jobset_file"]
-    assert config_changes(saved, TINY) == []
-    assert config_changes(saved, replace(TINY, jobset_file="x.parquet")) == ["jobset_file"]
-    assert config_changes(saved, replace(TINY, iterations=99)) == []
+    assert config_changes(saved, TINY, budget="iterations") == []
+    changed = updated(TINY, jobset_file="x.parquet")
+    assert config_changes(saved, changed, budget="iterations") == ["jobset_file"]
+    assert config_changes(saved, updated(TINY, iterations=99), budget="iterations") == []
 
 
 def test_init_checkpoint_must_match_network_and_geometry(run_dir, tmp_path) -> None:

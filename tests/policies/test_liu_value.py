@@ -99,7 +99,9 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = LiuTrainConfig(**TINY)
     result = train(config, out, progress=False)
     assert report_training(result, asdict(config)) == out / "report.md"
-    assert "best validation S_log" in result.summary(asdict(config))
+    assert "best validation s_log" in result.summary()
+    assert result.selection.higher_is_better
+    assert set(result.baselines) == {"liu-ran", "liu-rr", "liu-maf", "initial"}
     return out
 
 
@@ -200,7 +202,7 @@ def test_schedlab_train_liu_trains_resumes_and_reports(tmp_path: Path) -> None:
     text = run_ok("train", "liu", *tiny, "--episodes", "2", "--weights", "1", "0.5", "2.5",
                   "-o", str(out))  # fmt: skip
     assert "trained liu in" in text
-    assert "best validation S_log" in text
+    assert "best validation s_log" in text
     assert f"report: {out / 'report.md'}" in text
     saved = json.loads((out / "config.json").read_text())["train_config"]
     assert saved["weights"] == [1.0, 0.5, 2.5]

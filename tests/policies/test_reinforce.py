@@ -178,8 +178,8 @@ def test_run_directory_contents_and_report(tmp_path) -> None:
     from schedlab.reports.learning import write_training_report
 
     result = train(TinyIters(2), tmp_path, progress=False)
-    assert result.withholding is not None  # train returns data; the caller draws the report
-    write_training_report(tmp_path, result.curve, result.baselines, result.withholding, {})
+    withholding = result.details["withholding"]  # train returns data; the caller draws the report
+    write_training_report(tmp_path, result.curve, result.baselines, withholding, {})
     names = {p.name for p in tmp_path.iterdir()}
     assert {"config.json", "curve.csv", "curve.parquet", "best.pt", "final.pt", "last.pt",
             "baselines.json", "report.md", "report.html", "learning_curve.png",

@@ -1,0 +1,268 @@
+"""The trainer contract, and the run directory every trainer writes.
+
+A **trainer** (:class:`Trainer`, registered in :data:`schedlab.registry.trainers`) is a config
+dataclass and a function ``train(config, out_dir, *, resume, progress) -> TrainResult``. The
+result names the curve column its best policy was selected on and whether higher is better
+(:class:`Selection`), so sweeps, convergence statistics and reports read every trainer's runs
+the same way. A run directory holds::
+
+    config.json     the run's spec: what the checkpoints are for, "train_config" (the config,
+                    flat: see :func:`schedlab.params.flat`) and "selection"
+    curve.csv       one row per training step (iteration or episode): the selection metric
+                    (null where not validated), step times ``rollout_s``/``update_s``/``eval_s``
+    baselines.json  policy -> its validation value (or -> {metric: value}); "initial" is the
+                    policy before training
+    best.pt         the policy of the best validation value; final.pt: after the last step
+    last.pt         the training state ``--resume`` continues from (written every
+                    ``checkpoint_every`` steps)
+
+This module writes and reads those files (:func:`check_resume`, :func:`start`,
+:func:`write_curve`, :func:`save_state`, :func:`read_selection`, :func:`read_baselines`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from schedlab.errors import SchedlabError
+from schedlab.io import atomic_path, write_text_atomic
+from schedlab.params import flat
+
+STATE = "last.pt"
+"""The training state a run continues from (``resume=True``)."""
+TIMES = ("rollout_s", "update_s", "eval_s")
+"""Curve columns of a step's wall time, s (their sum is the step's training time)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Selection:
+    """What a trainer selects its best policy on."""
+
+    metric: str
+    """The curve column of the validation value, e.g. ``val_slowdown``."""
+    higher_is_better: bool = False
+    """Direction of the metric (slowdown: lower; Liu's S_log: higher)."""
+    step: str = "iteration"
+    """The curve column counting training progress (``iteration``, ``episode``)."""
+
+    @property
+    def worst(self) -> float:
+        """A value every real one beats."""
+        return -math.inf if self.higher_is_better else math.inf
+
+    def better(self, value: float, than: float) -> bool:
+        """True if ``value`` is strictly better than ``than``."""
+        return value > than if self.higher_is_better else value < than
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``selection`` entry of ``config.json``."""
+        return {"metric": self.metric, "higher_is_better": self.higher_is_better,
+                "step": self.step}  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainResult:
+    """What every trainer's ``train`` returns (picklable: a sweep's worker sends it back)."""
+
+    out_dir: Path
+    """The run directory."""
+    curve: pl.DataFrame
+    """One row per training step (module docstring)."""
+    selection: Selection
+    """The metric the best policy was selected on, and its direction."""
+    best_iteration: int
+    """Training step (``selection.step``) of the best validation value."""
+    best_value: float
+    """That best validation value."""
+    baselines: dict[str, float]
+    """The selection metric of the baseline policies and of ``initial`` (before training), on
+    the same validation jobsets."""
+    seconds: float
+    """Wall time of this call, s."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """Trainer-specific data for its report (REINFORCE: ``withholding``)."""
+
+    def summary(self) -> str:
+        """One line: the best validation value, when, and the baselines'."""
+        base = ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
+        return (
+            f"best validation {self.selection.metric.removeprefix('val_')} "
+            f"{self.best_value:.3f} at {self.selection.step} {self.best_iteration} ({base})"
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Trainer:
+    """A registered trainer: its config class and train function, and what checks need."""
+
+    config: type
+    """The config dataclass (CLI options are its fields, :func:`schedlab.params.parameters`)."""
+    train: Callable[..., TrainResult]
+    """``train(config, out_dir, *, resume=False, progress=True) -> TrainResult``."""
+    budget: str
+    """The config field counting training steps (``iterations``, ``episodes``); the only field
+    that may change when a run is resumed."""
+    small: Mapping[str, Any] = field(default_factory=dict)
+    """Config values of the smallest meaningful run (:func:`~schedlab.evaluation.train_check.
+    check_trainer`, tests): a few jobsets, one or two steps."""
+
+
+# -- the run directory ------------------------------------------------------------------------
+def config_changes(saved: Mapping[str, Any], config: Any, *, budget: str) -> list[str]:
+    """Fields of ``config`` (flat, except ``budget``) that differ from the JSON ``saved``
+    config; a field the saved config lacks (added later) counts at its default."""
+    mine = json.loads(json.dumps(flat(config)))
+    defaults = json.loads(json.dumps(flat(type(config)())))
+    return sorted(k for k in mine if k != budget and saved.get(k, defaults[k]) != mine[k])
+
+
+def check_resume(out: Path, config: Any, *, resume: bool, budget: str) -> dict[str, Any] | None:
+    """The training state in ``out`` to continue from, or None to start afresh.
+
+    Without ``resume``, a directory holding a run is refused. With it, there must be a
+    :data:`STATE`, and the config saved in ``out/config.json`` (``train_config``) must equal
+    ``config`` except for ``budget``.
+
+    Raises
+    ------
+    SchedlabError
+        A run there without ``resume``; nothing to resume; a different config.
+    CheckpointError
+        An unreadable state.
+    """
+    import torch
+
+    from schedlab.policies.deeprm import CheckpointError
+
+    state, spec = out / STATE, out / "config.json"
+    if not resume:
+        if state.exists():
+            msg = f"{out} already holds a training run; pass --resume or choose another directory"
+            raise SchedlabError(msg)
+        return None
+    if not state.exists():
+        msg = (
+            f"--resume: {out} holds no training state to continue (no {STATE}); "
+            "drop --resume to start a run there"
+        )
+        raise SchedlabError(msg)
+    saved = json.loads(spec.read_text())
+    diff = config_changes(saved["train_config"], config, budget=budget)
+    if diff:
+        msg = f"--resume with a different config ({diff}); use the saved one or a new -o"
+        raise SchedlabError(msg)
+    try:
+        return torch.load(state, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        msg = f"{state}: not a readable training state ({type(exc).__name__}: {exc})"
+        raise CheckpointError(msg) from exc
+
+
+def write_spec(out: Path, spec: Mapping[str, Any], selection: Selection) -> dict[str, Any]:
+    """Write ``config.json`` (``spec`` with its ``selection``); returns what was written."""
+    spec = {**spec, "selection": selection.to_json()}
+    write_text_atomic(out / "config.json", json.dumps(spec, indent=2, default=str))
+    return spec
+
+
+def write_curve(
+    out: Path, rows: list[dict[str, Any]], *, nullable: Iterable[str], parquet: bool = False
+) -> pl.DataFrame:
+    """Write ``curve.csv`` (and ``curve.parquet``) of ``rows``; ``nullable`` columns are float
+    even when every value so far is null."""
+    schema = dict.fromkeys(nullable, pl.Float64)
+    curve = pl.DataFrame(rows, schema_overrides=schema, infer_schema_length=None)
+    with atomic_path(out / "curve.csv") as tmp:
+        curve.write_csv(tmp)
+    if parquet:
+        with atomic_path(out / "curve.parquet") as tmp:
+            curve.write_parquet(tmp)
+    return curve
+
+
+@dataclass(kw_only=True, slots=True)
+class Progress:
+    """Where a run stands: steps done, its best validation so far, its curve and baselines."""
+
+    step: int
+    """Training steps done."""
+    best: float
+    """Best validation value so far (:attr:`Selection.worst` before any)."""
+    best_step: int
+    """Step of ``best`` (0: none yet)."""
+    rows: list[dict[str, Any]]
+    """Curve rows so far."""
+    baselines: dict[str, Any]
+    """Content of ``baselines.json``."""
+
+
+def start(
+    out: Path, saved: Mapping[str, Any] | None, selection: Selection, *, net: Any,
+    optimizer: Any, rng: Any, baselines: Callable[[], dict[str, Any]],
+) -> Progress:  # fmt: skip
+    """A fresh run (``saved`` None: ``baselines()`` computed and written to ``baselines.json``)
+    or one continued from the state ``saved`` by :func:`save_state` (network, optimizer and
+    ``rng`` restored in place; curve rows and baselines read back)."""
+    if saved is None:
+        base = baselines()
+        write_text_atomic(out / "baselines.json", json.dumps(base, indent=2))
+        return Progress(step=0, best=selection.worst, best_step=0, rows=[], baselines=base)
+    net.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    rng.bit_generator.state = json.loads(saved["rng"])
+    step = int(saved["step"])
+    return Progress(
+        step=step, best=float(saved["best"]), best_step=int(saved["best_step"]),
+        rows=pl.read_csv(out / "curve.csv").filter(pl.col(selection.step) <= step).to_dicts(),
+        baselines=json.loads((out / "baselines.json").read_text()),
+    )  # fmt: skip
+
+
+def save_state(out: Path, progress: Progress, *, net: Any, optimizer: Any, rng: Any) -> None:
+    """Write :data:`STATE` (atomically): what :func:`start` continues from."""
+    state = {"step": progress.step, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
+             "rng": json.dumps(rng.bit_generator.state), "best": progress.best,
+             "best_step": progress.best_step}  # fmt: skip
+    save_torch(out / STATE, state)
+
+
+def save_torch(path: Path, obj: Any) -> None:
+    """``torch.save(obj, path)``, atomically."""
+    import torch
+
+    with atomic_path(path) as tmp:
+        torch.save(obj, tmp)
+
+
+def progress(enabled: bool, start: int, total: int, *, desc: str, unit: str) -> Any:
+    """A tqdm bar over training steps (silent when not ``enabled``)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=start, desc=desc, unit=unit, disable=not enabled or None)
+
+
+def read_selection(run_dir: Path) -> Selection:
+    """The :class:`Selection` of a run directory (a run from before ``selection`` was saved,
+    or without ``config.json``: ``val_<objective>``, lower is better, per iteration)."""
+    path = Path(run_dir) / "config.json"
+    spec = json.loads(path.read_text()) if path.is_file() else {}
+    saved = spec.get("selection")
+    if saved is not None:
+        return Selection(**saved)
+    objective = spec.get("objective", spec.get("train_config", {}).get("objective", "slowdown"))
+    return Selection(metric=f"val_{objective}")
+
+
+def read_baselines(run_dir: Path, selection: Selection) -> dict[str, float]:
+    """``baselines.json`` of a run as policy -> value of the selection metric (entries holding
+    several metrics give theirs: ``{"s_log": ...}`` for ``val_s_log``)."""
+    base = json.loads((Path(run_dir) / "baselines.json").read_text())
+    key = selection.metric.removeprefix("val_")
+    return {k: float(v[key] if isinstance(v, Mapping) else v) for k, v in base.items()}
