@@ -304,3 +304,29 @@ def test_dispatch_is_by_the_kinds_policies_act_on() -> None:
         model_kind([MAF()]).make_config(ClusterConfig())
     assert model_kind([MAF()]).make_config({"capacities": [5, 5], "hetero": [1, 1],
                                             "elastic": []}).capacities == (5, 5)  # fmt: skip
+
+
+def test_a_multicluster_spec_takes_multicluster_settings(tmp_path: Path) -> None:
+    import json
+
+    from schedlab.evaluation.spec import ExperimentSpec
+
+    data = {
+        "experiment": {"name": "liu", "reference": "liu-maf"},
+        "policies": ["liu-maf"],
+        "cluster": {"capacities": [10, 20], "hetero": [50, 100], "elastic": [1], "slots": 4},
+        "workloads": [
+            {"name": "w", "generator": "liu-multicluster", "params": {"n_jobs": 20},
+             "rates": [0.05], "jobsets": 2, "cluster": {"elastic_limit": 50}},
+        ],
+    }  # fmt: skip
+    spec = parse_spec_dict(data, base_dir=tmp_path, source="liu.toml")
+    assert spec.cluster == MultiClusterConfig(
+        capacities=(10, 20), hetero=(50, 100), elastic=(1,), slots=4
+    )
+    assert spec.workloads[0].cluster == {"elastic_limit": 50}
+    assert ExperimentSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
+    with pytest.raises(SpecError, match=r"\[cluster\]\.horizon: unknown key"):
+        parse_spec_dict({**data, "cluster": {"horizon": 20}}, base_dir=tmp_path, source="liu")
+    with pytest.raises(SpecError, match=r"\[cluster\]\.hetero: .*one heterogeneity factor"):
+        parse_spec_dict({**data, "cluster": {"hetero": [1, 2, 3]}}, base_dir=tmp_path, source="x")
