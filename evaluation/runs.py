@@ -57,8 +57,9 @@ class RunTask:
     """Where the results go."""
     error_path: str
     """Where a failure is recorded."""
-    cluster: dict[str, int]
-    """:class:`~schedlab.simulator.config.ClusterConfig` fields."""
+    cluster: dict[str, Any]
+    """Fields of the config of the model kind the policy acts on (``[cluster]``; a
+    :class:`~schedlab.simulator.config.ClusterConfig`'s for the cluster model)."""
     fingerprint: str
     """Hash of everything the run's output depends on."""
 
@@ -263,14 +264,13 @@ def compute(task: RunTask, jobsets: JobSet | None = None) -> RunOutput:
         warnings.simplefilter("always")
         try:
             from schedlab.registry import make_policy
-            from schedlab.simulator.config import ClusterConfig
             from schedlab.simulator.run import simulate
 
             js = read_jobsets(task) if jobsets is None else select_load(jobsets, task.load)
             policy = make_policy(task.spec)
             policy.name = task.policy
             with _one_torch_thread():
-                res = simulate(js, [policy], ClusterConfig(**task.cluster))
+                res = simulate(js, [policy], task.cluster)  # the model kind's config fields
             table = res.table.with_columns(pl.lit(task.workload).alias("workload"))
             said = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
             run = {

@@ -17,9 +17,10 @@ Schema (every key is optional unless marked *required*; unknown keys are errors)
     seed = 0                                # master seed (workload seeds, bootstrap)
     reference = "tetris"                    # required: a policy name, the comparisons' baseline
 
-    [cluster]                               # simulator geometry
-    slots = 10                              # visible job slots M
-    horizon = 20                            # horizon T (steps)
+    [cluster]                               # simulator settings: fields of the config class
+    slots = 10                              #   of the model kind the policies act on (the
+    horizon = 20                            #   cluster model: ClusterConfig; `schedlab.registry
+                                            #   .models`), e.g. visible job slots M, horizon T
 
     [[workloads]]                           # required, one or more
     name = "deeprm"                         # required, unique
@@ -57,7 +58,7 @@ the results.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ from schedlab.registry import (
     generators,
     loaders,
     make_policy,
+    models,
     policies,
     policy_key,
     policy_name,
@@ -104,7 +106,7 @@ class WorkloadSpec:
     """Jobsets per load."""
     seed: int = 0
     """Seed of the generator (or of the trace's sampling)."""
-    cluster: Mapping[str, int] = field(default_factory=dict)
+    cluster: Mapping[str, Any] = field(default_factory=dict)
     """Fields of ``[cluster]`` this workload's runs replace (e.g. ``{"slots": 20}``: seed 004
     Fig. 11 compares queue sizes); empty: the spec's cluster."""
 
@@ -168,8 +170,10 @@ class ExperimentSpec:
     """One line on what the experiment reproduces."""
     seed: int = 0
     """Master seed."""
-    cluster: ClusterConfig = field(default_factory=ClusterConfig)
-    """Simulator geometry."""
+    cluster: Any = field(default_factory=ClusterConfig)
+    """Simulator settings: the config of the model kind the policies act on
+    (:func:`model_of`; a :class:`~schedlab.simulator.config.ClusterConfig` for the cluster
+    model)."""
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
     """Metrics and statistics settings."""
     report: ReportSpec = field(default_factory=ReportSpec)
@@ -199,7 +203,7 @@ class ExperimentSpec:
             policies=tup(
                 PolicySpec(**{**p, "workloads": tup(p.get("workloads", ()))}) for p in d["policies"]
             ),
-            cluster=ClusterConfig(**d["cluster"]),
+            cluster=_config(model_of(p["spec"] for p in d["policies"]), d["cluster"]),
             metrics=MetricsSpec(**{**d["metrics"], "secondary": tup(d["metrics"]["secondary"])}),
             report=ReportSpec(**d["report"]),
             skipped=tup(tup(s) for s in d.get("skipped", ())),
@@ -233,19 +237,22 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
     exp_keys = ("name", "description", "seed", "reference")
     exp = _table(top.get("experiment", dict), "[experiment]", source, exp_keys)
     seed = exp.get("seed", int, 0)
-    cluster = _cluster(_table(top.get("cluster", dict, {}), "[cluster]", source, None))
+    raw_policies = top.get("policies", list)
+    model = _checked(top, "policies", lambda: model_of(_spec_strings(raw_policies)))
+    config = models.load_config(model)
+    given = _cluster_fields(_table(top.get("cluster", dict, {}), "[cluster]", source, None), config)
     raw_workloads = top.get("workloads", list)
     if not raw_workloads:
         top.fail("workloads", "at least one [[workloads]] table is required")
     children = np.random.SeedSequence(seed).spawn(len(raw_workloads))
     workloads = tuple(
-        _workload(w, i, int(children[i].generate_state(1)[0]), base_dir, source)
+        _workload(w, i, int(children[i].generate_state(1)[0]), base_dir, source, (config, given))
         for i, w in enumerate(raw_workloads)
     )
     names = [w.name for w in workloads]
     if len(set(names)) != len(names):
         top.fail("workloads", f"workload names must be unique, got {names}")
-    ran, skipped = _policies(top.get("policies", list), base_dir, source, names)
+    ran, skipped = _policies(raw_policies, base_dir, source, names)
     reference = exp.get("reference", str)
     if reference not in [p.name for p in ran]:
         exp.fail("reference", f"{reference!r} is not a policy that runs: {[p.name for p in ran]}")
@@ -258,7 +265,7 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
         description=exp.get("description", str, ""),
         seed=seed,
         reference=reference,
-        cluster=cluster,
+        cluster=config(**given),
         workloads=workloads,
         policies=ran,
         skipped=skipped,
@@ -268,18 +275,60 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
     )
 
 
-def _cluster(t: Table) -> ClusterConfig:
-    return ClusterConfig(**_cluster_fields(t))
+def model_of(specs: Iterable[str]) -> str:
+    """The model kind (:data:`schedlab.registry.models`) the policies ``specs`` act on: the
+    first registered kind every registered one of them is tagged for (``model:<kind>``);
+    unregistered names are left to the policies' own checks.
+
+    Raises
+    ------
+    ValueError
+        If the registered policies share no model kind.
+    """
+    tags = [policies.entry(n).tags for s in specs if (n := policy_name(s)) in policies]
+    common = [k for k in models.names() if all(f"model:{k}" in t for t in tags)]
+    if not common:
+        msg = f"the policies act on no common model kind (known: {', '.join(models.names())})"
+        raise ValueError(msg)
+    return common[0]
 
 
-def _cluster_fields(t: Table) -> dict[str, int]:
-    """The ``[cluster]`` fields a table gives, checked (known names, integers >= 1)."""
-    names = tuple(f.name for f in fields(ClusterConfig))
+def _spec_strings(items: list[Any]) -> list[str]:
+    """The spec strings of a spec's ``policies`` list (malformed items are left to
+    :func:`_policies`)."""
+    specs = [item.get("spec") if isinstance(item, dict) else item for item in items]
+    return [s for s in specs if isinstance(s, str)]
+
+
+def _config(model: str, values: Mapping[str, Any]) -> Any:
+    """The config of ``model`` with ``values`` (lists read back from JSON become tuples)."""
+    config = models.load_config(model)
+    return config(**check_params(config, values, owner=config.__name__))
+
+
+def _cluster_fields(
+    t: Table, config: type, base: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The fields of the model's ``config`` class a ``[cluster]`` table gives, checked: known
+    names, the types of the class and its own rules (with the ``base`` fields they replace);
+    a rule broken by one field alone fails at that field."""
+    names = tuple(f.name for f in fields(config))
     t = _table(t.data, t.where, t.source, names)
-    kwargs = {k: t.get(k, int) for k in names if k in t}
-    for k, v in kwargs.items():
-        if v < 1:
-            t.fail(k, f"must be >= 1, got {v}")
+    owner = f"the {config.__name__}"
+    kwargs = {
+        k: _checked(t, k, lambda k=k: check_params(config, {k: t.data[k]}, owner=owner)[k])
+        for k in names
+        if k in t
+    }
+    try:
+        config(**{**(base or {}), **kwargs})
+    except (TypeError, ValueError) as exc:
+        for k, v in kwargs.items():
+            try:
+                config(**{k: v})
+            except (TypeError, ValueError) as alone:
+                t.fail(k, str(alone).removeprefix(f"{config.__name__}.{k} "))
+        t.fail("", str(exc))
     return kwargs
 
 
@@ -287,7 +336,12 @@ WORKLOAD_KEYS = ("name", "generator", "params", "loads", "rates", "jobsets", "se
                  "path", "options", "cluster")  # fmt: skip
 
 
-def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> WorkloadSpec:
+def _workload(
+    data: Any, i: int, seed: int, base_dir: Path, source: str,
+    cluster: tuple[type, Mapping[str, Any]],
+) -> WorkloadSpec:  # fmt: skip
+    """One ``[[workloads]]`` table; ``cluster`` is the model's config class and the spec's
+    ``[cluster]`` fields its ``cluster`` replaces."""
     t = _table(data, f"[[workloads]][{i}]", source, WORKLOAD_KEYS)
     name = t.get("name", str)
     generator, loader = t.get("generator", str, None), t.get("loader", str, None)
@@ -298,7 +352,7 @@ def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> Work
     if jobsets < 1:
         t.fail("jobsets", f"must be >= 1, got {jobsets}")
     where = f"{t.where}.cluster"
-    cluster = _cluster_fields(_table(t.get("cluster", dict, {}), where, source, None))
+    cluster = _cluster_fields(_table(t.get("cluster", dict, {}), where, source, None), *cluster)
     if generator is not None:
         return replace(_generated(t, generator, params, jobsets, wseed), cluster=cluster)
     for key in ("loads", "rates", "jobsets"):

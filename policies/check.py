@@ -12,14 +12,17 @@ machines, and raises ``AssertionError`` naming the first broken rule:
   (:func:`~schedlab.simulator.check.check_schedule`);
 * it survives pickling (experiment workers receive policies pickled) and schedules the same.
 
-Tests run it over every registered policy, learned ones included; a policy of the multi-cluster
-model only is checked there (:mod:`schedlab.policies.check_multicluster`).
+Tests run it over every registered policy, learned ones included. The rules above are checked on
+the model kind the policy acts on (:func:`~schedlab.simulator.model.model_kind`): this module's
+:func:`check_cluster_policy` for the cluster model, the kind's own check for another
+(:mod:`schedlab.policies.check_multicluster`).
 """
 
 from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,6 +31,7 @@ from schedlab.jobset import JobSet
 from schedlab.simulator.check import check_schedule
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.model import model_kind, rollout
 from schedlab.simulator.run import run_policy
 
 
@@ -48,12 +52,8 @@ def check_actions(policy: Any, model: Any, *, steps: int = 50) -> None:
     """Step ``model`` (any :class:`~schedlab.simulator.model.Model`, freshly reset) with
     ``policy`` for up to ``steps`` decisions: int actions, one per observation, inside the mask,
     and ``act_batch`` leaves its observation unchanged (``AssertionError`` otherwise)."""
-    policy.reset(seed=0)
-    for _ in range(steps):
-        active = np.flatnonzero(~model.done)
-        if not active.size:
-            return
-        obs, mask = model.observe(policy.view, active), model.action_mask(active)
+
+    def act(obs: Any, mask: np.ndarray, active: np.ndarray) -> np.ndarray:
         before = [a.copy() for a in _arrays(obs)]
         actions = np.asarray(policy.act_batch(obs, mask=mask))
         assert all(np.array_equal(a, b) for a, b in zip(_arrays(obs), before, strict=True)), (
@@ -65,7 +65,23 @@ def check_actions(policy: Any, model: Any, *, steps: int = 50) -> None:
         assert ((actions >= 0) & (actions < mask.shape[1]) & chosen).all(), (
             f"{policy.name}: actions outside the mask: {actions[~chosen][:5]}"
         )
-        model.step(actions, active)
+        return actions
+
+    policy.reset(seed=0)
+    rollout(model, policy, act=act, steps=steps)
+
+
+def check_reproducible(
+    policy: Any, run: Callable[[Any], tuple[np.ndarray, ...]]
+) -> tuple[np.ndarray, ...]:
+    """``run`` (a policy -> the arrays of its schedule) gives the same arrays for a copy of
+    ``policy`` and for ``policy`` pickled and unpickled (experiment workers receive policies
+    pickled); returns the first run's arrays."""
+    first = run(copy.deepcopy(policy))
+    again = run(pickle.loads(pickle.dumps(policy)))
+    for a, b in zip(first, again, strict=True):
+        assert np.array_equal(a, b), f"{policy.name}: not reproducible"
+    return first
 
 
 def _configs(policy: Any) -> list[ClusterConfig]:
@@ -81,24 +97,31 @@ def _configs(policy: Any) -> list[ClusterConfig]:
 
 
 def check_policy(policy: Any, *, seed: int = 0) -> None:
-    """Raise ``AssertionError`` if ``policy`` (an instance) breaks the policy contract."""
+    """Raise ``AssertionError`` if ``policy`` (an instance) breaks the policy contract: the
+    checks common to every model, then those of the model kind it acts on
+    (:attr:`~schedlab.simulator.model.ModelKind.check_policy`)."""
     for attr in ("name", "models", "view", "reset", "act_batch", "get_params"):
         assert hasattr(policy, attr), f"{type(policy).__name__} has no {attr!r}"
-    if set(policy.models) == {"multicluster"}:
-        from schedlab.policies.check_multicluster import check_multicluster_policy
-
-        check_multicluster_policy(policy, seed=seed)
-        return
-    assert "cluster" in policy.models, f"{policy.name}: checks run on the cluster model"
+    try:
+        kind = model_kind([policy])
+    except ValueError as exc:
+        raise AssertionError(f"{policy.name}: {exc}") from None
     params = policy.get_params()
     assert isinstance(params, dict), f"{policy.name}: get_params() must return a dict"
     clone = type(policy)(**params)
     assert clone.get_params() == params, f"{policy.name}: get_params() does not rebuild it"
+    kind.load_policy_check()(policy, seed=seed)
+
+
+def check_cluster_policy(policy: Any, *, seed: int = 0) -> None:
+    """The cluster model's part of :func:`check_policy` (module docstring)."""
     jobset = _jobsets(seed)
     for config in _configs(policy):
         check_actions(copy.deepcopy(policy), BatchedEngine.from_jobset(jobset, config))
-        first = run_policy(jobset, copy.deepcopy(policy), config)
-        check_schedule(jobset, first.start, first.machine, machines=config.machines)
-        again = run_policy(jobset, pickle.loads(pickle.dumps(policy)), config)
-        assert np.array_equal(first.start, again.start), f"{policy.name}: not reproducible"
-        assert np.array_equal(first.machine, again.machine), f"{policy.name}: not reproducible"
+
+        def run(p: Any, config: ClusterConfig = config) -> tuple[np.ndarray, ...]:
+            result = run_policy(jobset, p, config)
+            check_schedule(jobset, result.start, result.machine, machines=config.machines)
+            return result.start, result.machine
+
+        check_reproducible(policy, run)

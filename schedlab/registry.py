@@ -231,6 +231,22 @@ for _name, _module, _report, _tags, _summary in [
         report=f"schedlab.reports.{_report}:report_training", tags=_tags,
     )  # fmt: skip
 
+models = Registry("model kind")
+"""Simulator model kinds: each target is a :class:`~schedlab.simulator.model.ModelKind` (its
+config class, constructor, results, schedule and policy checks); ``config`` names the config
+class so that it loads without the simulator (spec validation). Policies and generators for a
+kind carry the tag ``model:<name>``; the first registered kind is the default."""
+for _name, _target, _config, _summary in [
+    ("cluster", "run:CLUSTER", "config:ClusterConfig",
+     "m identical machines, d resources, a queue of M visible slots (DeepRM, seeds 000/002/004)"),
+    ("multicluster", "multicluster.run:MULTICLUSTER", "multicluster.config:MultiClusterConfig",
+     "Liu et al.: heterogeneous, elastic clusters with deadlines (seed 003)"),
+]:  # fmt: skip
+    models.register(
+        _name, f"schedlab.simulator.{_target}", _summary,
+        config=f"schedlab.simulator.{_config}", tags=(f"model:{_name}",),
+    )  # fmt: skip
+
 
 def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[str, Any]]:
     """Split ``"name:key=value,key=value"`` into the name and keyword arguments.

@@ -4,14 +4,24 @@ A **model** simulates ``B`` environments at once (:class:`Model`); a **view** tu
 :class:`Snapshot` into what a policy observes; a **policy** maps observations to actions with one
 convention everywhere: ``0`` is void (time advances), ``a ≥ 1`` names a (job, target) pair. On
 the cluster model, ``a = 1 + i·M + q`` places the job of visible slot ``q`` on machine ``i``.
+
+A **model kind** (:class:`ModelKind`, registered in :data:`schedlab.registry.models`) says what
+a model is made from and what comes with it: its config class, its constructor from a JobSet,
+its results builder, its schedule check and its policy check. :func:`model_kind` finds the kind
+a list of policies acts on; :func:`rollout` is the one loop that drives a model with a policy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from schedlab.jobset import JobSet
+    from schedlab.results import Results
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,3 +125,97 @@ class Model(Protocol):
     def placements(self) -> Placements:
         """Start, finish and target of every job (valid once ``done``)."""
         ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelKind:
+    """What one kind of simulator model is made of (registered in
+    :data:`schedlab.registry.models`, under :attr:`name`); a new kind is its own package plus one
+    registration."""
+
+    name: str
+    """The kind (:attr:`Model.kind`); policies acting on it list it in ``models`` and carry the
+    registry tag :attr:`tag`."""
+    config: type
+    """Frozen dataclass of the model's settings (the experiment spec's ``[cluster]`` table)."""
+    from_jobset: Callable[[JobSet, Any], Model]
+    """``from_jobset(jobset, config)``: a fresh :class:`Model` with one env per jobset."""
+    simulate: Callable[..., Results]
+    """``simulate(jobset, policies, config, **options)``: per-job results of every policy on
+    every jobset (:data:`~schedlab.results.RESULT_COLUMNS` and the kind's own columns)."""
+    check_schedule: Callable[[JobSet, Model], None]
+    """``check_schedule(jobset, model)``: raise
+    :class:`~schedlab.simulator.check.InvalidScheduleError` unless the finished ``model`` of
+    ``jobset`` obeys the kind's rules."""
+    check_policy: str
+    """``"module:attr"`` of ``check(policy, *, seed)``, the kind's policy conformance check
+    (policies sit above the simulator, so it is imported when asked for)."""
+
+    @property
+    def tag(self) -> str:
+        """The registry tag of policies (and generators) for this kind: ``model:<name>``."""
+        return f"model:{self.name}"
+
+    def load_policy_check(self) -> Callable[..., None]:
+        """Import and return :attr:`check_policy`."""
+        import importlib
+
+        module, _, attr = self.check_policy.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def make_config(self, config: Any = None) -> Any:
+        """``config`` as this kind's config: an instance (as is), a mapping of its fields
+        (checked, lists made tuples) or None (the defaults)."""
+        if config is None:
+            return self.config()
+        if isinstance(config, self.config):
+            return config
+        if isinstance(config, Mapping):
+            from schedlab.params import check_params
+
+            return self.config(**check_params(self.config, config, owner=self.config.__name__))
+        msg = f"the {self.name} model takes a {self.config.__name__}, not a {type(config).__name__}"
+        raise TypeError(msg)
+
+
+def model_kind(policies: Sequence[Any] = ()) -> ModelKind:
+    """The kind of model every one of ``policies`` acts on (their ``models``): the first
+    registered kind they all support (the cluster model for no policies).
+
+    Raises
+    ------
+    ValueError
+        If no registered kind is supported by every policy.
+    """
+    from schedlab.registry import models
+
+    common = [k for k in models.names() if all(k in getattr(p, "models", ()) for p in policies)]
+    if not common:
+        said = {getattr(p, "name", repr(p)): sorted(getattr(p, "models", ())) for p in policies}
+        msg = f"the policies act on no common model kind ({said}; known: {models.names()})"
+        raise ValueError(msg)
+    return models.load(common[0])
+
+
+def rollout(
+    model: Model,
+    policy: Any,
+    *,
+    act: Callable[[Any, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    steps: int | None = None,
+) -> Model:
+    """Drive ``model`` with ``policy`` until every env is done (or for ``steps`` decisions):
+    one observation batch (through ``policy.view``) and one action per active env per decision.
+
+    Neither is reset here. ``act(obs, mask, envs)`` chooses the actions instead of
+    ``policy.act_batch(obs, mask=mask)`` (a check or a recorder around it).
+    """
+    active = np.flatnonzero(~model.done)
+    taken = 0
+    while active.size and (steps is None or taken < steps):
+        obs, mask = model.observe(policy.view, active), model.action_mask(active)
+        actions = policy.act_batch(obs, mask=mask) if act is None else act(obs, mask, active)
+        model.step(actions, active)
+        active = active[~model.done[active]]
+        taken += 1
+    return model

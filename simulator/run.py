@@ -24,6 +24,7 @@ from schedlab import sizes
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import RESULT_COLUMNS, Results
+from schedlab.simulator.check import check_schedule
 from schedlab.simulator.cluster.batched import (
     BatchedEngine,
     default_time_limit,
@@ -36,6 +37,7 @@ from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
 from schedlab.simulator.cluster.placement import FIRST_FIT
 from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.model import ModelKind, model_kind, rollout
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
 
@@ -85,7 +87,7 @@ def run_policy(
     jobset: JobSet, policy: Any, config: ClusterConfig, *, engine: EngineChoice = "auto"
 ) -> Schedule:
     """Schedule every jobset of ``jobset`` with ``policy`` on ``config``'s cluster."""
-    if "cluster" not in getattr(policy, "models", ()):
+    if BatchedEngine.kind not in getattr(policy, "models", ()):
         msg = f"policy {policy.name!r} acts on {sorted(policy.models)} models, not on a cluster"
         raise ValueError(msg)
     config = resolve_machines(config, jobset)
@@ -179,11 +181,7 @@ def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Sc
     _check_trained_shape(policy, config)
     model = BatchedEngine.from_jobset(jobset, config)
     policy.reset(seed=None)
-    active = np.flatnonzero(~model.done)
-    while active.size:
-        obs, mask = model.observe(view, active), model.action_mask(active)
-        model.step(policy.act_batch(obs, mask=mask), active)
-        active = active[~model.done[active]]
+    rollout(model, policy)
     stats = model.withholding()
     if "load" in jobset.jobs.columns:  # per offered load too (envs are the jobsets, in order)
         loads = jobset.jobs.group_by("jobset", maintain_order=True).agg(pl.col("load").first())
@@ -285,28 +283,34 @@ def _run_agent(sim: Engine, policy: Any) -> None:
 
 
 def simulate(
-    jobset: JobSet,
-    policies: Sequence[Any],
-    config: ClusterConfig | None = None,
-    *,
-    engine: EngineChoice = "auto",
+    jobset: JobSet, policies: Sequence[Any], config: Any = None, **options: Any
 ) -> Results:
-    """Simulate every policy on every jobset; every job of every jobset appears in the results,
-    with the machine it ran on.
+    """Simulate every policy on every jobset, on the model kind they all act on
+    (:func:`~schedlab.simulator.model.model_kind`: the cluster model unless every policy acts
+    on another kind only); every job of every jobset appears in the results, with the machine
+    (or cluster) it ran on.
 
-    Policies that act only on the multi-cluster model (``models == {"multicluster"}``) run there
-    instead (:func:`schedlab.simulator.multicluster.run.simulate`; ``config`` and ``engine`` do
-    not apply: the clusters are Liu's defaults).
+    ``config`` is the kind's config (:attr:`ModelKind.config`: a :class:`ClusterConfig` for the
+    cluster model), a mapping of its fields, or None (its defaults); ``options`` go to the kind's
+    results builder (the cluster model's ``engine``: see :func:`run_policy`).
     """
-    if policies and all(set(getattr(p, "models", ())) == {"multicluster"} for p in policies):
-        from schedlab.simulator.multicluster.run import simulate as simulate_multicluster
-
-        return simulate_multicluster(jobset, policies)
-    config = config or ClusterConfig()
     names = [p.name for p in policies]
     if len(set(names)) != len(names):
         msg = f"policy names must be distinct, got {names}"
         raise ValueError(msg)
+    kind = model_kind(policies)
+    return kind.simulate(jobset, policies, kind.make_config(config), **options)
+
+
+def simulate_cluster(
+    jobset: JobSet,
+    policies: Sequence[Any],
+    config: ClusterConfig,
+    *,
+    engine: EngineChoice = "auto",
+) -> Results:
+    """The cluster kind's results builder (call :func:`simulate`): per-job results with the
+    machine each job ran on."""
     jobs = jobset.jobs
     seed = jobset.meta.provenance.get("seed")
     base = jobs.select(
@@ -348,3 +352,20 @@ def simulate(
     if agent_stats:
         meta["agent_stats"] = agent_stats
     return Results(table, meta)
+
+
+def _check_finished(jobset: JobSet, model: BatchedEngine) -> None:
+    """:func:`~schedlab.simulator.check.check_schedule` of a finished cluster model."""
+    p = model.placements()
+    check_schedule(jobset, p.start, p.target, machines=model.machines, finish=p.finish)
+
+
+CLUSTER = ModelKind(
+    name=BatchedEngine.kind,
+    config=ClusterConfig,
+    from_jobset=BatchedEngine.from_jobset,
+    simulate=simulate_cluster,
+    check_schedule=_check_finished,
+    check_policy="schedlab.policies.check:check_cluster_policy",
+)
+"""The cluster model kind (registered as ``cluster`` in :data:`schedlab.registry.models`)."""

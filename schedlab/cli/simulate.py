@@ -61,6 +61,7 @@ def _simulate(
     from schedlab.jobset import JobSet
     from schedlab.results import Results
     from schedlab.simulator.config import ClusterConfig
+    from schedlab.simulator.model import model_kind
     from schedlab.simulator.run import simulate
 
     js = JobSet.read_parquet(jobs)
@@ -71,6 +72,8 @@ def _simulate(
     parts = []
     for spec, policy in tqdm(made, desc="simulating", unit="policy", disable=None):
         t0 = time.perf_counter()
-        parts.append(simulate(js, [policy], config))
+        # the geometry options are the cluster model's; another model kind runs on its defaults
+        own = isinstance(config, model_kind([policy]).config)
+        parts.append(simulate(js, [policy], config if own else None))
         tqdm.write(f"  {spec}: {len(js)} jobs in {time.perf_counter() - t0:.2f} s")
     return Results.concat(parts)

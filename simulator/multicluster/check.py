@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from schedlab.jobset import JobSet
 from schedlab.simulator.check import InvalidScheduleError
 from schedlab.simulator.multicluster.model import MultiClusterModel
 
 
 def _fail(msg: str) -> None:
     raise InvalidScheduleError(msg)
+
+
+def check_finished(jobset: JobSet, model: MultiClusterModel) -> None:
+    """:func:`check_run` of ``model``, a finished model of ``jobset`` (the kind's schedule check,
+    :attr:`~schedlab.simulator.model.ModelKind.check_schedule`)."""
+    if model.jobs.arrival.size != len(jobset):
+        _fail(f"the model holds {model.jobs.arrival.size} jobs, the JobSet {len(jobset)}")
+    check_run(model)
 
 
 def check_run(model: MultiClusterModel) -> None:

@@ -21,6 +21,8 @@ import polars as pl
 
 from schedlab.jobset import JobSet
 from schedlab.results import RESULT_COLUMNS, Results
+from schedlab.simulator.model import ModelKind, rollout
+from schedlab.simulator.multicluster.check import check_finished
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.multicluster.model import MultiClusterModel
 
@@ -31,17 +33,12 @@ LIU_COLUMNS = ("category", "deadline", "executions", "missed", "exec_ratio", "di
 def run_policy(model: MultiClusterModel, policy: Any) -> MultiClusterModel:
     """Reset ``model`` and drive every env to its end with ``policy`` (``act_batch`` on its
     view, one call per moment with a decision for all envs at such a moment)."""
-    if "multicluster" not in getattr(policy, "models", ()):
+    if MultiClusterModel.kind not in getattr(policy, "models", ()):
         msg = f"policy {policy.name!r} acts on {sorted(policy.models)} models, not a multicluster"
         raise ValueError(msg)
     model.reset()
     policy.reset(seed=None)
-    active = np.flatnonzero(~model.done)
-    while active.size:
-        obs, mask = model.observe(policy.view, active), model.action_mask(active)
-        model.step(policy.act_batch(obs, mask=mask), active)
-        active = active[~model.done[active]]
-    return model
+    return rollout(model, policy)
 
 
 def job_table(jobset: JobSet, model: MultiClusterModel, policy: str) -> pl.DataFrame:
@@ -84,7 +81,8 @@ def job_table(jobset: JobSet, model: MultiClusterModel, policy: str) -> pl.DataF
 def simulate(
     jobset: JobSet, policies: Sequence[Any], config: MultiClusterConfig | None = None
 ) -> Results:
-    """Every policy on every jobset (all jobsets as one batch of environments).
+    """The multi-cluster kind's results builder (call :func:`schedlab.simulator.run.simulate`):
+    every policy on every jobset (all jobsets as one batch of environments).
 
     ``meta`` has the usual keys (``jobset``, ``policies``, ``config``: the clusters,
     ``length_buckets``) and ``multicluster``: per policy the utilisation of each cluster
@@ -92,10 +90,6 @@ def simulate(
     changes per jobset.
     """
     config = config or MultiClusterConfig()
-    names = [p.name for p in policies]
-    if len(set(names)) != len(names):
-        msg = f"policy names must be distinct, got {names}"
-        raise ValueError(msg)
     model = MultiClusterModel.from_jobset(jobset, config)
     tables, stats = [], {}
     for policy in policies:
@@ -117,3 +111,15 @@ def simulate(
         "multicluster": stats,
     }
     return Results(pl.concat(tables), meta)
+
+
+MULTICLUSTER = ModelKind(
+    name=MultiClusterModel.kind,
+    config=MultiClusterConfig,
+    from_jobset=MultiClusterModel.from_jobset,
+    simulate=simulate,
+    check_schedule=check_finished,
+    check_policy="schedlab.policies.check_multicluster:check_multicluster_policy",
+)
+"""The multi-cluster model kind (registered as ``multicluster`` in
+:data:`schedlab.registry.models`)."""
