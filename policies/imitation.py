@@ -48,6 +48,7 @@ from schedlab.jobset import JobSet
 from schedlab.policies.networks import Logits, masked_log_softmax, unique_observations
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.model import rollout
 from schedlab.simulator.views.deeprm_image import DeepRMImage, SparseObs
 
 
@@ -90,12 +91,9 @@ def demonstrate(engine: BatchedEngine, expert: Any, view: DeepRMImage) -> Demons
     engine.reset()
     expert.reset(seed=None)
     parts: list[tuple[SparseObs, np.ndarray, np.ndarray, np.ndarray]] = []
-    active = np.flatnonzero(~engine.done)
-    while active.size:
-        mask = engine.action_mask(active)
-        actions = np.asarray(
-            expert.act_batch(engine.observe(expert.view, active), mask=mask), dtype=np.int64
-        )
+
+    def record(obs: Any, mask: np.ndarray, active: np.ndarray) -> np.ndarray:
+        actions = np.asarray(expert.act_batch(obs, mask=mask), dtype=np.int64)
         bad = np.flatnonzero(~mask[np.arange(active.size), actions])
         if bad.size:
             msg = (
@@ -105,8 +103,9 @@ def demonstrate(engine: BatchedEngine, expert: Any, view: DeepRMImage) -> Demons
             )
             raise ImitationError(msg)
         parts.append((engine.observe(view, active), mask, actions, active.copy()))
-        engine.step(actions, active)
-        active = active[~engine.done[active]]
+        return actions
+
+    rollout(engine, expert, act=record)
     geometry = view.geometry(engine.snapshot())
     return Demonstrations(
         SparseObs.concat([p[0] for p in parts], geometry),

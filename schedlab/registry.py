@@ -36,6 +36,9 @@ class Entry:
     tags: frozenset[str] = frozenset()
     """What the entry is, for selections: ``heuristic``/``learned``, ``model:cluster`` (a simulator
     model it supports), ``baseline`` (a heuristic learned policies are compared with) ..."""
+    config: str | None = None
+    """``"module:attribute"`` of the config dataclass of the entry (model kinds: loaded
+    without importing the simulator, for spec validation)."""
     report: str | None = None
     """``"module:attribute"`` of the function drawing a result's report (trainers:
     ``report(result, config_dict) -> Path``); reports live above policies, so the CLI calls it."""
@@ -59,6 +62,7 @@ class Registry:
         *,
         positional: str | None = None,
         tags: Iterable[str] = (),
+        config: str | None = None,
         report: str | None = None,
     ) -> None:
         """Register ``target`` (``"module:attr"``) under ``name``; names are unique."""
@@ -68,7 +72,7 @@ class Registry:
             raise ValueError(msg)
         self._entries[key] = Entry(
             name=key, target=target, summary=summary, positional=positional,
-            tags=frozenset(tags), report=report,
+            tags=frozenset(tags), config=config, report=report,
         )  # fmt: skip
 
     def entry(self, name: str) -> Entry:
@@ -84,6 +88,14 @@ class Registry:
     def load(self, name: str) -> Callable[..., Any]:
         """Import and return the callable registered as ``name``."""
         return _import(self.entry(name).target)
+
+    def load_config(self, name: str) -> type:
+        """Import and return the config dataclass of ``name`` (see :attr:`Entry.config`)."""
+        entry = self.entry(name)
+        if entry.config is None:
+            msg = f"{self.kind} {name!r} declares no config dataclass"
+            raise ValueError(msg)
+        return _import(entry.config)
 
     def load_report(self, name: str) -> Callable[..., Any]:
         """Import and return the report function of ``name`` (see :attr:`Entry.report`)."""
