@@ -85,8 +85,10 @@ class Registry:
             raise UnknownNameError(msg)
         return self._entries[key]
 
-    def load(self, name: str) -> Callable[..., Any]:
-        """Import and return the callable registered as ``name``."""
+    def load(self, name: str) -> Any:
+        """Import and return what is registered as ``name`` (a class or function to call; a
+        trainer's :class:`~schedlab.policies.training.Trainer`, a model kind's
+        :class:`~schedlab.simulator.model.ModelKind`)."""
         return _import(self.entry(name).target)
 
     def load_config(self, name: str) -> type:
@@ -95,7 +97,8 @@ class Registry:
         if entry.config is None:
             msg = f"{self.kind} {name!r} declares no config dataclass"
             raise ValueError(msg)
-        return _import(entry.config)
+        cls: type = _import(entry.config)
+        return cls
 
     def load_report(self, name: str) -> Callable[..., Any]:
         """Import and return the report function of ``name`` (see :attr:`Entry.report`)."""
@@ -103,7 +106,8 @@ class Registry:
         if entry.report is None:
             msg = f"{self.kind} {name!r} declares no report function"
             raise ValueError(msg)
-        return _import(entry.report)
+        report: Callable[..., Any] = _import(entry.report)
+        return report
 
     def parameters(self, name: str) -> dict[str, Param]:
         """The parameters ``name`` takes by name (see :func:`schedlab.params.parameters`)."""

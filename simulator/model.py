@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -143,7 +143,7 @@ class ModelKind:
     simulate: Callable[..., Results]
     """``simulate(jobset, policies, config, **options)``: per-job results of every policy on
     every jobset (:data:`~schedlab.results.RESULT_COLUMNS` and the kind's own columns)."""
-    check_schedule: Callable[[JobSet, Model], None]
+    check_schedule: Callable[[JobSet, Any], None]
     """``check_schedule(jobset, model)``: raise
     :class:`~schedlab.simulator.check.InvalidScheduleError` unless the finished ``model`` of
     ``jobset`` obeys the kind's rules."""
@@ -161,7 +161,8 @@ class ModelKind:
         import importlib
 
         module, _, attr = self.check_policy.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        check: Callable[..., None] = getattr(importlib.import_module(module), attr)
+        return check
 
     def make_config(self, config: Any = None) -> Any:
         """``config`` as this kind's config: an instance (as is), a mapping of its fields
@@ -194,16 +195,20 @@ def model_kind(policies: Sequence[Any] = ()) -> ModelKind:
         said = {getattr(p, "name", repr(p)): sorted(getattr(p, "models", ())) for p in policies}
         msg = f"the policies act on no common model kind ({said}; known: {models.names()})"
         raise ValueError(msg)
-    return models.load(common[0])
+    kind: ModelKind = models.load(common[0])
+    return kind
+
+
+M = TypeVar("M", bound=Model)
 
 
 def rollout(
-    model: Model,
+    model: M,
     policy: Any,
     *,
     act: Callable[[Any, np.ndarray, np.ndarray], np.ndarray] | None = None,
     steps: int | None = None,
-) -> Model:
+) -> M:
     """Drive ``model`` with ``policy`` until every env is done (or for ``steps`` decisions):
     one observation batch (through ``policy.view``) and one action per active env per decision.
 

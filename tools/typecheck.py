@@ -1,0 +1,50 @@
+"""Type-check schedlab with mypy (``make lint``), settings in ``pyproject.toml`` ``[tool.mypy]``.
+
+The top-level folders are installed under one import name (``simulator/`` is
+``schedlab.simulator``, pyproject's ``package-dir``), a mapping mypy cannot follow in an editable
+install. This builds that layout from symbolic links under ``build/typecheck/`` (never copies)
+and runs mypy there, printing paths relative to the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TREE = ROOT / "build" / "typecheck"
+
+
+def build_tree() -> Path:
+    """``build/typecheck/schedlab/...``: the installed layout, as links to the sources."""
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    shutil.rmtree(TREE, ignore_errors=True)
+    for package, folder in sorted(setup["package-dir"].items()):
+        target = TREE.joinpath(*package.split("."))
+        target.mkdir(parents=True, exist_ok=True)
+        for source in sorted((ROOT / folder).glob("*.py")) + [ROOT / folder / "py.typed"]:
+            if source.is_file():
+                (target / source.name).symlink_to(source)
+    return TREE
+
+
+def main() -> int:
+    tree = build_tree()
+    config = ROOT / "pyproject.toml"
+    cmd = [sys.executable, "-m", "mypy", "--config-file", str(config), "-p", "schedlab"]
+    done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=False)
+    prefix = str(tree) + os.sep
+    for line in (done.stdout + done.stderr).splitlines():
+        path, sep, rest = line.partition(":")
+        link = tree / path
+        shown = os.path.relpath(link.resolve(), ROOT) if sep and link.is_symlink() else path
+        print(f"{shown}{sep}{rest}".replace(prefix, ""))
+    return done.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
