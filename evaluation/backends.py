@@ -252,14 +252,18 @@ class LocalBackend(_OnThisMachine):
         self._results: queue.SimpleQueue[Result] = queue.SimpleQueue()
         self._outstanding = 0
         self._stopped = False
+        self._broken: RuntimeError | None = None  # the pool broke; without here, tasks fail
         self._recent: deque[float] = deque(maxlen=2)
         self.workers_started = False
         """Whether the worker processes were started (see :data:`WORKER_START_S`)."""
 
     def _add(self, call: _Call) -> None:
         with self._lock:
-            self._staged.append(call)
             self._outstanding += 1
+            if self._broken is not None:
+                self._results.put((call.key, None, self._broken))
+                return
+            self._staged.append(call)
             self._queued.notify()
 
     def _take(self, front: bool) -> _Call | None:
@@ -312,14 +316,17 @@ class LocalBackend(_OnThisMachine):
             future.add_done_callback(lambda f, c=call: self._done(f, c))
 
     def _pool_broke(self, call: _Call, exc: RuntimeError) -> None:
-        """With ``here`` this process runs ``call`` and the queue; else they fail with ``exc``."""
+        """With ``here`` this process runs ``call`` and the queue; else they fail with
+        ``exc``, as every task submitted later."""
         with self._lock:
             del self._running[call.key]
             if self._here:
                 self._queue.append(call)
                 return
-            failed = [call, *self._queue]
+            self._broken = exc
+            failed = [call, *self._queue, *self._staged]
             self._queue.clear()
+            self._staged.clear()
         for c in failed:
             self._results.put((c.key, None, exc))
 

@@ -34,9 +34,11 @@ def test_a_worker_that_dies_fails_its_task_and_those_left() -> None:
         tasks.submit("dies", os._exit, 3)
         tasks.submit("after", os.getpid)
         got = {key: error for key, _, error in tasks.completed()}
+        tasks.submit("later", os.getpid)
+        got |= {key: error for key, _, error in tasks.completed()}
     finally:
         tasks.close()
-    assert sorted(got) == ["after", "dies"]
+    assert sorted(got) == ["after", "dies", "later"]
     assert all(isinstance(e, BrokenProcessPool) for e in got.values())
 
 
