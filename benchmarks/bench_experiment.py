@@ -74,7 +74,7 @@ def main() -> None:
     """Run the benchmark and print the timings."""
     import polars as pl
 
-    from schedlab.evaluation.runner import available_cpus
+    from schedlab.evaluation.backends import available_cpus
     from schedlab.evaluation.spec import load_spec
     from schedlab.reports.experiment import write_experiment_report
 

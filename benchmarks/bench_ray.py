@@ -2,7 +2,7 @@
 
 ``experiments/deeprm_fig4.toml`` (60 runs: 6 policies x 10 loads x 100 jobsets) is run from
 scratch twice into temporary directories: by the local backend (this process and its spawned
-workers, the default) and by :class:`~schedlab.evaluation.ray_backend.RayExecutor` on a local
+workers, the default) and by :class:`~schedlab.evaluation.ray_backend.RayBackend` on a local
 Ray instance of as many CPUs, then once more on the same instance (its worker processes
 started and warm). Prints each wall time (Ray's start and stop apart); the ratios Ray / local;
 the **overhead per task**: the CPU time of the experiment that was not spent inside runs,
@@ -53,8 +53,9 @@ def main() -> None:
     """Run the benchmark and print the timings."""
     import polars as pl
 
-    from schedlab.evaluation.ray_backend import RayExecutor, RaySession, RayTasks
-    from schedlab.evaluation.runner import available_cpus, run_experiment
+    from schedlab.evaluation.backends import available_cpus
+    from schedlab.evaluation.ray_backend import RayBackend, RaySession
+    from schedlab.evaluation.runner import run_experiment
     from schedlab.evaluation.spec import load_spec
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -80,10 +81,10 @@ def main() -> None:
             for name in ("ray", "ray-warm"):  # the second run finds Ray's workers started
                 shutil.rmtree(base / name, ignore_errors=True)
                 t0 = time.perf_counter()
-                ray_outcome = run_experiment(spec, base / name, executor=RayExecutor(),
+                ray_outcome = run_experiment(spec, base / name, backend=RayBackend(RaySession()),
                                              progress=False)  # fmt: skip
                 walls.append(time.perf_counter() - t0)
-            empty_s = empty_round_trip_s(RayTasks(session))
+            empty_s = empty_round_trip_s(RayBackend(session))
         finally:
             t0 = time.perf_counter()
             session.stop()

@@ -1,10 +1,10 @@
 """Ray as an execution backend (``--backend ray``): a local instance, or an existing cluster.
 
 :class:`RaySession` connects to Ray once per command (or starts a local instance) and
-disconnects (or stops it) at the end; :class:`RayTasks` runs functions as Ray tasks and yields
-their results as they complete; :class:`RayExecutor` is the experiment runner's
-:class:`~schedlab.evaluation.executors.Executor` on top of them (training sweeps use
-:class:`RayTasks` directly, see :mod:`schedlab.evaluation.train_sweep`).
+disconnects (or stops it) at the end; :class:`RayBackend`, the
+:class:`~schedlab.evaluation.backends.Backend` of Ray, runs functions as Ray tasks and yields
+their results as they complete (experiments and training sweeps alike, see
+:func:`~schedlab.evaluation.backends.run_batch`).
 
 Where things live; no filesystem shared between the nodes is needed:
 
@@ -40,17 +40,14 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from schedlab import interrupts
 from schedlab.errors import BackendError, Interrupted
-from schedlab.evaluation.executors import THREAD_VARIABLES
-from schedlab.evaluation.runner import available_cpus
-from schedlab.evaluation.runs import RunResult, RunTask, compute, record_failure, select_load
-from schedlab.jobset import JobSet
+from schedlab.evaluation.backends import THREAD_VARIABLES, Result, available_cpus
 
 INSTALL_HINT = "the ray backend needs Ray, an optional dependency: pip install 'schedlab[ray]'"
 """What to do when Ray is not installed."""
@@ -179,7 +176,7 @@ def _signal_named() -> Iterator[None]:
         raise Interrupted(f"interrupted by {name}", name) from exc
 
 
-class RayTasks:
+class RayBackend:
     """Functions run as Ray tasks, each known by a key; results taken as they complete.
 
     Parameters
@@ -192,6 +189,10 @@ class RayTasks:
         never retried.
     """
 
+    remote = True
+    """Tasks run on any node: inputs go through the object store (:meth:`put`), outputs come
+    back as values."""
+
     def __init__(self, session: RaySession, *, retries: int = 1) -> None:
         self.session = session
         self._retries = retries
@@ -202,9 +203,13 @@ class RayTasks:
         """``value`` in the object store, once: a reference to pass to many tasks."""
         return self.session.start().put(value)
 
-    def submit(self, key: Any, fn: Callable[..., Any], *args: Any, cpus: int = 1) -> None:
+    def submit(
+        self, key: str, fn: Callable[..., Any], *args: Any, cpus: int = 1,
+        group: Hashable = None,
+    ) -> None:  # fmt: skip
         """Run ``fn(*args)`` as a task of ``cpus`` CPUs (arguments may be references from
-        :meth:`put`); ``fn`` must be importable by the workers (a module-level function)."""
+        :meth:`put`); ``fn`` must be importable by the workers (a module-level function).
+        ``group`` is moot: Ray places each task on any free CPU."""
         ray = self.session.start()
         if fn not in self._remote:
             self._remote[fn] = ray.remote(fn)
@@ -217,7 +222,7 @@ class RayTasks:
         """Tasks submitted whose result was not taken yet."""
         return len(self._pending)
 
-    def completed(self) -> Iterator[tuple[Any, Any, BaseException | None]]:
+    def completed(self) -> Iterator[Result]:
         """``(key, value, None)``, or ``(key, None, error)`` for a task that raised or whose
         worker died, per task as each completes."""
         while self._pending:
@@ -253,60 +258,3 @@ class RayTasks:
         """Cancel what is left; stop (or disconnect from) Ray if this session started it."""
         self.cancel()
         self.session.stop()
-
-
-class RayExecutor:
-    """The runs of an experiment as Ray tasks of one CPU each (see the module docstring).
-
-    Parameters
-    ----------
-    address
-        The cluster (:class:`RaySession`); None: a local instance of ``cpus`` CPUs.
-    cpus
-        CPUs of a local instance (default: those this process may use).
-    retries
-        Times a run is retried when its worker process or node dies; after that, the run is
-        recorded as failed (``errors/<id>.json``) and the others go on.
-    """
-
-    def __init__(
-        self, address: str | None = None, *, cpus: int | None = None, retries: int = 1
-    ) -> None:
-        self._tasks = RayTasks(RaySession(address, cpus=cpus), retries=retries)
-        self._jobsets: dict[tuple[str, float | None], Any] = {}
-        self._queued: dict[str, RunTask] = {}
-
-    def submit(self, tasks: Sequence[RunTask]) -> None:
-        """Send ``tasks`` to Ray (starting it if needed); the jobsets of each (workload, load)
-        go into the object store once, read from the workload's file once."""
-        workloads: dict[str, JobSet] = {}
-        for t in tasks:
-            key = (t.jobsets_path, t.load)
-            if key not in self._jobsets:
-                if t.jobsets_path not in workloads:
-                    workloads[t.jobsets_path] = JobSet.read_parquet(t.jobsets_path)
-                self._jobsets[key] = self._tasks.put(select_load(workloads[t.jobsets_path], t.load))
-            self._tasks.submit(t.run_id, compute, t, self._jobsets[key])
-            self._queued[t.run_id] = t
-
-    def as_completed(self) -> Iterator[RunResult]:
-        """One result per task as each completes, its run file written here first."""
-        for run_id, output, error in self._tasks.completed():
-            task = self._queued.pop(run_id)
-            if error is None:
-                yield output.write()
-                continue
-            message = f"{type(error).__name__}: {' '.join(str(error).split())}"[:600]
-            record_failure(task, error, str(error), 0.0)
-            yield RunResult(run_id=run_id, error=message)
-
-    def cancel(self) -> None:
-        """Drop the tasks not started and stop the running ones (their workers are killed)."""
-        self._tasks.cancel()
-        self._queued.clear()
-
-    def close(self) -> None:
-        """Cancel what is left and stop (or disconnect from) Ray if this executor started it."""
-        self._queued.clear()
-        self._jobsets.clear()
-        self._tasks.close()

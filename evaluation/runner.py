@@ -22,12 +22,14 @@ not reproduce identically is moved to ``replaced/<time>/`` and the rest is kept.
 
 Jobsets are generated (or loaded) once per workload, before any run, into ``jobsets/``; every
 run of the workload reads that file and selects its load, so every policy sees exactly the same
-jobsets. Runs execute through an :class:`~schedlab.evaluation.executors.Executor`: by default
-this process plus up to ``workers − 1`` spawned worker processes, started only when the work
-left is long enough to pay for them (:class:`~schedlab.evaluation.executors.LocalExecutor`),
-serially for one worker or a couple of runs. SIGINT or SIGTERM stops the workers within about
-a second, keeps the completed runs and raises :class:`~schedlab.errors.Interrupted`; a failing
-run is recorded in ``errors/`` and the others go on.
+jobsets. Runs execute on a :class:`~schedlab.evaluation.backends.Backend`
+(:func:`~schedlab.evaluation.backends.run_batch`): by default this process plus up to
+``workers − 1`` spawned worker processes, started only when the work left is long enough to
+pay for them (:class:`~schedlab.evaluation.backends.LocalBackend` with ``here``), serially for
+one worker; or Ray, where each (workload, load)'s jobsets go into the object store once and the
+runs' files are written here. SIGINT or SIGTERM stops the workers within about a second, keeps
+the completed runs and raises :class:`~schedlab.errors.Interrupted`; a failing run is recorded
+in ``errors/`` and the others go on.
 """
 
 from __future__ import annotations
@@ -38,20 +40,31 @@ import os
 import re
 import shutil
 import time
+import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schedlab import __version__, interrupts, io
+from schedlab import __version__, io
 from schedlab.errors import Interrupted, OutputError
+from schedlab.evaluation.backends import Backend, BatchOutcome, make_backend, one_line, run_batch
 from schedlab.evaluation.collect import collect_runs, run_summaries
-from schedlab.evaluation.executors import BatchOutcome, Executor, LocalExecutor, SerialExecutor
-from schedlab.evaluation.runs import RunTask, is_done, jobsets_path, plan, workload_fingerprint
+from schedlab.evaluation.runs import (
+    RunOutput,
+    RunResult,
+    RunTask,
+    compute,
+    execute,
+    is_done,
+    jobsets_path,
+    plan,
+    record_failure,
+    select_load,
+    workload_fingerprint,
+)
 from schedlab.evaluation.spec import ExperimentSpec, WorkloadSpec
 from schedlab.jobset import JobSet
-
-MIN_PARALLEL_RUNS = 3
-"""Fewer pending runs than this run serially (worker start-up would not pay off)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -144,7 +157,8 @@ def run_experiment(
     workers: int | None = None,
     progress: bool = True,
     force: bool = False,
-    executor: Executor | None = None,
+    backend: str | Backend = "local",
+    address: str | None = None,
 ) -> Outcome:
     """Run every run of ``spec`` not yet done into ``out_dir``; see the module docstring.
 
@@ -155,14 +169,16 @@ def run_experiment(
     out_dir
         The experiment directory (created if missing).
     workers
-        Processes running runs, this one included; default: the CPUs this process may use.
-        With 1, or fewer than :data:`MIN_PARALLEL_RUNS` pending runs, runs execute here only.
+        Local: processes running runs, this one included; default: the CPUs this process may
+        use. With 1, or few short runs, runs execute here only. Ray: the CPUs of a local
+        instance.
     progress
         Show a progress bar over completed runs, and each run's warnings as one line.
     force
         Replace an experiment of a different spec in ``out_dir`` (see :func:`check_directory`).
-    executor
-        Where runs execute (default: chosen from ``workers``, see above); it is closed here.
+    backend, address
+        Where runs execute (:func:`~schedlab.evaluation.backends.make_backend`), or a backend
+        itself; it is closed here.
 
     Raises
     ------
@@ -171,85 +187,72 @@ def run_experiment(
     Interrupted
         SIGINT or SIGTERM arrived: completed runs are kept; run again to resume.
     """
+    from tqdm import tqdm
+
     t0 = time.perf_counter()
     out = Path(out_dir)
     check_size(spec)
     replaced = check_directory(spec, out, force=force)
     tasks = plan(spec, out)
-    pending = [t for t in tasks if not is_done(t)]
-    executor = executor or default_executor(workers, len(pending))
-    done: list[str] = []
-    try:
-        with interrupts.guard():
-            out.mkdir(parents=True, exist_ok=True)
-            _remove_partial_files(out)
-            _write_header(spec, out)
-            for w in spec.workloads:
-                make_jobsets(w, jobsets_path(out, w))
-            failures, said = _run(executor, tasks, pending, spec.name, progress, done)
-    except KeyboardInterrupt as exc:
-        executor.cancel()
+    pending = {t.run_id: t for t in tasks if not is_done(t)}
+    runs_on = backend if not isinstance(backend, str) else make_backend(
+        backend, workers=workers, address=address, n_tasks=len(pending), here=True)  # fmt: skip
+    said: list[str] = []
+
+    def start() -> None:
+        out.mkdir(parents=True, exist_ok=True)
         _remove_partial_files(out)
-        name = getattr(exc, "signal", "SIGINT")
-        msg = (
-            f"interrupted by {name} after {len(tasks) - len(pending) + len(done)} of {len(tasks)} "
-            f"runs ({len(done)} now); run the same command again to resume"
-        )
-        raise Interrupted(msg, name) from exc
-    finally:
-        executor.close()
+        _write_header(spec, out)
+        for w in spec.workloads:
+            make_jobsets(w, jobsets_path(out, w))
+        _submit(runs_on, pending.values())
+
+    def take(run_id: str, value: Any, error: BaseException | None) -> str | None:
+        result = _result(pending[run_id], value, error)
+        for w in result.warnings:
+            said.append(f"{run_id}: {w}")
+            if progress:
+                tqdm.write(f"warning: {said[-1]}")
+        return result.error
+
+    try:
+        failures = run_batch(runs_on, start, take, total=len(tasks), pending=len(pending),
+                             noun="runs", again="again to resume", desc=spec.name,
+                             progress=progress)  # fmt: skip
+    except Interrupted:
+        _remove_partial_files(out)
+        raise
     write_combined(spec, out)
     tally = Outcome.tally(out, len(tasks), len(pending), failures, t0)
-    return Outcome(**tally, warnings=said, replaced=replaced)
+    return Outcome(**tally, warnings=tuple(said), replaced=replaced)
 
 
-def available_cpus() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def default_executor(workers: int | None, n_pending: int) -> Executor:
-    """Serial for one worker or fewer than :data:`MIN_PARALLEL_RUNS` runs, else this process
-    plus ``workers − 1`` helpers (never more processes than runs)."""
-    n = min(workers or available_cpus(), n_pending)
-    if n <= 1 or n_pending < MIN_PARALLEL_RUNS:
-        return SerialExecutor()
-    return LocalExecutor(helpers=n - 1)
-
-
-def _run(
-    executor: Executor,
-    tasks: list[RunTask],
-    pending: list[RunTask],
-    name: str,
-    progress: bool,
-    done: list[str],
-) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Execute ``pending``; returns failures (run id -> error) and warnings (one line each)."""
-    from tqdm import tqdm
-
+def _submit(backend: Backend, pending: Iterable[RunTask]) -> None:
+    """Submit the runs ``pending`` (grouped by policy spec), their errors removed: each
+    executed where its files are, or, on a remote backend, computed with its load's jobsets
+    from the object store (put once per (workload, load), read from its file once)."""
+    workloads: dict[str, JobSet] = {}
+    jobsets: dict[tuple[str, float | None], Any] = {}
     for t in pending:
         Path(t.error_path).unlink(missing_ok=True)
-    failures: dict[str, str] = {}
-    said: list[str] = []
-    bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=name, unit="run",
-               disable=not progress or None)  # fmt: skip
-    with bar:
-        executor.submit(pending)
-        for result in executor.as_completed():
-            done.append(result.run_id)
-            if result.error:
-                failures[result.run_id] = result.error
-            for w in result.warnings:
-                said.append(f"{result.run_id}: {w}")
-                if progress:
-                    bar.write(f"warning: {said[-1]}")
-            bar.update()
-            interrupts.check()  # an interrupt whose exception was discarded during that run
-    return failures, tuple(said)
+        if not backend.remote:
+            backend.submit(t.run_id, execute, t, group=t.spec)
+            continue
+        key = (t.jobsets_path, t.load)
+        if key not in jobsets:
+            if t.jobsets_path not in workloads:
+                workloads[t.jobsets_path] = JobSet.read_parquet(t.jobsets_path)
+            jobsets[key] = backend.put(select_load(workloads[t.jobsets_path], t.load))
+        backend.submit(t.run_id, compute, t, jobsets[key], group=t.spec)
+
+
+def _result(task: RunTask, value: Any, error: BaseException | None) -> RunResult:
+    """The result of ``task``: written here if it was computed elsewhere; an error of the
+    backend (a worker that died) recorded as the run's failure."""
+    if error is not None:
+        record_failure(task, error, "".join(traceback.format_exception(error)), 0.0)
+        return RunResult(run_id=task.run_id, error=one_line(f"{type(error).__name__}: {error}"))
+    return value.write() if isinstance(value, RunOutput) else value
 
 
 def _remove_partial_files(out: Path) -> None:

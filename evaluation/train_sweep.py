@@ -2,7 +2,8 @@
 
 ``schedlab train deeprm --seeds 0-4 --grid lr=0.001,0.0003 -o OUT`` trains every (grid point,
 seed) with a registered trainer (:data:`schedlab.registry.trainers`) on a backend
-(:func:`~schedlab.evaluation.tasks.make_tasks`: this machine's processes, or Ray) and writes::
+(:func:`~schedlab.evaluation.backends.make_backend`: this machine's processes, or Ray) and
+writes::
 
     OUT/config.json         the sweep: trainer, base config ("train_config"), seeds, grid, runs
     OUT/<run>/              one ordinary training run directory per (point, seed), e.g.
@@ -38,8 +39,15 @@ import polars as pl
 
 from schedlab import interrupts, io
 from schedlab.errors import Interrupted, OutputError, ParameterError
+from schedlab.evaluation.backends import (
+    Backend,
+    BatchOutcome,
+    available_cpus,
+    make_backend,
+    one_line,
+    run_batch,
+)
 from schedlab.evaluation.convergence import over_seeds, per_run, read_curves
-from schedlab.evaluation.executors import BatchOutcome
 from schedlab.params import build, check_params, flat
 from schedlab.policies.training import STATE, Selection, TrainResult, read_selection
 
@@ -284,7 +292,7 @@ def run_sweep(
     out_dir: str | Path,
     *,
     base: Mapping[str, Any],
-    backend: str = "local",
+    backend: str | Backend = "local",
     address: str | None = None,
     workers: int | None = None,
     resume: bool = False,
@@ -304,8 +312,9 @@ def run_sweep(
     base
         The base config (before seeds and grid), saved as ``"train_config"`` for ``--resume``.
     backend, address, workers
-        Where runs train (:func:`~schedlab.evaluation.tasks.make_tasks`); ``workers`` defaults
-        to the CPUs this process may use divided by the runs' torch ``threads``.
+        Where runs train (:func:`~schedlab.evaluation.backends.make_backend`), or a backend
+        itself (closed here); local ``workers`` default to the CPUs this process may use
+        divided by the runs' torch ``threads``.
     resume
         Continue the sweep in ``out_dir`` (required when it holds one).
     progress
@@ -321,54 +330,40 @@ def run_sweep(
     Interrupted
         SIGINT or SIGTERM: complete runs are kept, running ones stopped; ``resume`` continues.
     """
-    from tqdm import tqdm
-
-    from schedlab.evaluation.runner import available_cpus
-    from schedlab.evaluation.tasks import make_tasks
-
     t0 = time.perf_counter()
     out = Path(out_dir)
     sweep = sweep_record(trainer, runs, base)
     check_sweep_directory(out, sweep, resume=resume)
     pending = [r for r in runs if not is_complete(r, out)]
     local_workers = workers or max(1, available_cpus() // max(map(_cpus, runs)))
-    tasks = make_tasks(backend, address=address, n_tasks=len(pending),
-                       workers=local_workers if backend == "local" else workers)  # fmt: skip
+    runs_on = backend if not isinstance(backend, str) else make_backend(
+        backend, address=address, n_tasks=len(pending),
+        workers=local_workers if backend == "local" else workers)  # fmt: skip
     by_name = {r.name: r for r in pending}
-    failures: dict[str, str] = {}
-    completed = 0
-    bar = tqdm(total=len(runs), initial=len(runs) - len(pending), desc=f"{trainer} sweep",
-               unit="run", disable=not progress or None)  # fmt: skip
-    try:
-        with interrupts.guard(), bar:
-            _submit(tasks, trainer, pending, out, shipped=backend == "ray")
-            # written once the backend took the runs: one that cannot start leaves no sweep
-            io.write_text_atomic(out / "config.json", json.dumps(sweep, indent=2, default=str))
-            for name, output, error in tasks.completed():
-                if error is not None:  # the worker died, or Ray lost the task
-                    output = TrainOutput(error=f"{type(error).__name__}: {error}",
-                                         traceback=str(error))  # fmt: skip
-                if output.files:
-                    write_files(out / name, output.files)
-                if output.error is None:
-                    _mark_complete(by_name[name], output.result, out)
-                    completed += 1
-                    if on_done is not None:
-                        on_done(out / name, by_name[name], output.result)
-                else:
-                    failures[name] = " ".join(output.error.split())[:600]
-                    _record_failure(by_name[name], output, out)
-                bar.update()
-                interrupts.check()  # an interrupt whose exception was discarded during that run
-    except KeyboardInterrupt as exc:
-        tasks.cancel()
-        name = getattr(exc, "signal", None) or "SIGINT"
-        done = len(runs) - len(pending) + completed
-        msg = (f"interrupted by {name} after {done} of {len(runs)} training runs "
-               f"({completed} now); run the same command with --resume to continue")  # fmt: skip
-        raise Interrupted(msg, name) from exc
-    finally:
-        tasks.close()
+
+    def start() -> None:
+        _submit(runs_on, trainer, pending, out)
+        # written once the backend took the runs: one that cannot start leaves no sweep
+        io.write_text_atomic(out / "config.json", json.dumps(sweep, indent=2, default=str))
+
+    def take(name: str, output: Any, error: BaseException | None) -> str | None:
+        if error is not None:  # the worker died, or Ray lost the task
+            output = TrainOutput(error=f"{type(error).__name__}: {error}", traceback=str(error))
+        if output.files:
+            write_files(out / name, output.files)
+        if output.error is not None:
+            _record_failure(by_name[name], output, out)
+            return one_line(output.error)
+        _mark_complete(by_name[name], output.result, out)
+        return None
+
+    def then(name: str, output: TrainOutput) -> None:
+        if on_done is not None:
+            on_done(out / name, by_name[name], output.result)
+
+    failures = run_batch(runs_on, start, take, then=then, total=len(runs), pending=len(pending),
+                         noun="training runs", again="with --resume to continue",
+                         desc=f"{trainer} sweep", progress=progress)  # fmt: skip
     tables = write_tables(runs, out)
     return SweepOutcome(**SweepOutcome.tally(out, len(runs), len(pending), failures, t0),
                         tables=tables)  # fmt: skip
@@ -379,17 +374,16 @@ def _cpus(run: SweepRun) -> int:
     return int(flat(run.config).get("threads", 1))
 
 
-def _submit(tasks: Any, trainer: str, runs: Sequence[SweepRun], out: Path, *,
-            shipped: bool) -> None:  # fmt: skip
-    """Submit ``runs``: trained in their directory, or (``shipped``, Ray) elsewhere with the
-    directory's files sent along and brought back."""
+def _submit(backend: Backend, trainer: str, runs: Sequence[SweepRun], out: Path) -> None:
+    """Submit ``runs``, their errors removed: trained in their directory, or (on a remote
+    backend, Ray) elsewhere with the directory's files sent along and brought back."""
     for r in runs:
         (out / "errors" / f"{r.name}.json").unlink(missing_ok=True)
-        if shipped:
+        if backend.remote:
             files = read_files(out / r.name)
-            tasks.submit(r.name, train_shipped, trainer, r.config, files, cpus=_cpus(r))
+            backend.submit(r.name, train_shipped, trainer, r.config, files, cpus=_cpus(r))
         else:
-            tasks.submit(r.name, train_in, trainer, r.config, str(out / r.name), cpus=_cpus(r))
+            backend.submit(r.name, train_in, trainer, r.config, str(out / r.name), cpus=_cpus(r))
 
 
 def sweep_record(trainer: str, runs: Sequence[SweepRun], base: Mapping[str, Any]) -> dict[str, Any]:

@@ -52,23 +52,12 @@ def experiment_run_cmd(
     from schedlab.evaluation.runner import run_experiment
     from schedlab.evaluation.spec import load_spec
 
-    executor = make_executor(backend, address, workers)
+    check_backend(backend, address, workers)
     outcome = run_experiment(
-        load_spec(spec), output, workers=workers, force=force, executor=executor
+        load_spec(spec), output, workers=workers, force=force, backend=backend, address=address
     )
     summary(outcome)
     fail_on_failures(outcome)
-
-
-def make_executor(backend: str, address: str | None, workers: int | None) -> Any:
-    """The runner's executor for ``--backend``: None (the runner's default) for ``local``."""
-    check_backend(backend, address, workers)
-    if backend == "local":
-        return None
-    from schedlab.evaluation.ray_backend import RayExecutor, import_ray
-
-    import_ray()  # fail now, in one line, if Ray is missing
-    return RayExecutor(address, cpus=workers)
 
 
 def summary(outcome: Any) -> None:

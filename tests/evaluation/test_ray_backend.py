@@ -17,10 +17,11 @@ import polars as pl
 import pytest
 
 from schedlab.errors import BackendError, Interrupted
-from schedlab.evaluation import ray_backend
-from schedlab.evaluation.ray_backend import RayExecutor, RaySession, RayTasks
+from schedlab.evaluation import runner
+from schedlab.evaluation.backends import Result
+from schedlab.evaluation.ray_backend import RayBackend, RaySession
 from schedlab.evaluation.runner import run_experiment
-from schedlab.evaluation.runs import RunResult, plan
+from schedlab.evaluation.runs import plan
 from schedlab.evaluation.spec import load_spec
 from schedlab.results import Results
 from tests.cli_helpers import run_fail, run_ok
@@ -67,27 +68,32 @@ def assert_same_runs(a: Path, b: Path) -> None:
     assert summaries[0].equals(summaries[1])
 
 
+def ray() -> RayBackend:
+    """A backend on the Ray of this process (the session's instance)."""
+    return RayBackend(RaySession())
+
+
 def test_ray_gives_identical_runs_to_the_local_backend(
     ray_instance: ModuleType, local: Path, tmp_path: Path
 ) -> None:
     spec = load_spec(local / "spec.toml")
-    outcome = run_experiment(spec, tmp_path / "ray", executor=RayExecutor(), progress=False)
+    outcome = run_experiment(spec, tmp_path / "ray", backend=ray(), progress=False)
     assert (outcome.ran, outcome.skipped, outcome.failures) == (N_RUNS, 0, {})
     assert_same_runs(local, tmp_path / "ray")
     assert ray_instance.is_initialized()  # a Ray started by someone else is left running
-    again = run_experiment(spec, tmp_path / "ray", executor=RayExecutor(), progress=False)
+    again = run_experiment(spec, tmp_path / "ray", backend=ray(), progress=False)
     assert (again.ran, again.skipped) == (0, N_RUNS)
 
 
-class StopAfter(RayExecutor):
-    """A Ray executor interrupted (as by Ctrl-C) after ``n`` results."""
+class StopAfter(RayBackend):
+    """A Ray backend interrupted (as by Ctrl-C) after ``n`` results."""
 
     def __init__(self, n: int) -> None:
-        super().__init__()
+        super().__init__(RaySession())
         self.n = n
 
-    def as_completed(self) -> Iterator[RunResult]:
-        for k, result in enumerate(super().as_completed(), start=1):
+    def completed(self) -> Iterator[Result]:
+        for k, result in enumerate(super().completed(), start=1):
             yield result
             if k == self.n:
                 raise KeyboardInterrupt
@@ -99,11 +105,11 @@ def test_an_interrupted_ray_experiment_resumes_to_the_same_results(
     spec = load_spec(local / "spec.toml")
     out = tmp_path / "ray"
     with pytest.raises(Interrupted, match=r"after 2 of 8 runs \(2 now\); run the same command"):
-        run_experiment(spec, out, executor=StopAfter(2), progress=False)
+        run_experiment(spec, out, backend=StopAfter(2), progress=False)
     done = sorted(p.name for p in (out / "runs").iterdir())
     assert len(done) == 2  # the running tasks were stopped, not written
     assert not list(out.rglob(".*.tmp"))
-    resumed = run_experiment(spec, out, executor=RayExecutor(), progress=False)
+    resumed = run_experiment(spec, out, backend=ray(), progress=False)
     assert (resumed.ran, resumed.skipped, resumed.failures) == (N_RUNS - 2, 2, {})
     assert_same_runs(local, out)
 
@@ -114,7 +120,7 @@ def test_a_failing_run_is_recorded_while_the_others_finish(
     (tmp_path / "bad.pt").write_text("not a checkpoint")
     text = SPEC.replace("deeprm:checkpoint=deeprm-0.7", "deeprm:checkpoint=bad.pt")
     out = tmp_path / "out"
-    outcome = run_experiment(load_spec(write_spec(tmp_path, text)), out, executor=RayExecutor(),
+    outcome = run_experiment(load_spec(write_spec(tmp_path, text)), out, backend=ray(),
                              progress=False)  # fmt: skip
     assert outcome.ran == N_RUNS - 2
     assert sorted(outcome.failures) == ["deeprm__load130__deeprm", "deeprm__load50__deeprm"]
@@ -129,8 +135,8 @@ def test_an_error_reported_by_ray_is_recorded_as_the_runs_failure(
 ) -> None:
     text = SPEC.replace(', { spec = "deeprm:checkpoint=deeprm-0.7", name = "deeprm" }', "")
     spec = load_spec(write_spec(tmp_path, text))
-    monkeypatch.setattr(ray_backend, "compute", os.path.join)  # a TypeError on the worker
-    outcome = run_experiment(spec, tmp_path / "out", executor=RayExecutor(retries=0),
+    monkeypatch.setattr(runner, "compute", os.path.join)  # a TypeError on the worker
+    outcome = run_experiment(spec, tmp_path / "out", backend=RayBackend(RaySession(), retries=0),
                              progress=False)  # fmt: skip
     assert outcome.ran == 0
     assert len(outcome.failures) == 6
@@ -142,7 +148,7 @@ def test_an_error_reported_by_ray_is_recorded_as_the_runs_failure(
 def test_a_worker_that_dies_is_reported_and_the_other_tasks_complete(
     ray_instance: ModuleType,
 ) -> None:
-    tasks = RayTasks(RaySession(), retries=0)
+    tasks = RayBackend(RaySession(), retries=0)
     tasks.submit("dies", lambda: os._exit(3))
     tasks.submit("lives", lambda: os.getpid())
     got = {key: (value, error) for key, value, error in tasks.completed()}
@@ -154,19 +160,14 @@ def test_a_worker_that_dies_is_reported_and_the_other_tasks_complete(
 
 
 def test_the_jobsets_are_shared_through_the_object_store_once(
-    ray_instance: ModuleType, local: Path, monkeypatch: pytest.MonkeyPatch
+    ray_instance: ModuleType, local: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec = load_spec(local / "spec.toml")
-    executor = RayExecutor()
     puts: list[object] = []
-    real_put = RayTasks.put
-    monkeypatch.setattr(RayTasks, "put", lambda self, v: puts.append(v) or real_put(self, v))
-    try:
-        executor.submit(plan(spec, local))
-        results = list(executor.as_completed())
-    finally:
-        executor.close()
-    assert len(results) == N_RUNS
+    real_put = RayBackend.put
+    monkeypatch.setattr(RayBackend, "put", lambda self, v: puts.append(v) or real_put(self, v))
+    outcome = run_experiment(spec, tmp_path / "ray", backend=ray(), progress=False)
+    assert (outcome.ran, outcome.failures) == (N_RUNS, {})
     assert len(puts) == 2  # one workload of two loads, each put once for its 4 runs
     assert sorted(len(js.jobset_ids) for js in puts) == [4, 4]  # type: ignore[attr-defined]
 

@@ -139,12 +139,12 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None
 def test_parallel_workers_give_the_same_results_as_serial(
     done: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from schedlab.evaluation import executors
+    from schedlab.evaluation import backends
 
-    monkeypatch.setattr(executors, "WORKER_START_S", 0.0)  # start workers even for tiny runs
+    monkeypatch.setattr(backends, "WORKER_START_S", 0.0)  # start workers even for tiny runs
     spec = load_spec(done / "spec.toml")
-    ex = executors.LocalExecutor(helpers=1)
-    outcome = run_experiment(spec, tmp_path / "par", executor=ex, progress=False)
+    ex = backends.LocalBackend(1, here=True)
+    outcome = run_experiment(spec, tmp_path / "par", backend=ex, progress=False)
     assert outcome.ran == 6
     assert ex.workers_started
     for task in plan(spec, done):
@@ -212,24 +212,24 @@ def test_run_warnings_are_one_line_each_in_the_outcome_and_the_run_file(
     assert meta["run"]["warnings"] == ["policy 'x': 2 jobs were placed by the fallback"]
 
 
-def test_the_executor_is_injected(tmp_path: Path) -> None:
-    from schedlab.evaluation.executors import SerialExecutor
+def test_the_backend_is_injected(tmp_path: Path) -> None:
+    from schedlab.evaluation.backends import SerialBackend
 
-    class Counting(SerialExecutor):
+    class Counting(SerialBackend):
         def __init__(self) -> None:
             super().__init__()
             self.submitted = 0
             self.closed = False
 
-        def submit(self, tasks):  # type: ignore[no-untyped-def]
-            self.submitted += len(tasks)
-            super().submit(tasks)
+        def submit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self.submitted += 1
+            super().submit(*args, **kwargs)
 
         def close(self) -> None:
             self.closed = True
 
     ex = Counting()
-    outcome = run_experiment(load_spec(write_spec(tmp_path, SPEC)), tmp_path / "o", executor=ex,
+    outcome = run_experiment(load_spec(write_spec(tmp_path, SPEC)), tmp_path / "o", backend=ex,
                              progress=False)  # fmt: skip
     assert (outcome.ran, ex.submitted, ex.closed) == (6, 6, True)
 
