@@ -226,7 +226,7 @@ def _ids_unique(jobs: pl.DataFrame) -> bool:
     if lo < 0 or hi >= 1 << 31:
         return not jobs.select(pl.struct("jobset", "job_id").is_duplicated().any()).item()
     key = pl.col("jobset").cast(pl.Int64) * (1 << 31) + pl.col("job_id")
-    return jobs.select(key.n_unique()).item() == jobs.height
+    return bool(jobs.select(key.n_unique()).item() == jobs.height)
 
 
 def _first_bad(jobs: pl.DataFrame, bad: pl.Expr) -> dict[str, Any] | None:

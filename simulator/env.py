@@ -45,7 +45,10 @@ def _workload(
         return jobset
     from schedlab.registry import generators
 
-    return generators.make(workload, **(params or {})).generate(load, n_jobsets=jobsets, seed=seed)
+    result: JobSet = generators.make(workload, **(params or {})).generate(
+        load, n_jobsets=jobsets, seed=seed
+    )
+    return result
 
 
 class _Adapter:

@@ -266,22 +266,26 @@ class BatchedEngine:
     @property
     def done(self) -> np.ndarray:
         """bool, shape ``(B,)``: every job of the env has been placed."""
-        return self.state.done
+        result: np.ndarray = self.state.done
+        return result
 
     @property
     def forced(self) -> np.ndarray:
         """int64, shape ``(B,)``: jobs placed by the time-limit fallback."""
-        return self.state.forced
+        result: np.ndarray = self.state.forced
+        return result
 
     def starts(self, env: int) -> np.ndarray:
         """Start step of every job of ``env`` (its rows in order), int64."""
         s = self.state
-        return s.start[env, : s.hi[env] - s.lo[env]].copy()
+        result: np.ndarray = s.start[env, : s.hi[env] - s.lo[env]].copy()
+        return result
 
     def _concat(self, per_env: np.ndarray) -> np.ndarray:
         s = self.state
         keep = np.arange(per_env.shape[1])[None, :] < (s.hi - s.lo)[:, None]
-        return per_env[keep]
+        result: np.ndarray = per_env[keep]
+        return result
 
     def all_starts(self) -> np.ndarray:
         """Start steps of all envs concatenated (the job rows in order when each env replays
@@ -338,4 +342,5 @@ def default_time_limit(
     """Per env: last arrival + Σ duration + T (slower than running the jobs one at a time)."""
     csum = np.concatenate([[0], np.cumsum(duration)])
     last = np.where(hi > lo, arrival[np.maximum(hi - 1, 0)] if arrival.size else 0, 0)
-    return (last + csum[hi] - csum[lo] + horizon).astype(np.int64)
+    result: np.ndarray = (last + csum[hi] - csum[lo] + horizon).astype(np.int64)
+    return result

@@ -20,6 +20,8 @@ the kernels 2–3× their speed, with scalars it costs nothing measurable.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 from numba import types
@@ -67,7 +69,8 @@ def available(profile: np.ndarray, duration: int, scratch: np.ndarray) -> np.nda
     with ``H = 1`` nothing is reserved ahead and the free capacity now holds). Written into
     ``scratch`` (shape ``(m, d)``) unless ``H = 1``."""
     if profile.shape[0] == 1:
-        return profile[0]
+        result: np.ndarray = profile[0]
+        return result
     scratch[:] = profile[0]
     for k in range(1, min(duration, profile.shape[0])):
         for i in range(scratch.shape[0]):
@@ -110,7 +113,7 @@ def choose(
     arrival: np.ndarray,
     base: int,
     now: int,
-    score,  # a compiled SCORE_SIGNATURE function
+    score: Any,  # a compiled SCORE_SIGNATURE function
     keys: np.ndarray,
     rule: int,
     mtree: np.ndarray,
@@ -137,7 +140,7 @@ def choose(
         Row of the jobset's first job (a job's ``index`` is ``row − base``).
     now : int
         The current step.
-    score, rule, knob
+    score: Any, rule: int, knob: float
         Job order, placement rule (:data:`.placement.PLACEMENTS`) and the order's parameter.
     mtree : float64, shape ``(2P, d)`` or ``(0, d)``
         Machine tree of the free capacity now (nothing reserved ahead), or empty.
@@ -225,7 +228,7 @@ def choose_batch(
     arrival: np.ndarray,
     base: np.ndarray,
     now: np.ndarray,
-    score,  # a compiled SCORE_SIGNATURE function
+    score: Any,  # a compiled SCORE_SIGNATURE function
     rule: int,
     knob: float,
     uniform: bool,
@@ -254,7 +257,7 @@ def choose_batch(
 
 @numba.njit(cache=True)
 def static_keys(
-    score, duration: np.ndarray, arrival: np.ndarray, base: np.ndarray, knob: float
+    score: Any, duration: np.ndarray, arrival: np.ndarray, base: np.ndarray, knob: float
 ) -> np.ndarray:  # fmt: skip
     """The score of every job under a static order (``base[row]``: first row of its jobset)."""
     keys = np.empty(duration.shape[0])

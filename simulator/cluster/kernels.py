@@ -9,6 +9,7 @@ more than the work itself.
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import Any
 
 import numba
 import numpy as np
@@ -119,7 +120,7 @@ def _advance(s: State, b: int, agent: bool) -> float:
     s.alloc_w[b] -= s.dep[b, 0]
     s.dep[b, 0] = 0.0
     _admit(s, b)
-    return reward
+    return float(reward)
 
 
 @numba.njit(cache=True)
@@ -133,7 +134,7 @@ def _tail(s: State, b: int) -> float:
 
 @numba.njit(cache=True)
 def _finish_work_conserving(
-    s: State, b: int, score, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
+    s: State, b: int, score: Any, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
 ) -> tuple[float, int]:
     """Start-now list scheduling of env ``b`` until every job is placed; (reward, jobs started)."""
     reward = 0.0
@@ -172,7 +173,7 @@ def _any_valid(s: State, b: int) -> bool:
 
 @numba.njit(cache=True)
 def reset_envs(
-    s: State, envs: np.ndarray, skip_forced: bool, fallback, rewards: np.ndarray
+    s: State, envs: np.ndarray, skip_forced: bool, fallback: Any, rewards: np.ndarray
 ) -> None:
     """Empty cluster at step 0 for each env in ``envs``, arrivals at 0 admitted, then
     :func:`settle` (its reward, 0 unless jobs wait for nothing, in ``rewards``)."""
@@ -204,7 +205,7 @@ def reset_envs(
 
 
 @numba.njit(cache=True)
-def settle(s: State, b: int, skip_forced: bool, fallback) -> float:
+def settle(s: State, b: int, skip_forced: bool, fallback: Any) -> float:
     """After an action: skip forced steps, close a finished episode, enforce the time limit
     (``fallback``: the order that finishes an env at its limit on first-fit machines: FCFS)."""
     reward = 0.0
@@ -224,7 +225,7 @@ def settle(s: State, b: int, skip_forced: bool, fallback) -> float:
 
 @numba.njit(cache=True)
 def step_envs(
-    s: State, envs: np.ndarray, actions: np.ndarray, skip_forced: bool, fallback,
+    s: State, envs: np.ndarray, actions: np.ndarray, skip_forced: bool, fallback: Any,
     rewards: np.ndarray,
 ) -> None:  # fmt: skip
     """Apply ``actions[x]`` to env ``envs[x]`` (done envs are left alone, reward 0)."""
@@ -269,7 +270,7 @@ def valid_mask(s: State, envs: np.ndarray, out: np.ndarray) -> None:
 
 @numba.njit(cache=True)
 def run_heuristic_envs(
-    s: State, score, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
+    s: State, score: Any, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
 ) -> None:
     """Schedule every env with one work-conserving heuristic (start-now mode)."""
     for b in range(s.now.shape[0]):

@@ -18,6 +18,8 @@ O(log m) for a first-fit machine), instead of a scan of the queue.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -116,7 +118,7 @@ def _one_jobset(
     capacity: np.ndarray,
     machines: int,
     slots: int,
-    score,
+    score: Any,
     rule: int,
     knob: float,
     uniform: bool,
@@ -249,7 +251,7 @@ def run_jobsets(
     capacity: np.ndarray,
     machines: int,
     slots: int,
-    score,
+    score: Any,
     rule: int,
     knob: float,
     uniform: bool,
@@ -271,7 +273,7 @@ def run_jobsets(
         m, identical machines.
     slots : int
         Visible job slots M, or ``WHOLE_QUEUE`` (0).
-    score, rule, knob, uniform
+    score: Any, rule: int, knob: float, uniform: bool
         The heuristic: job order, placement rule, parameter, Random mode (:mod:`.dispatch`).
     uniforms : float64 array, shape ``(n,)``
         Uniform draws in [0, 1) consumed, per jobset in order, by the Random mode.

@@ -54,4 +54,5 @@ class ResourceProfile:
     def used(self, horizon: int) -> np.ndarray:
         """Occupied capacity over the next ``horizon`` steps summed over machines, shape
         ``(horizon, d)``."""
-        return (self.capacity - self.free[:horizon]).sum(axis=1)
+        result: np.ndarray = (self.capacity - self.free[:horizon]).sum(axis=1)
+        return result

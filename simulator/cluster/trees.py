@@ -55,7 +55,7 @@ def first_dominating(tree: np.ndarray, vector: np.ndarray) -> int:
         if not leq(vector, tree[i]):
             i = next_subtree(i)
         elif i >= P:
-            return i - P
+            return int(i - P)
         else:
             i = 2 * i
     return -1

@@ -74,7 +74,8 @@ class ClusterJobs:
 
     def worker_request(self) -> np.ndarray:
         """float64, ``(N,)``: mean over clusters of the most likely request (§5)."""
-        return self.usual.mean(axis=1)
+        result: np.ndarray = self.usual.mean(axis=1)
+        return result
 
     @classmethod
     def from_jobset(cls, jobset: JobSet, config: MultiClusterConfig) -> ClusterJobs:
@@ -156,7 +157,8 @@ def most_likely(requests: np.ndarray) -> np.ndarray:
     """The most frequent entry along the last axis (smallest on ties), int64."""
     counts = (requests[..., :, None] == requests[..., None, :]).sum(axis=-1)
     best = counts.max(axis=-1, keepdims=True)
-    return np.where(counts == best, requests, np.iinfo(np.int64).max).min(axis=-1)
+    result: np.ndarray = np.where(counts == best, requests, np.iinfo(np.int64).max).min(axis=-1)
+    return result
 
 
 def _categories(jobs: pl.DataFrame) -> np.ndarray:

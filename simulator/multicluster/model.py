@@ -82,7 +82,8 @@ class MultiClusterSnapshot:
         last = np.where(t[:, None] >= 1, self.cumulative[e, c, ((t - 1) % size)[:, None]], 0.0)
         back = t - 1 - window
         first = np.where(back[:, None] >= 0, self.cumulative[e, c, (back % size)[:, None]], 0.0)
-        return (last - first) / np.maximum(np.minimum(t, window), 1)[:, None]
+        result: np.ndarray = (last - first) / np.maximum(np.minimum(t, window), 1)[:, None]
+        return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +158,8 @@ class MultiClusterModel:
     @property
     def done(self) -> np.ndarray:
         """bool, ``(B,)``: every job of the env has finished."""
-        return self._env[:, k.DONE] == 1
+        result: np.ndarray = self._env[:, k.DONE] == 1
+        return result
 
     def _envs(self, envs: np.ndarray | None) -> np.ndarray:
         return np.arange(self.n_envs) if envs is None else np.asarray(envs, dtype=np.int64)
@@ -284,4 +286,5 @@ def _time_limits(jobs: ClusterJobs) -> np.ndarray:
     serial = jobs.executions * jobs.exec_time.max(axis=1)
     ends = np.r_[0, np.cumsum(serial)]
     b = jobs.bounds
-    return jobs.arrival[b[1:] - 1] + ends[b[1:]] - ends[b[:-1]] + 1
+    result: np.ndarray = jobs.arrival[b[1:] - 1] + ends[b[1:]] - ends[b[:-1]] + 1
+    return result
