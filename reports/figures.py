@@ -21,6 +21,7 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
+from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.reports.output import fit_text, is_narrow, place_legend
 
 Color = tuple[float, float, float]
@@ -195,7 +196,7 @@ def plot_load_sweep(
     *,
     palette: Mapping[str, Any],
     metric: str = "slowdown",
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_STATS.confidence,
     log: bool = True,
     legend: bool = True,
     ax: Axes | None = None,
