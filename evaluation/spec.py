@@ -99,7 +99,7 @@ class WorkloadSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     """Generator parameters, or keyword arguments of the loader."""
     options: Mapping[str, Any] = field(default_factory=dict)
-    """:class:`~schedlab.loaders.traces.transform.TraceOptions` fields of a trace."""
+    """:class:`~schedlab.loaders.traces.options.TraceOptions` fields of a trace."""
     loads: Annotated[tuple[float, ...], Interval(gt=0)] = ()
     """Offered loads (fractions of capacity) of a generator; empty for a trace."""
     rates: Annotated[tuple[float, ...], Interval(gt=0)] = ()
@@ -296,7 +296,7 @@ def _workload(data: Any, i: int, seed: int, base_dir: Path, source: str) -> Work
         t.fail("path", f"no such file: {path}")
     w["path"] = str(path.resolve())
     if loader != "jobset":
-        from schedlab.loaders.traces.transform import TraceOptions
+        from schedlab.loaders.traces.options import TraceOptions
 
         owner, options = "trace options", w["options"]
         w["options"] = _checked(
