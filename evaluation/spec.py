@@ -67,7 +67,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from schedlab.errors import SpecError, UnknownNameError
+from schedlab.errors import ParameterError, SpecError, UnknownNameError
 from schedlab.evaluation.metrics import METRICS
 from schedlab.evaluation.settings import STATS_FIELDS, StatsSettings
 from schedlab.params import Interval, check_load, check_params, parameters
@@ -76,6 +76,7 @@ from schedlab.registry import (
     generators,
     loaders,
     make_policy,
+    parse_policy,
     policies,
     policy_key,
     policy_name,
@@ -346,16 +347,16 @@ def _checked(t: Table, key: str, call: Callable[[], Any]) -> Any:
 
 
 def checkpoint_path(spec: str) -> str | None:
-    """The checkpoint a policy spec names: ``name:PATH,...`` or a ``checkpoint=``/``path=``
-    option; None for a spec without one (heuristics)."""
-    _, _, rest = spec.partition(":")
-    for i, item in enumerate(filter(None, rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq and i == 0:
-            return key.strip()
-        if key.strip() in ("path", "checkpoint"):
-            return value.strip()
-    return None
+    """The checkpoint a policy spec names: its ``checkpoint`` parameter, by position
+    (``name:PATH,...``) or by name, as :func:`~schedlab.registry.parse_policy` reads it; None
+    for a spec without one (heuristics), of an unregistered policy or with malformed options
+    (their errors are reported where the policy is made)."""
+    try:
+        _, kwargs = parse_policy(spec)
+    except (UnknownNameError, ParameterError):
+        return None
+    ckpt = kwargs.get("checkpoint")
+    return None if ckpt is None else str(ckpt)
 
 
 def find_checkpoint(ckpt: str, base_dir: Path) -> str | None:
