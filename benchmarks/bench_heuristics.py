@@ -18,7 +18,8 @@ import numpy as np
 from timing import best_of
 
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
-from schedlab.policies.heuristics import HEURISTICS, SJF
+from schedlab.policies.heuristics import SJF
+from schedlab.registry import policies
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import schedule, simulate
 
@@ -41,11 +42,11 @@ def main() -> None:
     print(f"workload: {args.jobsets} jobsets x {len(LOADS)} loads {LOADS} = {n} jobs; 1 core")
     print(f"{'policy':8s} {'kernel jobs/s':>14s} {'end-to-end jobs/s':>18s} {'x reference':>12s}")
     sjf_rate = 0.0
-    for cls in HEURISTICS:
-        policy = cls()
+    for name in policies.names(tag="heuristic"):
+        policy = policies.make(name)
         kernel = n / best_of(lambda p=policy: schedule(js, p, config), args.repeats)
         full = n / best_of(lambda p=policy: simulate(js, [p], config), args.repeats)
-        sjf_rate = kernel if cls is SJF else sjf_rate
+        sjf_rate = kernel if isinstance(policy, SJF) else sjf_rate
         print(
             f"{policy.name:8s} {kernel:14,.0f} {full:18,.0f} {kernel / REFERENCE_JOBS_PER_S:11.0f}x"
         )

@@ -41,32 +41,21 @@ import numpy as np
 import polars as pl
 
 from schedlab.evaluation import compare as cmp
+from schedlab.evaluation.settings import STATS_FIELDS, StatsSettings
 from schedlab.evaluation.stats import group_rng, require_finite_rows, summarize
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class AnalysisConfig:
-    """Settings of the comparison."""
+class AnalysisConfig(StatsSettings):
+    """Settings of the comparison: the statistics settings and the reference policy."""
 
     reference: str
     """Name of the reference policy (ratios, W/T/L and exploratory tests are against it)."""
-    primary: str = "slowdown"
-    """Metric of the confirmatory tests."""
-    secondary: tuple[str, ...] = ("completion", "bounded_slowdown", "p95_slowdown")
-    """Exploratory metrics."""
-    alpha: float = 0.05
-    """Significance level."""
-    confidence: float = 0.95
-    """Level of the bootstrap intervals."""
-    n_resamples: int = 2000
-    """Bootstrap resamples."""
-    seed: int = 0
-    """Seed of every bootstrap (one child stream per group, :func:`group_rng`)."""
 
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """Primary, then secondary metrics."""
-        return (self.primary, *(m for m in self.secondary if m != self.primary))
+    @classmethod
+    def of(cls, settings: StatsSettings, reference: str) -> AnalysisConfig:
+        """``settings`` compared against ``reference``."""
+        return cls(reference=reference, **{k: getattr(settings, k) for k in STATS_FIELDS})
 
 
 def conditions(df: pl.DataFrame) -> list[str]:
@@ -152,14 +141,7 @@ def policy_summary(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) 
         columns are null on the reference's own rows and when the reference did not run.
     """
     cond = conditions(pj)
-    summ = summarize(
-        pj,
-        metrics=cfg.metrics,
-        by=("policy", *cond),
-        seed=cfg.seed,
-        confidence=cfg.confidence,
-        n_resamples=cfg.n_resamples,
-    )
+    summ = summarize(pj, metrics=cfg.metrics, by=("policy", *cond), settings=cfg)
     rows = []
     for values, df in _groups(pj):
         for metric in cfg.metrics:

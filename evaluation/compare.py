@@ -69,6 +69,7 @@ import numpy as np
 from scipy import stats as sps
 
 from schedlab.evaluation.permutation import Method, friedman_p
+from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.evaluation.stats import bootstrap_mean_ci, require_finite
 
 DECIMALS = 9
@@ -133,8 +134,8 @@ def gm_ratio(
     ref: np.ndarray,
     *,
     rng: np.random.Generator,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
+    confidence: float = DEFAULT_STATS.confidence,
+    n_resamples: int = DEFAULT_STATS.n_resamples,
 ) -> tuple[float, float, float]:
     """Geometric-mean ratio ``x / ref`` over jobsets and its paired percentile-bootstrap CI.
 
@@ -164,8 +165,8 @@ def prob_improvement(
     ref: np.ndarray,
     *,
     rng: np.random.Generator,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
+    confidence: float = DEFAULT_STATS.confidence,
+    n_resamples: int = DEFAULT_STATS.n_resamples,
 ) -> tuple[float, float, float]:
     """``P(x < ref)`` on a random jobset, ties counted half, with a percentile-bootstrap CI."""
     d = _paired(x, ref)
@@ -294,7 +295,7 @@ def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
     return out
 
 
-def min_blocks_for_significance(n_pairs: int, alpha: float = 0.05) -> int:
+def min_blocks_for_significance(n_pairs: int, alpha: float = DEFAULT_STATS.alpha) -> int:
     """Fewest jobsets for which any pair can be significant after Holm over ``n_pairs`` tests.
 
     The smallest two-sided exact Wilcoxon p-value with ``n`` non-zero differences is
@@ -435,7 +436,7 @@ def friedman_from_ranks(mean_ranks: np.ndarray, n_blocks: int) -> tuple[float, f
     return chi2, iman_davenport(chi2, n, k)[0]
 
 
-def nemenyi_q(k: int, alpha: float = 0.05) -> float:
+def nemenyi_q(k: int, alpha: float = DEFAULT_STATS.alpha) -> float:
     """Nemenyi ``q_alpha``: the studentized range quantile (k groups, infinite df) / sqrt(2)."""
     if k < 2:
         msg = f"need at least 2 policies, got {k}"
@@ -443,6 +444,6 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     return float(sps.studentized_range.ppf(1 - alpha, k, np.inf)) / math.sqrt(2)
 
 
-def nemenyi_cd(k: int, n_blocks: int, alpha: float = 0.05) -> float:
+def nemenyi_cd(k: int, n_blocks: int, alpha: float = DEFAULT_STATS.alpha) -> float:
     """Nemenyi critical difference of average ranks, ``q_alpha sqrt(k (k + 1) / (6 n))``."""
     return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n_blocks))

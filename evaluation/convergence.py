@@ -32,6 +32,7 @@ import polars as pl
 from scipy import stats
 
 from schedlab.errors import SchedlabError
+from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.policies.training import TIMES, read_baselines, read_selection
 
 
@@ -126,7 +127,7 @@ def per_run(curves: pl.DataFrame, *, target: str | None = "sjf") -> pl.DataFrame
     return out.with_columns(pl.col(steps).cast(pl.Float64))  # numeric even if never reached
 
 
-def over_seeds(runs: pl.DataFrame, *, confidence: float = 0.95) -> pl.DataFrame:
+def over_seeds(runs: pl.DataFrame, *, confidence: float = DEFAULT_STATS.confidence) -> pl.DataFrame:
     """Per variant: runs, and mean [Student-t CI over runs] of every numeric column of
     :func:`per_run` (``<col>``, ``<col>_low``, ``<col>_high``; runs that never reached a target
     are left out of that column's mean and counted in ``<col>_n``)."""

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from importlib import resources
 
+from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.registry import policies
 
 DEMO_LOADS = tuple(round(0.1 + 0.2 * i, 1) for i in range(10))
@@ -74,6 +75,7 @@ def demo_spec(
     )
     pols = ", ".join(json.dumps(h) for h in policies.names(tag="heuristic"))
     focus = min(loads, key=lambda x: abs(x - 1.3))
+    stats = DEFAULT_STATS
     return f"""# The DeepRM study (seed 000 §4): written by `schedlab demo`.
 # Re-run with: schedlab experiment run spec.toml -o <dir>; report: schedlab report <dir> -o <out>
 policies = [
@@ -98,9 +100,9 @@ jobsets = {int(jobsets)}
 seed = {int(seed)}
 
 [metrics]
-primary = "slowdown"
-secondary = ["completion", "bounded_slowdown", "p95_slowdown"]
-bounded_slowdown_threshold = 10
+primary = {json.dumps(stats.primary)}
+secondary = {json.dumps(list(stats.secondary))}
+bounded_slowdown_threshold = {stats.bounded_slowdown_threshold:g}
 
 [report]
 title = "DeepRM workload: heuristics vs load"

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from schedlab.evaluation.metrics import keys, per_jobset
+from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings
 from schedlab.evaluation.stats import summarize
 from schedlab.results import Results
 from schedlab.simulator.multicluster.score import WEIGHT, s_log
@@ -117,11 +118,11 @@ def summary(
     per_ep: pl.DataFrame,
     reference: str,
     *,
-    seed: int = 0,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
+    settings: StatsSettings = DEFAULT_STATS,
 ) -> pl.DataFrame:
     """Per condition and policy: each metric's mean and CI over episodes, and F/S/N.
+
+    The CIs use ``settings``' seed, confidence and resamples (its metrics are not used).
 
     Returns
     -------
@@ -132,10 +133,7 @@ def summary(
         run). Policies in the order of ``per_ep``.
     """
     cond = [c for c in ("workload", "load") if c in per_ep.columns]
-    summ = summarize(
-        per_ep, metrics=LIU_METRICS, by=("policy", *cond), seed=seed, confidence=confidence,
-        n_resamples=n_resamples,
-    )  # fmt: skip
+    summ = summarize(per_ep, metrics=LIU_METRICS, by=("policy", *cond), settings=settings)
     wide = summ.pivot(
         on="metric", index=["policy", *cond], values=["mean", "ci_low", "ci_high", "n_jobsets"]
     )

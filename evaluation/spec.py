@@ -36,13 +36,13 @@ Schema (every key is optional unless marked *required*; unknown keys are errors)
     path = "../traces/data/KTH-SP2-1996-2.swf.gz"   # relative to the spec file
     options = { time_step = 60, jobset_size = 50 }  # TraceOptions fields; params: loader kwargs
 
-    [metrics]
-    primary = "slowdown"                    # the metric of the omnibus and all-pairs tests
-    secondary = ["completion", "bounded_slowdown", "p95_slowdown"]   # exploratory (BH)
+    [metrics]                               # StatsSettings fields (evaluation/settings.py),
+    primary = "slowdown"                    #   its defaults; the seed is experiment.seed
+    secondary = ["completion", "p95_slowdown"]   # exploratory (BH)
     bounded_slowdown_threshold = 10         # τ, steps
-    confidence = 0.95                       # bootstrap interval level
-    alpha = 0.05                            # significance level of the tests
-    n_resamples = 2000                      # bootstrap resamples
+    confidence = 0.9                        # bootstrap interval level
+    alpha = 0.01                            # significance level of the tests
+    n_resamples = 5000                      # bootstrap resamples
 
     [report]
     title = "..."
@@ -51,7 +51,10 @@ Schema (every key is optional unless marked *required*; unknown keys are errors)
 :func:`load_spec` validates and **resolves** a file: relative paths become absolute, workload
 seeds are drawn from ``SeedSequence(experiment.seed).spawn(n_workloads)`` where not given
 (style.md §2), rates become loads, and optional policies that cannot run are moved to
-``skipped`` with the reason. The resolved spec (:meth:`ExperimentSpec.to_json`) is written beside
+``skipped`` with the reason. Every table is checked against its dataclass's type hints (as
+registry parameters are, :meth:`~schedlab.validate.Table.fields`): :class:`ExperimentSpec`,
+:class:`WorkloadSpec`, :class:`PolicySpec`, :class:`~schedlab.evaluation.settings.StatsSettings`
+and :class:`ReportSpec`. The resolved spec (:meth:`ExperimentSpec.to_json`) is written beside
 the results.
 """
 
@@ -61,19 +64,21 @@ import difflib
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
-from schedlab.errors import SpecError, UnknownNameError
-from schedlab.evaluation.metrics import BSLD_THRESHOLD, METRICS
-from schedlab.params import check_load, check_params
+from schedlab.errors import ParameterError, SpecError, UnknownNameError
+from schedlab.evaluation.metrics import METRICS
+from schedlab.evaluation.settings import STATS_FIELDS, StatsSettings
+from schedlab.params import Interval, check_load, check_params, parameters
 from schedlab.registry import (
     Registry,
     generators,
     loaders,
     make_policy,
     models,
+    parse_policy,
     policies,
     policy_key,
     policy_name,
@@ -97,12 +102,12 @@ class WorkloadSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     """Generator parameters, or keyword arguments of the loader."""
     options: Mapping[str, Any] = field(default_factory=dict)
-    """:class:`~schedlab.loaders.traces.transform.TraceOptions` fields of a trace."""
-    loads: tuple[float, ...] = ()
+    """:class:`~schedlab.loaders.traces.options.TraceOptions` fields of a trace."""
+    loads: Annotated[tuple[float, ...], Interval(gt=0)] = ()
     """Offered loads (fractions of capacity) of a generator; empty for a trace."""
-    rates: tuple[float, ...] = ()
+    rates: Annotated[tuple[float, ...], Interval(gt=0)] = ()
     """Arrival rates the loads were derived from, when the spec gave rates."""
-    jobsets: int = 100
+    jobsets: Annotated[int, Interval(ge=1)] = 100
     """Jobsets per load."""
     seed: int = 0
     """Seed of the generator (or of the trace's sampling)."""
@@ -127,30 +132,12 @@ class PolicySpec:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class MetricsSpec:
-    """Which per-jobset metrics to compare, and the statistics' settings."""
-
-    primary: str = "slowdown"
-    """Metric of the confirmatory tests (Friedman, all-pairs Wilcoxon with Holm)."""
-    secondary: tuple[str, ...] = ("completion", "bounded_slowdown", "p95_slowdown")
-    """Exploratory metrics (vs the reference, Benjamini–Hochberg)."""
-    bounded_slowdown_threshold: float = BSLD_THRESHOLD
-    """τ of the bounded slowdown, in steps."""
-    confidence: float = 0.95
-    """Level of the bootstrap confidence intervals."""
-    alpha: float = 0.05
-    """Significance level of the tests."""
-    n_resamples: int = 2000
-    """Bootstrap resamples per interval."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class ReportSpec:
     """Presentation settings."""
 
     title: str = ""
     """Report title (default: the experiment's description or name)."""
-    focus_load: float | None = None
+    focus_load: Annotated[float, Interval(gt=0)] | None = None
     """Offered load of the detailed comparison (default: the highest load)."""
 
 
@@ -174,8 +161,8 @@ class ExperimentSpec:
     """Simulator settings: the config of the model kind the policies act on
     (:func:`model_of`; a :class:`~schedlab.simulator.config.ClusterConfig` for the cluster
     model)."""
-    metrics: MetricsSpec = field(default_factory=MetricsSpec)
-    """Metrics and statistics settings."""
+    metrics: StatsSettings = field(default_factory=StatsSettings)
+    """Metrics and statistics settings (its seed: the master seed)."""
     report: ReportSpec = field(default_factory=ReportSpec)
     """Presentation settings."""
     skipped: tuple[tuple[str, str], ...] = ()
@@ -190,12 +177,12 @@ class ExperimentSpec:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ExperimentSpec:
         """Inverse of :meth:`to_json`."""
-        tup = tuple
+        tup, m, seed = tuple, d["metrics"], d.get("seed", 0)  # metrics' seed: default the master
         return cls(
             name=d["name"],
             reference=d["reference"],
             description=d.get("description", ""),
-            seed=d.get("seed", 0),
+            seed=seed,
             workloads=tup(
                 WorkloadSpec(**{**w, "loads": tup(w["loads"]), "rates": tup(w["rates"])})
                 for w in d["workloads"]
@@ -204,7 +191,7 @@ class ExperimentSpec:
                 PolicySpec(**{**p, "workloads": tup(p.get("workloads", ()))}) for p in d["policies"]
             ),
             cluster=_config(model_of(p["spec"] for p in d["policies"]), d["cluster"]),
-            metrics=MetricsSpec(**{**d["metrics"], "secondary": tup(d["metrics"]["secondary"])}),
+            metrics=StatsSettings(**{"seed": seed, **m, "secondary": tup(m["secondary"])}),
             report=ReportSpec(**d["report"]),
             skipped=tup(tup(s) for s in d.get("skipped", ())),
             source=d.get("source"),
@@ -226,6 +213,9 @@ def load_spec(path: str | Path) -> ExperimentSpec:
 
 TOP = ("experiment", "cluster", "workloads", "policies", "metrics", "report")
 
+EXPERIMENT_KEYS = ("name", "description", "seed", "reference")
+"""The fields of :class:`ExperimentSpec` the ``[experiment]`` table gives."""
+
 
 def _table(data: Any, where: str, source: str, allowed: Collection[str] | None) -> Table:
     return Table(data, where, source, error=SpecError, allowed=allowed)
@@ -234,26 +224,28 @@ def _table(data: Any, where: str, source: str, allowed: Collection[str] | None) 
 def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> ExperimentSpec:
     """Validate and resolve an already-parsed spec (see :func:`load_spec`)."""
     top = _table(dict(data), "", source, TOP)
-    exp_keys = ("name", "description", "seed", "reference")
-    exp = _table(top.get("experiment", dict), "[experiment]", source, exp_keys)
-    seed = exp.get("seed", int, 0)
+    exp = _table(top.get("experiment", dict), "[experiment]", source, EXPERIMENT_KEYS)
+    given = exp.fields(ExperimentSpec, keys=EXPERIMENT_KEYS, defaults=True)
+    seed = given["seed"]
     raw_policies = top.get("policies", list)
     model = _checked(top, "policies", lambda: model_of(_spec_strings(raw_policies)))
     config = models.load_config(model)
-    given = _cluster_fields(_table(top.get("cluster", dict, {}), "[cluster]", source, None), config)
+    cluster = _cluster_fields(
+        _table(top.get("cluster", dict, {}), "[cluster]", source, None), config
+    )
     raw_workloads = top.get("workloads", list)
     if not raw_workloads:
         top.fail("workloads", "at least one [[workloads]] table is required")
     children = np.random.SeedSequence(seed).spawn(len(raw_workloads))
     workloads = tuple(
-        _workload(w, i, int(children[i].generate_state(1)[0]), base_dir, source, (config, given))
+        _workload(w, i, int(children[i].generate_state(1)[0]), base_dir, source, (config, cluster))
         for i, w in enumerate(raw_workloads)
     )
     names = [w.name for w in workloads]
     if len(set(names)) != len(names):
         top.fail("workloads", f"workload names must be unique, got {names}")
     ran, skipped = _policies(raw_policies, base_dir, source, names)
-    reference = exp.get("reference", str)
+    reference = given["reference"]
     if reference not in [p.name for p in ran]:
         exp.fail("reference", f"{reference!r} is not a policy that runs: {[p.name for p in ran]}")
     only = next(p.workloads for p in ran if p.name == reference)
@@ -261,15 +253,12 @@ def parse_spec_dict(data: Mapping[str, Any], *, base_dir: Path, source: str) -> 
         missing = sorted(set(names) - set(only))
         exp.fail("reference", f"{reference!r} must run on every workload (not on {missing})")
     return ExperimentSpec(
-        name=exp.get("name", str),
-        description=exp.get("description", str, ""),
-        seed=seed,
-        reference=reference,
-        cluster=config(**given),
+        **given,
+        cluster=config(**cluster),
         workloads=workloads,
         policies=ran,
         skipped=skipped,
-        metrics=_metrics(_table(top.get("metrics", dict, {}), "[metrics]", source, None)),
+        metrics=_metrics(_table(top.get("metrics", dict, {}), "[metrics]", source, None), seed),
         report=_report(_table(top.get("report", dict, {}), "[report]", source, None)),
         source=source,
     )
@@ -332,8 +321,8 @@ def _cluster_fields(
     return kwargs
 
 
-WORKLOAD_KEYS = ("name", "generator", "params", "loads", "rates", "jobsets", "seed", "loader",
-                 "path", "options", "cluster")  # fmt: skip
+WORKLOAD_KEYS = tuple(parameters(WorkloadSpec))
+"""The keys of a ``[[workloads]]`` table: the fields of :class:`WorkloadSpec`."""
 
 
 def _workload(
@@ -343,51 +332,51 @@ def _workload(
     """One ``[[workloads]]`` table; ``cluster`` is the model's config class and the spec's
     ``[cluster]`` fields its ``cluster`` replaces."""
     t = _table(data, f"[[workloads]][{i}]", source, WORKLOAD_KEYS)
-    name = t.get("name", str)
-    generator, loader = t.get("generator", str, None), t.get("loader", str, None)
+    w = t.fields(WorkloadSpec, keys=[k for k in WORKLOAD_KEYS if k != "cluster"], defaults=True)
+    if "seed" not in t:
+        w["seed"] = seed
+    generator, loader = w["generator"], w["loader"]
     if (generator is None) == (loader is None):
         t.fail("generator", "give exactly one of `generator` or `loader`")
-    params = dict(t.get("params", dict, {}))
-    jobsets, wseed = t.get("jobsets", int, 100), t.get("seed", int, seed)
-    if jobsets < 1:
-        t.fail("jobsets", f"must be >= 1, got {jobsets}")
     where = f"{t.where}.cluster"
-    cluster = _cluster_fields(_table(t.get("cluster", dict, {}), where, source, None), *cluster)
+    w["cluster"] = _cluster_fields(
+        _table(t.get("cluster", dict, {}), where, source, None), *cluster
+    )
     if generator is not None:
-        return replace(_generated(t, generator, params, jobsets, wseed), cluster=cluster)
+        return _generated(t, w)
     for key in ("loads", "rates", "jobsets"):
         if key in t:
             t.fail(key, "only for a `generator` workload (a trace has its own jobsets)")
     if loader != "jobset":
         _known(t, "loader", loaders, loader)
-        params = _checked(t, "params", lambda: loaders.check(loader, params))
+        w["params"] = _checked(t, "params", lambda: loaders.check(loader, w["params"]))
     path = base_dir / t.get("path", str)
     if not path.is_file():
         t.fail("path", f"no such file: {path}")
-    options = dict(t.get("options", dict, {}))
+    w["path"] = str(path.resolve())
     if loader != "jobset":
-        from schedlab.loaders.traces.transform import TraceOptions
+        from schedlab.loaders.traces.options import TraceOptions
 
-        owner = "trace options"
-        options = _checked(t, "options", lambda: check_params(TraceOptions, options, owner=owner))
-        _checked(t, "options", lambda: TraceOptions(**options))
-    return WorkloadSpec(
-        name=name, loader=loader, path=str(path.resolve()), params=params, options=options,
-        seed=wseed, cluster=cluster,
-    )  # fmt: skip
+        owner, options = "trace options", w["options"]
+        w["options"] = _checked(
+            t, "options", lambda: check_params(TraceOptions, options, owner=owner)
+        )
+        _checked(t, "options", lambda: TraceOptions(**w["options"]))
+    return WorkloadSpec(**w)
 
 
-def _generated(
-    t: Table, generator: str, params: dict[str, Any], jobsets: int, seed: int
-) -> WorkloadSpec:
+def _generated(t: Table, w: dict[str, Any]) -> WorkloadSpec:
     for key in ("path", "options"):
         if key in t:
             t.fail(key, "only for a `loader` workload")
+    generator = w["generator"]
     _known(t, "generator", generators, generator)
-    params = _checked(t, "params", lambda: generators.check(generator, params))
-    gen = generators.load(generator)(**params)
-    loads = tuple(t.numbers("loads", default=[], positive=True, distinct=True))
-    rates = tuple(t.numbers("rates", default=[], positive=True, distinct=True))
+    w["params"] = _checked(t, "params", lambda: generators.check(generator, w["params"]))
+    gen = generators.load(generator)(**w["params"])
+    for key in ("loads", "rates"):
+        if len(set(w[key])) != len(w[key]):
+            t.fail(key, f"values must be distinct, got {list(w[key])!r}"[:300])
+    loads, rates = w["loads"], w["rates"]
     if bool(loads) == bool(rates):
         t.fail("loads", "give exactly one of `loads` or `rates` (a non-empty list)")
     if rates:
@@ -396,10 +385,7 @@ def _generated(
         loads = tuple(float(r * gen.load_per_rate()) for r in rates)
     for load in loads:
         check_load(load, where=f"{t.source}: {t.path('loads' if not rates else 'rates')}")
-    return WorkloadSpec(
-        name=t.get("name", str), generator=generator, params=params, loads=loads, rates=rates,
-        jobsets=jobsets, seed=seed,
-    )  # fmt: skip
+    return WorkloadSpec(**{**w, "loads": loads})
 
 
 def _known(t: Table, key: str, registry: Registry, name: str) -> None:
@@ -419,16 +405,16 @@ def _checked(t: Table, key: str, call: Callable[[], Any]) -> Any:
 
 
 def checkpoint_path(spec: str) -> str | None:
-    """The checkpoint a policy spec names: ``name:PATH,...`` or a ``checkpoint=``/``path=``
-    option; None for a spec without one (heuristics)."""
-    _, _, rest = spec.partition(":")
-    for i, item in enumerate(filter(None, rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq and i == 0:
-            return key.strip()
-        if key.strip() in ("path", "checkpoint"):
-            return value.strip()
-    return None
+    """The checkpoint a policy spec names: its ``checkpoint`` parameter, by position
+    (``name:PATH,...``) or by name, as :func:`~schedlab.registry.parse_policy` reads it; None
+    for a spec without one (heuristics), of an unregistered policy or with malformed options
+    (their errors are reported where the policy is made)."""
+    try:
+        _, kwargs = parse_policy(spec)
+    except (UnknownNameError, ParameterError):
+        return None
+    ckpt = kwargs.get("checkpoint")
+    return None if ckpt is None else str(ckpt)
 
 
 def find_checkpoint(ckpt: str, base_dir: Path) -> str | None:
@@ -443,6 +429,10 @@ def find_checkpoint(ckpt: str, base_dir: Path) -> str | None:
     return ckpt if shipped(ckpt) is not None else None
 
 
+POLICY_KEYS = tuple(parameters(PolicySpec))
+"""The keys of a table of ``policies``: the fields of :class:`PolicySpec`."""
+
+
 def _policies(
     items: list[Any], base_dir: Path, source: str, workloads: list[str]
 ) -> tuple[tuple, tuple]:
@@ -451,11 +441,10 @@ def _policies(
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
         entry = {"spec": item} if isinstance(item, str) else item
-        keys = ("spec", "name", "optional", "workloads")
-        t = _table(entry, f"policies[{i}]", source, keys)
-        spec = t.get("spec", str)
-        name, optional = t.get("name", str, spec), t.get("optional", bool, False)
-        only = tuple(t.get("workloads", list, []))
+        t = _table(entry, f"policies[{i}]", source, POLICY_KEYS)
+        given = t.fields(PolicySpec, optional=("name",), defaults=True)
+        spec, optional, only = given["spec"], given["optional"], given["workloads"]
+        name = given.get("name", spec)
         for w in only:
             if w not in workloads:
                 close = difflib.get_close_matches(str(w), workloads, n=1)
@@ -507,36 +496,18 @@ def _identity(spec: str) -> str:
     return policy_key(make_policy(spec))
 
 
-def _metrics(t: Table) -> MetricsSpec:
-    t = _table(t.data, t.where, t.source, tuple(f.name for f in fields(MetricsSpec)))
-    d = MetricsSpec()
-    primary = t.get("primary", str, d.primary)
-    secondary = tuple(t.get("secondary", list, list(d.secondary)))
-    for key, values in (("primary", [primary]), ("secondary", list(secondary))):
+def _metrics(t: Table, seed: int) -> StatsSettings:
+    """The ``[metrics]`` table: :class:`StatsSettings` fields but the seed (the master seed)."""
+    keys = tuple(k for k in STATS_FIELDS if k != "seed")
+    t = _table(t.data, t.where, t.source, keys)
+    out = StatsSettings(**t.fields(StatsSettings, keys=keys), seed=seed)
+    for key, values in (("primary", [out.primary]), ("secondary", list(out.secondary))):
         bad = [v for v in values if v not in METRICS]
         if bad:
             t.fail(key, f"unknown metric {bad[0]!r}; known: {', '.join(METRICS)}")
-    out = MetricsSpec(
-        primary=primary,
-        secondary=tuple(m for m in secondary if m != primary),
-        bounded_slowdown_threshold=t.get("bounded_slowdown_threshold", float, BSLD_THRESHOLD),
-        confidence=t.get("confidence", float, d.confidence),
-        alpha=t.get("alpha", float, d.alpha),
-        n_resamples=t.get("n_resamples", int, d.n_resamples),
-    )
-    for key in ("confidence", "alpha"):
-        if not 0 < getattr(out, key) < 1:
-            t.fail(key, f"must be in (0, 1), got {getattr(out, key)}")
-    if out.bounded_slowdown_threshold <= 0:
-        t.fail("bounded_slowdown_threshold", "must be > 0 steps")
-    if out.n_resamples < 100:
-        t.fail("n_resamples", f"must be >= 100, got {out.n_resamples}")
-    return out
+    return replace(out, secondary=tuple(m for m in out.secondary if m != out.primary))
 
 
 def _report(t: Table) -> ReportSpec:
-    t = _table(t.data, t.where, t.source, ("title", "focus_load"))
-    focus = t.get("focus_load", float, None)
-    if focus is not None and focus <= 0:
-        t.fail("focus_load", f"must be > 0, got {focus}")
-    return ReportSpec(title=t.get("title", str, ""), focus_load=focus)
+    t = _table(t.data, t.where, t.source, tuple(parameters(ReportSpec)))
+    return ReportSpec(**t.fields(ReportSpec))

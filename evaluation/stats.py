@@ -22,6 +22,7 @@ import polars as pl
 from scipy import stats as sps
 
 from schedlab.errors import NonFiniteValueError
+from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings
 
 CI_METHOD = "percentile bootstrap over jobsets (scipy.stats.bootstrap, method='percentile')"
 """Human-readable description of the interval method, for reports."""
@@ -88,8 +89,8 @@ def bootstrap_mean_ci(
     values: np.ndarray,
     *,
     rng: np.random.Generator,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
+    confidence: float = DEFAULT_STATS.confidence,
+    n_resamples: int = DEFAULT_STATS.n_resamples,
 ) -> tuple[float, float, float]:
     """Mean of ``values`` and its percentile-bootstrap confidence interval.
 
@@ -162,9 +163,7 @@ def summarize(
     *,
     metrics: Sequence[str] = ("slowdown", "completion"),
     by: Sequence[str] = ("policy", "load"),
-    seed: int = 0,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
+    settings: StatsSettings = DEFAULT_STATS,
 ) -> pl.DataFrame:
     """Summarise per-jobset values over jobsets, one row per group × metric (tidy).
 
@@ -180,12 +179,9 @@ def summarize(
         Numeric columns to summarise.
     by
         Grouping columns; null keys (e.g. a trace without offered load) form their own group.
-    seed
-        Seed of the bootstrap; the same seed and input give the same output.
-    confidence
-        Confidence level of the intervals.
-    n_resamples
-        Bootstrap resamples per group and metric.
+    settings
+        Its ``seed`` (the same seed and input give the same output), ``confidence`` (level of
+        the intervals) and ``n_resamples`` (bootstrap resamples per group and metric) are used.
 
     Returns
     -------
@@ -232,9 +228,9 @@ def summarize(
     cis = [
         bootstrap_mean_ci(
             np.sort(vals.to_numpy()),
-            rng=group_rng(seed, key),
-            confidence=confidence,
-            n_resamples=n_resamples,
+            rng=group_rng(settings.seed, key),
+            confidence=settings.confidence,
+            n_resamples=settings.n_resamples,
         )[1:]
         for key, vals in zip(keys, agg.get_column("_values"), strict=True)
     ]

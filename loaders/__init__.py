@@ -24,7 +24,7 @@ entry, load, make, names, register = (
 _LAZY = {
     "DropReport": "schedlab.loaders.traces.drop_report",
     "LoadResult": "schedlab.loaders.traces.drop_report",
-    "TraceOptions": "schedlab.loaders.traces.transform",
+    "TraceOptions": "schedlab.loaders.traces.options",
     "load_trace": "schedlab.loaders.traces.load",
     "SyntheticGenerator": "schedlab.loaders.generators.base",
     "check_generator": "schedlab.loaders.check",

@@ -203,6 +203,3 @@ class RandomPolicy(Heuristic):
     def uniforms(self, n: int) -> np.ndarray:
         """``n`` draws from the current stream (one per job start)."""
         return self._rng.random(n)
-
-
-HEURISTICS: tuple[type[Heuristic], ...] = (RandomPolicy, FCFS, SJF, Packer, TetrisStar, HRRN)

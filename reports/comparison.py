@@ -51,8 +51,11 @@ class Comparison:
     """:func:`~schedlab.evaluation.analysis.exploratory`."""
     focus: float | None
     """Offered load of the detailed tables (None: results without a load)."""
-    bsld_threshold: float = 10.0
-    """τ of the bounded slowdown (steps), for the text."""
+
+    @property
+    def bsld_threshold(self) -> float:
+        """τ of the bounded slowdown (steps), for the text."""
+        return self.cfg.bounded_slowdown_threshold
 
     def at_focus(self, df: pl.DataFrame) -> pl.DataFrame:
         """Rows of ``df`` at the focus load."""
@@ -80,7 +83,6 @@ def compare_policies(
     cfg: an.AnalysisConfig,
     order: Sequence[str],
     focus: float | None,
-    bsld_threshold: float = 10.0,
 ) -> Comparison:
     """Compute every table of the comparison (all conditions)."""
     order = list(order)
@@ -92,7 +94,6 @@ def compare_policies(
         pairwise=an.pairwise(pj, cfg, order),
         exploratory=an.exploratory(pj, pln, cfg, order),
         focus=focus,
-        bsld_threshold=bsld_threshold,
     )
 
 

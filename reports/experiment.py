@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -144,40 +145,31 @@ def write_experiment_report(
     if not exp.results:
         msg = f"{path}: no run of experiment {spec.name!r} has completed; nothing to report"
         raise SpecError(msg)
-    m = spec.metrics
     options = FigureOptions(dpi=dpi, style=style, vector=None if vector is None else tuple(vector))
-    settings: dict[str, Any] = {
-        "reference": reference or spec.reference,
-        "primary": m.primary,
-        "secondary": m.secondary,
-        "alpha": m.alpha,
-        "confidence": m.confidence,
-        "n_resamples": m.n_resamples,
-        "seed": spec.seed if seed is None else seed,
-    }
+    settings = spec.metrics if seed is None else replace(spec.metrics, seed=seed)
+    wanted = reference or spec.reference
     title = spec.report.title or spec.description or spec.name
     jobs = experiment_jobs(exp)
     several = len(exp.results) > 1
     paths: dict[str, Path] = {}
     summaries, links = [], []
     for workload, results in exp.results.items():
-        cfg = analysis_config(results, **settings)
+        cfg = analysis_config(results, settings, reference=wanted)
         report = build_report(
             results,
             title=f"{title}: {workload}" if several else title,
             cfg=cfg,
-            bsld_threshold=m.bounded_slowdown_threshold,
             focus_load=spec.report.focus_load,
             experiment=_context(exp, workload),
             jobs=jobs.get(workload),
-            requested_reference=settings["reference"],
+            requested_reference=wanted,
         )
         if not several:
             return report.write(out, options)
         paths[workload] = report.write(out / workload, options)["html"]
         summaries.append(report.computed.comp.summary)
         links.append((workload, f"{workload}/report.html"))
-    cfg = analysis_config(exp.results[next(iter(exp.results))], **settings)
+    cfg = analysis_config(exp.results[next(iter(exp.results))], settings, reference=wanted)
     order = list(dict.fromkeys(p.name for p in spec.policies))
     across = across_conditions(pl.concat(summaries, how="diagonal_relaxed"), cfg, order)
     return paths | _write_index(out, title, spec.name, links, across, cfg, options)

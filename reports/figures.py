@@ -21,6 +21,8 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
+from schedlab.evaluation.settings import DEFAULT_STATS
+from schedlab.registry import policies
 from schedlab.reports.output import fit_text, is_narrow, place_legend
 
 Color = tuple[float, float, float]
@@ -53,9 +55,12 @@ LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 """Line styles cycled over policies where lines can coincide (CDFs, timelines, baselines)."""
 
 
-FIXED_COLORS = {"random": 0, "fcfs": 1, "sjf": 2, "packer": 4, "tetris": 7, "hrrn": 9, "deeprm": 3}
+FIXED_COLORS = dict(
+    zip([*policies.names(tag="heuristic"), "deeprm"], COLORBLIND_ORDER, strict=False)
+)
 """``"colorblind"`` palette index of the built-in policies, so a policy has the same colour in
-every report (a policy named ``deeprm...`` shares DeepRM's vermillion unless taken)."""
+every report: the registered heuristics in registry order, then DeepRM (a policy named
+``deeprm...`` shares DeepRM's vermillion unless taken), take :data:`COLORBLIND_ORDER`."""
 
 
 def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
@@ -195,7 +200,7 @@ def plot_load_sweep(
     *,
     palette: Mapping[str, Any],
     metric: str = "slowdown",
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_STATS.confidence,
     log: bool = True,
     legend: bool = True,
     ax: Axes | None = None,

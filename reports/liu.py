@@ -94,13 +94,14 @@ def write_experiment_report(
     """
     from schedlab.evaluation.collect import read_experiment
     from schedlab.evaluation.multicluster import PAPER_BY_WORKLOAD, per_episode, summary
+    from schedlab.evaluation.settings import StatsSettings
 
     exp = read_experiment(experiment)
     reference = reference or exp.spec.reference
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     per_ep = pl.concat([per_episode(r) for r in exp.results.values()], how="vertical_relaxed")
-    summ = summary(per_ep, reference, seed=seed)
+    summ = summary(per_ep, reference, settings=StatsSettings(seed=seed))
     for name, frame in (("liu_per_episode.csv", per_ep), ("liu_summary.csv", summ)):
         with atomic_path(out / name) as tmp:
             frame.write_csv(tmp)

@@ -31,14 +31,14 @@ from matplotlib.figure import Figure
 
 from schedlab.errors import ResultsError
 from schedlab.evaluation import timeline as tl
-from schedlab.evaluation.metrics import BSLD_THRESHOLD
+from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet
 from schedlab.reports import comparison, figures, markup, schedule
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.experiment import load_results
-from schedlab.reports.render import DEFAULT_SECONDARY, analysis_config, compute, write_report
+from schedlab.reports.render import analysis_config, compute, write_report
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, summary_table
 from schedlab.results import Results
@@ -112,9 +112,7 @@ class ComparisonResult:
             c.per_length,
             metrics=("slowdown",),
             by=("policy", "load", "bucket"),
-            seed=c.seed,
-            confidence=c.confidence,
-            n_resamples=c.n_resamples,
+            settings=c.comp.cfg,
         )
 
     @property
@@ -307,13 +305,7 @@ class ComparisonResult:
             c.results,
             out_dir,
             reference=cfg.reference,
-            primary=cfg.primary,
-            secondary=cfg.secondary,
-            alpha=cfg.alpha,
-            confidence=cfg.confidence,
-            n_resamples=cfg.n_resamples,
-            seed=cfg.seed,
-            bsld_threshold=c.comp.bsld_threshold,
+            settings=cfg,
             focus_load=self.focus_load,
             jobs=self.jobs,
             **kwargs,
@@ -338,14 +330,9 @@ def compare(
     reference: str | None = None,
     workload: str | None = None,
     jobs: JobSet | str | os.PathLike[str] | None = None,
-    primary: str = "slowdown",
-    secondary: Sequence[str] = DEFAULT_SECONDARY,
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
-    bsld_threshold: float = BSLD_THRESHOLD,
+    settings: StatsSettings = DEFAULT_STATS,
     focus_load: float | None = None,
+    **overrides: Any,
 ) -> ComparisonResult:
     """Compare the policies of ``results`` (paired by jobset), as a report does.
 
@@ -360,8 +347,12 @@ def compare(
         Workload of an experiment directory.
     jobs
         The JobSet (or its Parquet file) the results were simulated on, for the views over time.
-    primary, secondary, alpha, confidence, n_resamples, seed, bsld_threshold, focus_load
+    settings, focus_load
         As :func:`~schedlab.reports.render.write_report`.
+    **overrides
+        Fields of ``settings`` to replace, by name (``primary="completion"``, ``alpha=0.01``,
+        ``n_resamples=500``, ``seed=1``...; see
+        :class:`~schedlab.evaluation.settings.StatsSettings`).
 
     Raises
     ------
@@ -369,15 +360,6 @@ def compare(
         If an experiment directory has several workloads and ``workload`` names none of them.
     """
     res, js = load_results(results, workload=workload, jobs=jobs)
-    cfg = analysis_config(
-        res,
-        reference=reference,
-        primary=primary,
-        secondary=secondary,
-        alpha=alpha,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
-    c = compute(res, cfg, focus_load=focus_load, bsld_threshold=bsld_threshold, jobs=js)
+    cfg = analysis_config(res, stats_settings(settings, **overrides), reference=reference)
+    c = compute(res, cfg, focus_load=focus_load, jobs=js)
     return ComparisonResult(c, js)

@@ -18,6 +18,7 @@ import polars as pl
 from matplotlib import ticker
 from matplotlib.axes import Axes
 
+from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.reports.figures import SHORT_METRIC, band_lines, format_load, load_ticks
 from schedlab.reports.output import fit_text, is_narrow, place_legend
 
@@ -118,7 +119,7 @@ def plot_ratio_sweep(
     reference: str,
     palette: Mapping[str, Any],
     metric: str = "slowdown",
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_STATS.confidence,
     legend: bool = True,
     ax: Axes | None = None,
 ) -> Axes:
@@ -167,7 +168,7 @@ def plot_ratio_grid(
     *,
     reference: str,
     order: Sequence[str],
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_STATS.alpha,
     ax: Axes | None = None,
 ) -> Axes:
     """Policy × load grid of ratios to the reference: colour = ratio, text = ratio and markers.

@@ -22,7 +22,6 @@ import polars as pl
 
 from schedlab.evaluation.analysis import AnalysisConfig, conditions
 from schedlab.evaluation.metrics import (
-    BSLD_THRESHOLD,
     METRICS,
     length_buckets,
     per_jobset,
@@ -30,6 +29,7 @@ from schedlab.evaluation.metrics import (
     policy_order,
 )
 from schedlab.evaluation.overview import ratio_overview
+from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import SUMMARY_STATS, summarize
 from schedlab.jobset import JobSet
 from schedlab.reports import comparison, figures, learning, sections, views
@@ -39,8 +39,6 @@ from schedlab.reports.output import FigureOptions, Plot, figure, panels, place_p
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, pairwise_table, summary_table
 from schedlab.results import Results
-
-DEFAULT_SECONDARY = ("completion", "bounded_slowdown", "p95_slowdown")
 
 
 def _focus(pj: pl.DataFrame, wanted: float | None) -> float | None:
@@ -60,16 +58,14 @@ def compute(
     cfg: AnalysisConfig,
     *,
     focus_load: float | None = None,
-    bsld_threshold: float = BSLD_THRESHOLD,
     jobs: JobSet | None = None,
 ) -> Computed:
     """Every table a report shows, for ``results`` of one workload."""
-    pj = per_jobset(results, bsld_threshold=bsld_threshold)
+    pj = per_jobset(results, bsld_threshold=cfg.bounded_slowdown_threshold)
     pln = per_length(results)
     focus = _focus(pj, focus_load)
-    comp = comparison.compare_policies(pj, pln, cfg, policy_order(results), focus, bsld_threshold)
+    comp = comparison.compare_policies(pj, pln, cfg, policy_order(results), focus)
     by = ("policy", *conditions(pj))
-    kw = {"seed": cfg.seed, "confidence": cfg.confidence, "n_resamples": cfg.n_resamples}
     view = views.compute(
         results,
         pj,
@@ -85,16 +81,13 @@ def compute(
         per_length=pln,
         summary=comp.summary.select(*by, "metric", *SUMMARY_STATS),
         length_summary=summarize(
-            comp.at_focus(pln), metrics=("slowdown",), by=("policy", "load", "bucket"), **kw
+            comp.at_focus(pln), metrics=("slowdown",), by=("policy", "load", "bucket"), settings=cfg
         ),
         buckets=length_buckets(results),
         comp=comp,
         ratios=ratio_overview(comp.summary, comp.pairwise, cfg),
         views=view,
         n_loads=pj.get_column("load").drop_nulls().n_unique(),
-        seed=cfg.seed,
-        confidence=cfg.confidence,
-        n_resamples=cfg.n_resamples,
     )
 
 
@@ -229,7 +222,6 @@ def build_report(
     *,
     title: str = "schedlab report",
     cfg: AnalysisConfig,
-    bsld_threshold: float = BSLD_THRESHOLD,
     focus_load: float | None = None,
     experiment: Mapping[str, Any] | None = None,
     jobs: JobSet | None = None,
@@ -237,7 +229,7 @@ def build_report(
 ) -> Report:
     """Compute and lay out the report of ``results`` (arguments as :func:`write_report`)."""
     experiment = experiment or {}
-    c = compute(results, cfg, focus_load=focus_load, bsld_threshold=bsld_threshold, jobs=jobs)
+    c = compute(results, cfg, focus_load=focus_load, jobs=jobs)
     palette = figures.policy_palette(c.comp.order)
     images = _figures(c, palette, experiment)
     tables = {
@@ -261,8 +253,7 @@ def build_report(
             c.views.summary,
             c.views.resources,
             c.comp.order,
-            seed=cfg.seed,
-            confidence=cfg.confidence,
+            settings=cfg,
         )
     label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
     blocks = [
@@ -300,28 +291,12 @@ def build_report(
 
 
 def analysis_config(
-    results: Results,
-    *,
-    reference: str | None = None,
-    primary: str = "slowdown",
-    secondary: Sequence[str] = DEFAULT_SECONDARY,
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    results: Results, settings: StatsSettings = DEFAULT_STATS, *, reference: str | None = None
 ) -> AnalysisConfig:
-    """The analysis settings of a report; the reference defaults to (or, when it has no
-    results, falls back to) the first policy simulated."""
+    """The analysis settings of a report: ``settings`` against ``reference``, which defaults to
+    (or, when it has no results, falls back to) the first policy simulated."""
     order = policy_order(results)
-    return AnalysisConfig(
-        reference=reference if reference in order else order[0],
-        primary=primary,
-        secondary=tuple(secondary),
-        alpha=alpha,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    return AnalysisConfig.of(settings, reference if reference in order else order[0])
 
 
 def write_report(
@@ -329,20 +304,15 @@ def write_report(
     out_dir: str | os.PathLike[str],
     *,
     title: str = "schedlab report",
-    seed: int = 0,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
     reference: str | None = None,
-    primary: str = "slowdown",
-    secondary: Sequence[str] = DEFAULT_SECONDARY,
-    alpha: float = 0.05,
-    bsld_threshold: float = BSLD_THRESHOLD,
+    settings: StatsSettings = DEFAULT_STATS,
     focus_load: float | None = None,
     experiment: Mapping[str, Any] | None = None,
     jobs: JobSet | None = None,
     dpi: int = 200,
     style: str = "screen",
     vector: Sequence[str] | None = None,
+    **overrides: Any,
 ) -> dict[str, Path]:
     """Write the report of ``results`` into ``out_dir``, every file atomically.
 
@@ -369,23 +339,11 @@ def write_report(
         Output folder, created if missing; existing files of the same names are replaced.
     title
         Report title.
-    seed
-        Seed of the bootstrap confidence intervals.
-    confidence
-        Confidence level of the intervals.
-    n_resamples
-        Bootstrap resamples per interval.
     reference
         Reference policy of the comparisons; default the first policy simulated.
-    primary
-        Metric of the confirmatory tests (a column of
-        :func:`~schedlab.evaluation.metrics.per_jobset`).
-    secondary
-        Exploratory metrics.
-    alpha
-        Significance level.
-    bsld_threshold
-        τ of the bounded slowdown, in steps.
+    settings
+        Metrics and statistics settings (primary and secondary metrics, τ of the bounded
+        slowdown, confidence, alpha, bootstrap resamples and seed).
     focus_load
         Offered load of the detailed comparison; default (or when absent) the highest.
     experiment
@@ -404,6 +362,9 @@ def write_report(
     vector
         Vector copies of each figure (``"pdf"``, ``"svg"``); default (None) both in the paper
         style and none in the screen style, as they take more time than the PNGs.
+    **overrides
+        Fields of ``settings`` to replace, by name (``seed=1``, ``n_resamples=500``; see
+        :class:`~schedlab.evaluation.settings.StatsSettings`).
 
     Returns
     -------
@@ -413,21 +374,11 @@ def write_report(
         (``"load_sweep.pdf"``, ``"summary_table.tex"``, ...).
     """
     options = FigureOptions(dpi=dpi, style=style, vector=None if vector is None else tuple(vector))
-    cfg = analysis_config(
-        results,
-        reference=reference,
-        primary=primary,
-        secondary=secondary,
-        alpha=alpha,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    cfg = analysis_config(results, stats_settings(settings, **overrides), reference=reference)
     report = build_report(
         results,
         title=title,
         cfg=cfg,
-        bsld_threshold=bsld_threshold,
         focus_load=focus_load,
         experiment=experiment,
         jobs=jobs,

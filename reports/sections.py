@@ -51,9 +51,21 @@ class Computed:
     views: ScheduleViews | None
     """The representative jobset's schedules (None: the reference has no jobset)."""
     n_loads: int
-    seed: int
-    confidence: float
-    n_resamples: int
+
+    @property
+    def seed(self) -> int:
+        """Seed of the bootstrap intervals."""
+        return self.comp.cfg.seed
+
+    @property
+    def confidence(self) -> float:
+        """Level of the bootstrap intervals."""
+        return self.comp.cfg.confidence
+
+    @property
+    def n_resamples(self) -> int:
+        """Bootstrap resamples per interval."""
+        return self.comp.cfg.n_resamples
 
 
 def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]:

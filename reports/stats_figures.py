@@ -19,6 +19,7 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning
 from matplotlib.axes import Axes
 
+from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.reports.figures import (
     METRIC_LABELS,
     SHORT_METRIC,
@@ -127,7 +128,11 @@ def plot_cd_diagram(
 
 
 def plot_pairwise_heatmap(
-    pairs: pl.DataFrame, order: Sequence[str], *, alpha: float = 0.05, ax: Axes | None = None
+    pairs: pl.DataFrame,
+    order: Sequence[str],
+    *,
+    alpha: float = DEFAULT_STATS.alpha,
+    ax: Axes | None = None,
 ) -> Axes:
     """Heatmap of rank-biserial effect sizes (row vs column) with Holm-adjusted p-values.
 

@@ -11,7 +11,7 @@ over time need the jobs' demands (the JobSet); without it the section shows the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -19,6 +19,7 @@ import polars as pl
 from schedlab.errors import ResultsError
 from schedlab.evaluation import timeline as tl
 from schedlab.evaluation.metrics import length_buckets
+from schedlab.evaluation.settings import StatsSettings
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet
 from schedlab.reports.markup import Block, Table
@@ -175,6 +176,9 @@ def figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, tuple[Plo
     return out
 
 
+VIEW_RESAMPLES = 1000
+"""Bootstrap resamples of the time-averages table (fewer than the comparison's: descriptive)."""
+
 SUMMARY_LABELS = {
     "makespan": "makespan (steps)",
     "mean_queue": "waiting jobs",
@@ -187,11 +191,11 @@ def summary_table(
     resources: tuple[str, ...],
     order: list[str],
     *,
-    seed: int,
-    confidence: float,
+    settings: StatsSettings,
 ) -> Table:
     """Per policy: time averages over a schedule (``summary``: one row per schedule, from
-    :func:`~schedlab.evaluation.timeline.timeline_summary`), mean [CI] over jobsets."""
+    :func:`~schedlab.evaluation.timeline.timeline_summary`), mean [CI] over jobsets (the seed
+    and confidence of ``settings``, :data:`VIEW_RESAMPLES` resamples)."""
     metrics = [
         "makespan",
         *(f"mean_util_{r}" for r in resources),
@@ -200,9 +204,8 @@ def summary_table(
     ]
     shares = [m for m in metrics if m.startswith(("mean_util_", "mean_frag"))]
     percent = summary.with_columns(pl.col(shares) * 100)
-    s = summarize(
-        percent, metrics=metrics, by=("policy",), seed=seed, confidence=confidence, n_resamples=1000
-    )
+    quick = replace(settings, n_resamples=VIEW_RESAMPLES)
+    s = summarize(percent, metrics=metrics, by=("policy",), settings=quick)
     cells = {
         (p, m): ci(a, lo, hi)
         for p, m, a, lo, hi in s.select("policy", "metric", "mean", "ci_low", "ci_high").rows()

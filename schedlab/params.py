@@ -363,33 +363,35 @@ def _numbers(value: Any) -> list[float]:
     return [v for v in items if _is_number(v)]
 
 
-def check_value(param: Param, value: Any, *, owner: str, where: str = "") -> Any:
+def check_value(
+    param: Param, value: Any, *, owner: str, where: str = "", subject: str | None = None
+) -> Any:
     """``value`` of ``param`` checked (and converted); :class:`ParameterError` if invalid, an
-    :class:`ImplausibleValueWarning` if outside its :class:`Typical` range."""
+    :class:`ImplausibleValueWarning` if outside its :class:`Typical` range.
+
+    Messages read ``<where>: parameter 'name' of <owner> expects ...``; ``subject`` replaces
+    ``parameter 'name' of <owner>`` ('' for none, where the caller names the key itself).
+    """
+    who = f"parameter {param.name!r} of {owner}" if subject is None else subject
     prefix = f"{where}: " if where else ""
+    prefix += f"{who} " if who else ""
     try:
         converted = _convert(value, param.hint)
     except _Mismatch:
         choices = [a for a in get_args(param.hint) if isinstance(a, str)]
         close = difflib.get_close_matches(value, choices, n=1) if isinstance(value, str) else []
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        msg = (
-            f"{prefix}parameter {param.name!r} of {owner} expects {describe(param.hint)}, "
-            f"got {value!r}{hint}"
-        )
+        msg = f"{prefix}expects {describe(param.hint)}, got {value!r}{hint}"
         raise ParameterError(msg) from None
     for bound in param.bounds:
         bad = [x for x in _numbers(converted) if not bound.contains(x)]
         if not bad:
             continue
         if isinstance(bound, Typical):
-            msg = (
-                f"{prefix}parameter {param.name!r} of {owner} is usually {bound}, got "
-                f"{value!r} (used as given)"
-            )
+            msg = f"{prefix}is usually {bound}, got {value!r} (used as given)"
             warnings.warn(msg, ImplausibleValueWarning, stacklevel=3)
         else:
-            msg = f"{prefix}parameter {param.name!r} of {owner} must be {bound}, got {value!r}"
+            msg = f"{prefix}must be {bound}, got {value!r}"
             raise ParameterError(msg)
     return converted
 

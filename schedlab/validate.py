@@ -8,20 +8,25 @@ raised as the error class the caller chooses (:class:`~schedlab.errors.SpecError
 
 A ``None`` value (JSON ``null``) counts as absent; an int is accepted as a float; a bool is
 never a number; floats must be finite (TOML and JSON both can write ``inf``/``nan``).
+:meth:`Table.fields` checks a table against the type hints of a config dataclass, with the
+machinery of registry parameters (:mod:`schedlab.params`).
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import math
 import os
 import tomllib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NoReturn
 
-from schedlab.errors import SchedlabError
+from schedlab.errors import ParameterError, SchedlabError
+from schedlab.params import REQUIRED as NO_DEFAULT
+from schedlab.params import check_value, parameters
 
 
 def parse_document(text: str, source: str, *, error: type[SchedlabError], fmt: str) -> Any:
@@ -133,6 +138,44 @@ class Table:
         if isinstance(value, float) and not math.isfinite(value):
             self.fail(key, f"must be finite, got {value!r}")
         return value
+
+    def fields(
+        self,
+        target: Callable[..., Any],
+        *,
+        keys: Collection[str] | None = None,
+        optional: Collection[str] = (),
+        defaults: bool = False,
+    ) -> dict[str, Any]:
+        """The values the table gives for parameters of ``target`` (a config dataclass), each
+        checked and converted by its type hint and bounds as registry parameters are
+        (:func:`schedlab.params.check_value`); an error names the key and what was expected.
+
+        ``keys`` are the parameters read (default: all of them; the table's ``allowed`` keys
+        say which others it may hold); one without a default must be present unless it is in
+        ``optional``. Absent keys are left out (the dataclass's defaults apply), or with
+        ``defaults`` given their default (a copy).
+        """
+        declared = parameters(target)
+        out: dict[str, Any] = {}
+        for name in declared if keys is None else keys:
+            param = declared[name]
+            if name not in self:
+                if param.default is NO_DEFAULT and name not in optional:
+                    self.fail(name, "required key is missing")
+                if defaults and param.default is not NO_DEFAULT:
+                    out[name] = copy.copy(param.default)
+                continue
+            value = self.data[name]
+            try:
+                converted = check_value(param, value, owner="", subject="")
+            except ParameterError as exc:
+                self.fail(name, str(exc)[:300])
+            items = converted if isinstance(converted, list | tuple) else [converted]
+            if any(isinstance(x, float) and not math.isfinite(x) for x in items):
+                self.fail(name, f"numbers must be finite, got {value!r}"[:300])
+            out[name] = converted
+        return out
 
     def numbers(
         self, key: str, *, default: Any = REQUIRED, positive: bool = False, distinct: bool = False

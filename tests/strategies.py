@@ -51,9 +51,7 @@ def jobset_from_rows(
 
 def heuristic_names() -> list[str]:
     """Registered policies that are heuristics (learned ones need a checkpoint to be made)."""
-    return [
-        e.name for e in registry.policies if e.target.startswith("schedlab.policies.heuristics:")
-    ]
+    return registry.policies.names(tag="heuristic")
 
 
 def deeprm_jobset(load: float, *, n_jobsets: int = 6, seed: int = 0) -> JobSet:

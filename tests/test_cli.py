@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from schedlab import io
 from schedlab.cli import main
 from schedlab.jobset import JobSet
+from schedlab.registry import policies
 from schedlab.results import Results
 from tests.cli_helpers import run_fail, run_ok
 from tests.spec_helpers import spec_toml
@@ -54,7 +55,8 @@ def test_demo_writes_report(tmp_path: Path) -> None:
 
     shipped = shipped_checkpoints()  # shipped DeepRM policies join the heuristics
     assert shipped == ["deeprm-0.7", "deeprm-1.3"]  # not Chen's, DeepRM_Plus's or Liu's
-    n = 2 * (6 + len(shipped))
+    heuristics = policies.names(tag="heuristic")
+    n = 2 * (len(heuristics) + len(shipped))
     out = run_ok("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
     assert "report.html" in out
     assert f"{n} runs: {n} run now" in out
@@ -65,7 +67,7 @@ def test_demo_writes_report(tmp_path: Path) -> None:
                  "report.html", "report.md", "summary.csv", "pairwise.csv"):  # fmt: skip
         assert (tmp_path / name).is_file(), name
     res = Results.read_parquet(tmp_path / "results.parquet")
-    assert set(res.policies) == {"random", "fcfs", "sjf", "packer", "tetris", "hrrn", *shipped}
+    assert set(res.policies) == {*heuristics, *shipped}
     assert "4 jobsets are too few" in (tmp_path / "report.md").read_text(encoding="utf-8")
     again = run_ok("demo", "--jobsets", "4", "--load", "0.5,1.5", "-o", str(tmp_path))
     assert f"0 run now, {n} already done" in again
@@ -159,7 +161,8 @@ def test_list(kind: str, expected: str) -> None:
 def test_list_shows_tags_in_registration_order_and_parameters() -> None:
     out = run_ok("list", "policies")
     names = [line.split()[0] for line in out.splitlines()]
-    assert names[:6] == ["random", "fcfs", "sjf", "packer", "tetris", "hrrn"]
+    heuristics = policies.names(tag="heuristic")
+    assert names[: len(heuristics)] == heuristics
     assert "[baseline, heuristic, model:cluster]" in out
     params = run_ok("list", "generators", "--params")
     assert "variant = one of 'code', 'paper' (default 'code')" in params

@@ -14,10 +14,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from schedlab.registry import policies
 from schedlab.results import Results
 
-SPEC = """
-policies = ["random", "fcfs", "sjf", "packer", "tetris", "hrrn"]
+HEURISTICS = policies.names(tag="heuristic")
+SPEC = f"""
+policies = {json.dumps(HEURISTICS)}
 [experiment]
 name = "interrupted"
 reference = "sjf"
@@ -27,7 +29,7 @@ generator = "deeprm"
 loads = [0.5, 0.9, 1.3, 1.7]
 jobsets = 300
 """
-N_RUNS = 24
+N_RUNS = len(HEURISTICS) * 4  # policies × loads
 PROMPT_S = 4.0
 """Seconds allowed from the signal to the exit (the target is ~1 s; the machine is shared)."""
 

@@ -25,6 +25,7 @@ from scipy import stats as sps
 
 from schedlab.evaluation.fitting.timeline import timeline
 from schedlab.evaluation.metrics import per_jobset
+from schedlab.evaluation.settings import StatsSettings
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet, JobSetMeta, offered_load
 from schedlab.loaders.generators.fitted import FittedGenerator, read_model
@@ -161,7 +162,8 @@ def heuristic_check(
     for source, js in sides.items():
         res = simulate(js, made, config)
         pj = per_jobset(res)
-        summary = summarize(pj, metrics=("slowdown",), by=("policy",), seed=seed)
+        settings = StatsSettings(seed=seed)
+        summary = summarize(pj, metrics=("slowdown",), by=("policy",), settings=settings)
         ranks = pj.with_columns(pl.col("slowdown").rank("average").over("jobset").alias("r"))
         avg_rank = ranks.group_by("policy").agg(pl.col("r").mean().alias("avg_rank"))
         summaries.append(

@@ -33,10 +33,9 @@ span (last arrival + Σ duration) passes :data:`~schedlab.jobset.MAX_SPAN`.
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -53,77 +52,9 @@ from schedlab.loaders.traces.drop_report import (
     clip_text,
     raise_first,
 )
+from schedlab.loaders.traces.options import TraceOptions
 
 SAMPLES_PER_REASON = 5
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TraceOptions:
-    """What a user asks of a trace load; every field is recorded in the provenance."""
-
-    time_step: float = 1.0
-    """Seconds per simulation step."""
-    start: float | None = None
-    """Keep rows arriving at or after this many seconds since the trace's first arrival."""
-    end: float | None = None
-    """Keep rows arriving before this many seconds since the trace's first arrival."""
-    machines: int | None = None
-    """Machines of the trace's machine size to replay on; None: the trace's own cluster (the
-    count the loader knows, e.g. about 4,000 for Alibaba v2018; one machine for an SWF log,
-    whose parallel jobs span nodes). A job must fit on one machine."""
-    slots_per_machine: float | None = None
-    """Rescale each machine to this many units per resource (DeepRM-style: 10); None keeps
-    the trace's native units."""
-    sample: int | None = None
-    """Keep a uniform random sample of this many jobs (after the steps above)."""
-    seed: int = 0
-    """Seed of the sample."""
-    jobset_window: float | None = None
-    """Split into jobsets of this many seconds each (arrivals relative to the window start)."""
-    jobset_size: int | None = None
-    """Split into jobsets of this many consecutive jobs (arrivals relative to the first)."""
-    strict: bool = False
-    """Raise on the first malformed row (naming file and line) instead of counting it."""
-    max_decompressed: int | None = None
-    """Largest size in bytes a compressed file may expand to (0: no limit); default
-    ``$SCHEDLAB_MAX_DECOMPRESSED``, else 100 times the file's size or 256 MiB, whichever is
-    more (:mod:`schedlab.loaders.traces.archive`)."""
-
-    def __post_init__(self) -> None:
-        positive = {
-            "time_step (--time-step, seconds)": self.time_step,
-            "slots_per_machine (--slots-per-machine)": self.slots_per_machine,
-            "jobset_window (--jobset-window, seconds)": self.jobset_window,
-        }
-        for name, value in positive.items():
-            if value is not None and not (math.isfinite(value) and value > 0):
-                msg = f"{name} must be a finite number > 0, got {value!r}"
-                raise ValueError(msg)
-        if self.machines is not None and not (math.isfinite(self.machines) and self.machines >= 1):
-            msg = f"machines (--machines) must be >= 1, got {self.machines!r}"
-            raise ValueError(msg)
-        at_least_one = {
-            "sample (--sample)": self.sample,
-            "jobset_size (--jobset-size)": self.jobset_size,
-        }
-        for name, value in at_least_one.items():
-            if value is not None and not (isinstance(value, int) and value >= 1):
-                msg = f"{name} must be an integer >= 1, got {value!r}"
-                raise ValueError(msg)
-        for name, value in {"start (--start)": self.start, "end (--end)": self.end}.items():
-            if value is not None and not math.isfinite(value):
-                msg = f"{name} must be a finite number of seconds, got {value!r}"
-                raise ValueError(msg)
-        if self.jobset_window is not None and self.jobset_size is not None:
-            msg = "give jobset_window (--jobset-window) or jobset_size (--jobset-size), not both"
-            raise ValueError(msg)
-        if not (isinstance(self.seed, int) and self.seed >= 0):
-            msg = f"seed (--seed) must be an integer >= 0, got {self.seed!r}"
-            raise ValueError(msg)
-        if self.max_decompressed is not None and self.max_decompressed < 0:
-            msg = f"max_decompressed must be >= 0 bytes (0: no limit), got {self.max_decompressed}"
-            raise ValueError(msg)
-
 
 Check = tuple[pl.Expr, "str | pl.Expr", "str | pl.Expr"]
 

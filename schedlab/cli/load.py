@@ -13,38 +13,22 @@ from schedlab.cli.options import (
     Command,
     Group,
     cli_message,
+    config_options,
     option_name,
     output_option,
     param_option,
-    seed_option,
+    with_options,
 )
+from schedlab.loaders.traces.options import TraceOptions
 from schedlab.registry import loaders
-
-POSITIVE = click.FloatRange(min=0, min_open=True)
 
 
 @click.command("load", cls=Command)
 @click.argument("loader", type=click.Choice(loaders.names(), case_sensitive=False))
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--time-step", default=1.0, show_default=True, type=POSITIVE,
-              help="Seconds per time step.")  # fmt: skip
-@click.option("--start", type=float, help="Keep arrivals from this many s after the first.")
-@click.option("--end", type=float, help="Keep arrivals before this many s after the first.")
-@click.option("--machines", type=click.IntRange(min=1),
-              help="Cluster size in machines (default: the trace's own, e.g. ~4,000 for "
-              "Alibaba v2018, one machine of MaxProcs for SWF).")  # fmt: skip
-@click.option("--slots-per-machine", type=POSITIVE, help="Rescale a machine to N units/resource.")
-@click.option("--sample", type=click.IntRange(min=1), help="Keep a random sample of N jobs.")
-@seed_option("Seed of --sample.")
-@click.option("--jobset-window", type=POSITIVE, help="Split into jobsets of this many seconds.")
-@click.option("--jobset-size", type=click.IntRange(min=1),
-              help="Split into jobsets of this many jobs.")  # fmt: skip
-@click.option("--strict", is_flag=True, help="Fail on the first malformed row.")
+@with_options(config_options(TraceOptions))
 @param_option("Format option, e.g. -p granularity=job (see the loader's docstring).")
 @click.option("--no-cache", is_flag=True, help="Parse again even if a cached conversion exists.")
-@click.option("--max-decompressed", type=click.IntRange(min=0),
-              help="Most bytes a compressed trace may expand to (0: no limit; default "
-              "max(100 x the file, 256 MiB), or $SCHEDLAB_MAX_DECOMPRESSED).")  # fmt: skip
 @output_option("JobSet Parquet file to write.")
 def load_cmd(
     loader: str,
@@ -54,8 +38,10 @@ def load_cmd(
     output: Path,
     **options: Any,
 ) -> None:
-    """Load a trace at PATH with LOADER into a JobSet, reporting every dropped or fixed row."""
-    from schedlab.loaders import TraceOptions, load_trace
+    """Load a trace at PATH with LOADER into a JobSet, reporting every dropped or fixed row.
+
+    The options are the fields of TraceOptions (schedlab.loaders.TraceOptions)."""
+    from schedlab.loaders import load_trace
 
     kwargs = loaders.check(loader, params, where="-p")
     try:

@@ -13,7 +13,7 @@ import contextlib
 import json
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -189,6 +189,8 @@ class SlotsType(click.ParamType):
     """Visible job slots: an integer >= 1, or ``all`` for the whole queue (None)."""
 
     name = "M|all"
+    note = "On the command line, all is None."
+    """Said after the help of an option of this type (see :func:`config_option`)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value is None or value == "all":
@@ -204,19 +206,22 @@ class SlotsType(click.ParamType):
         return slots
 
 
+COUNT = click.IntRange(min=1)
+"""An integer >= 1."""
+
+SIMULATION_TYPES: dict[str, click.ParamType] = {"slots": SlotsType(), "horizon": COUNT,
+                                                "machines": COUNT}  # fmt: skip
+"""The :class:`~schedlab.simulator.config.ClusterConfig` fields ``schedlab simulate`` takes,
+with the types of their options."""
+
+
 def simulation_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--slots`` (M or ``all``), ``--horizon`` and ``--machines``: a ClusterConfig."""
-    fn = click.option(
-        "--machines", type=click.IntRange(min=1),
-        help="Machines the JobSet's capacity is split into (default: the JobSet's own; a "
-        "JobSet made for one pool keeps its machine size, so the cluster grows).",
-    )(fn)  # fmt: skip
-    fn = count_option("--horizon", 20, "Horizon T (steps).")(fn)
-    return click.option(
-        "--slots", type=SlotsType(), default="10", show_default=True,
-        help="Visible job slots M, or 'all': heuristics see the whole queue (trace replay; ties "
-        "go to the earlier arrival).",
-    )(fn)  # fmt: skip
+    """``--slots`` (M or ``all``), ``--horizon`` and ``--machines``: the fields of a
+    ClusterConfig (default and help from the dataclass, :func:`config_options`)."""
+    from schedlab.simulator.config import ClusterConfig
+
+    options = config_options(ClusterConfig, only=list(SIMULATION_TYPES), types=SIMULATION_TYPES)
+    return with_options(options)(fn)
 
 
 def force_option(what: str) -> Decorator:
@@ -282,20 +287,22 @@ def _range(kind: type, bounds: tuple[Interval, ...]) -> click.ParamType:
     return click.FloatRange(lo, hi, min_open=b.gt is not None, max_open=b.lt is not None)
 
 
-def config_option(p: Param) -> click.Option:
+def config_option(p: Param, kind: click.ParamType | None = None) -> click.Option:
     """The option of one config field: its type from the hint (``Literal`` -> a choice,
     ``bool`` -> ``--x/--no-x``, a tuple of numbers -> that many values, a dict -> repeatable
-    ``KEY=VALUE``), its default, its docstring as help. Raises TypeError for a type the command
-    line cannot give."""
+    ``KEY=VALUE``) unless ``kind`` gives it, its default, its docstring as help. Raises
+    TypeError for a type the command line cannot give."""
     decl = RENAMES.get(p.name, "--" + p.name.replace("_", "-")).split("/")
     hint = p.hint
     if get_origin(hint) is Union or type(hint).__name__ == "UnionType":
         members = [a for a in get_args(hint) if a is not type(None)]
         hint = members[0] if len(members) == 1 else hint
     doc = re.sub(r":\w+:`~?([^`]*)`", r"\1", p.doc).replace("``", "")  # reST -> plain text
+    doc = " ".join(filter(None, [doc, getattr(kind, "note", "")]))
     common: dict[str, Any] = {"help": doc, "show_default": True, "default": p.default}
-    if p.name in SHARED_TYPES:
-        return click.Option([*decl, p.name], type=SHARED_TYPES[p.name], **common)
+    kind = kind or SHARED_TYPES.get(p.name)
+    if kind is not None:
+        return click.Option([*decl, p.name], type=kind, **common)
     if get_origin(hint) is Literal:
         return click.Option([*decl, p.name], type=click.Choice(get_args(hint)), **common)
     if hint is bool:
@@ -316,9 +323,30 @@ def config_option(p: Param) -> click.Option:
     raise TypeError(msg)
 
 
-def config_options(cls: type) -> list[click.Option]:
-    """One option per field of the config dataclass ``cls`` (see :func:`config_option`)."""
-    return [config_option(p) for p in parameters(cls).values()]
+def config_options(
+    cls: type,
+    *,
+    only: Sequence[str] | None = None,
+    types: Mapping[str, click.ParamType] | None = None,
+) -> list[click.Option]:
+    """One option per field of the config dataclass ``cls`` (see :func:`config_option`), or
+    per field of ``only``; ``types`` gives the type of a field's option where its hint does not
+    say enough (e.g. ``slots``: an integer or ``all``)."""
+    declared = parameters(cls)
+    types = types or {}
+    return [config_option(declared[n], types.get(n)) for n in only or declared]
+
+
+def with_options(options: Sequence[click.Parameter]) -> Decorator:
+    """A decorator adding ``options`` (in this order) to a command declared with
+    ``@click.command``, as ``@click.option`` lines would."""
+
+    def add(fn: Callable[..., Any]) -> Callable[..., Any]:
+        # click collects decorated options in __click_params__, last decorator first
+        fn.__dict__.setdefault("__click_params__", []).extend(reversed(options))
+        return fn
+
+    return add
 
 
 def one_line(message: object) -> str:

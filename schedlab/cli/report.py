@@ -68,7 +68,8 @@ def report_cmd(
 
         res = Results.read_parquet(results)
         js = JobSet.read_parquet(jobs) if jobs is not None else None
-        paths = write_report(res, output, seed=seed or 0, reference=reference, jobs=js, **figures)
+        settings = {} if seed is None else {"seed": seed}  # default: the settings' seed
+        paths = write_report(res, output, reference=reference, jobs=js, **figures, **settings)
     click.echo(f"report: {paths['html']}  (Markdown: {paths['md']})")
 
 

@@ -25,13 +25,14 @@ from schedlab.registry import make_policy, policies, policy_key
 @simulation_options
 @output_option("Results Parquet file to write.")
 def simulate_cmd(
-    jobs: Path, policy_specs: tuple[str, ...], slots: int | None, horizon: int,
-    machines: int | None, output: Path,
-) -> None:  # fmt: skip
+    jobs: Path, policy_specs: tuple[str, ...], output: Path, **cluster: int | None
+) -> None:
     """Simulate policies on every jobset of JOBS and write per-job results (with the machine
-    each job ran on). Heuristics name a placement rule on several machines: sjf+bestfit."""
+    each job ran on). Heuristics name a placement rule on several machines: sjf+bestfit.
+
+    --slots, --horizon and --machines are fields of ClusterConfig."""
     made = make_policies(policy_specs or tuple(policies.names(tag="heuristic")))
-    results = _simulate(jobs, made, slots, horizon, machines)
+    results = _simulate(jobs, made, cluster)
     results.write_parquet(output)
     click.echo(f"wrote {output}: {results.table.height} job results for {results.policies}")
 
@@ -52,9 +53,7 @@ def make_policies(specs: tuple[str, ...]) -> list[tuple[str, Any]]:
     return made
 
 
-def _simulate(
-    jobs: Path, made: list[tuple[str, Any]], slots: int | None, horizon: int, machines: int | None
-) -> Any:
+def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, int | None]) -> Any:
     from tqdm import tqdm
 
     from schedlab.errors import JobSetError
@@ -68,7 +67,7 @@ def _simulate(
     if len(js) == 0:
         msg = f"{jobs}: the JobSet holds no job ({len(js.meta.empty_jobsets)} empty jobsets)"
         raise JobSetError(msg + "; nothing to simulate")
-    config = ClusterConfig(slots=slots, horizon=horizon, machines=machines)
+    config = ClusterConfig(**cluster)
     parts = []
     for spec, policy in tqdm(made, desc="simulating", unit="policy", disable=None):
         t0 = time.perf_counter()

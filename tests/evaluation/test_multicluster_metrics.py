@@ -18,6 +18,7 @@ from schedlab.evaluation.multicluster import (
     s_log,
     summary,
 )
+from schedlab.evaluation.settings import StatsSettings
 from schedlab.results import RESULT_COLUMNS, Results
 from schedlab.simulator.multicluster.run import LIU_COLUMNS
 
@@ -92,7 +93,7 @@ def test_summary_has_means_cis_and_fsn_against_the_reference() -> None:
         "MAF": [(float(t), 92.0) for t in rng.integers(200, 400, 12)],
         "RL": [(float(t), 89.0) for t in rng.integers(20, 80, 12)],
     })  # fmt: skip
-    s = summary(pe, "MAF", n_resamples=200)
+    s = summary(pe, "MAF", settings=StatsSettings(n_resamples=200))
     assert s.get_column("policy").to_list() == ["MAF", "RL"]
     rl = s.filter(pl.col("policy") == "RL").row(0, named=True)
     assert rl["n_episodes"] == 12

@@ -59,6 +59,8 @@ def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
     assert spec.cluster.slots == 10
     assert spec.metrics.primary == "slowdown"
     assert spec.metrics.bounded_slowdown_threshold == 10.0
+    seeded = load_spec(write_spec(tmp_path, MINIMAL.replace('name = "t"', 'name = "t"\nseed = 7')))
+    assert seeded.metrics.seed == 7  # the bootstrap's seed is the master seed
     two = MINIMAL + '[[workloads]]\nname = "v"\ngenerator = "deeprm"\nloads = [0.5]\n'
     a, b = load_spec(write_spec(tmp_path, two)), load_spec(write_spec(tmp_path, two))
     assert a.workloads[0].seed == b.workloads[0].seed  # derived, reproducible
@@ -70,12 +72,12 @@ def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
     [
         (("loads = [0.5]", "lods = [0.5]"), r"\[\[workloads\]\]\[0\]\.lods: unknown key .*'loads'"),
         (('name = "t"\n', ""), r"\[experiment\]\.name: required key is missing"),
-        (("jobsets = 3", 'jobsets = "3"'), r"jobsets: expected integer, got '3'"),
-        (("jobsets = 3", "jobsets = 3.5"), r"jobsets: expected integer, got 3.5"),
+        (("jobsets = 3", 'jobsets = "3"'), r"jobsets: expects an integer, got '3'"),
+        (("jobsets = 3", "jobsets = 3.5"), r"jobsets: expects an integer, got 3.5"),
         (("loads = [0.5]", "loads = [0.5, 0.5]"), r"loads: values must be distinct"),
         (("loads = [0.5]", "loads = [inf]"), r"loads: numbers must be finite"),
         (("loads = [0.5]", "loads = [0.5]\nrates = [0.2]"), r"loads: give exactly one"),
-        (("loads = [0.5]", "loads = [-0.5]"), r"loads: every value must be > 0"),
+        (("loads = [0.5]", "loads = [-0.5]"), r"loads: must be > 0, got \[-0.5\]"),
         (('generator = "deeprm"', 'generator = "deeprn"'), r"generator: unknown generator"),
         (('reference = "tetris"', 'reference = "fcfs"'), r"reference: 'fcfs' is not a policy"),
         (
@@ -96,6 +98,23 @@ def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
         ),
         (('"sjf", "tetris"', '"sjf", "tetris:knob=0.3,knob=0.4"'), r"'knob' is given twice"),
         (("[experiment]", '[metrics]\nprimary = "speed"\n[experiment]'), r"primary: unknown"),
+        (
+            ("[experiment]", "[metrics]\nconfidence = 95\n[experiment]"),
+            r"\[metrics\]\.confidence: must be > 0 and < 1, got 95",
+        ),
+        (
+            ("[experiment]", "[metrics]\nn_resamples = 50\n[experiment]"),
+            r"n_resamples: must be >= 100, got 50",
+        ),
+        (("[experiment]", "[metrics]\nseed = 3\n[experiment]"), r"\[metrics\]\.seed: unknown key"),
+        (
+            ("[experiment]", "[report]\nfocus_load = 0\n[experiment]"),
+            r"\[report\]\.focus_load: must be > 0, got 0",
+        ),
+        (
+            ('"sjf", "tetris"', '"sjf", { spec = "tetris", optional = 1 }'),
+            r"policies\[1\]\.optional: expects true or false, got 1",
+        ),
         (("[experiment]", "[cluster]\nslots = 0\n[experiment]"), r"\[cluster\]\.slots: must"),
         (
             ("jobsets = 3", "jobsets = 3\nparams = { windw = 5 }"),

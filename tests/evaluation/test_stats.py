@@ -10,6 +10,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from schedlab.errors import NonFiniteValueError
+from schedlab.evaluation.settings import StatsSettings
 from schedlab.evaluation.stats import SUMMARY_STATS, bootstrap_mean_ci, summarize
 
 
@@ -88,7 +89,7 @@ def per_jobset_table(n_policies: int, n_loads: int, n_jobsets: int, seed: int = 
 
 def test_summarize_shape_columns_and_values() -> None:
     df = per_jobset_table(3, 2, 25)
-    out = summarize(df, seed=0)
+    out = summarize(df, settings=StatsSettings(seed=0))
     assert out.columns == ["policy", "load", "metric", *SUMMARY_STATS]
     assert out.height == 3 * 2 * 2
     assert out.get_column("n_jobsets").to_list() == [25] * 12
@@ -106,14 +107,14 @@ def test_summarize_shape_columns_and_values() -> None:
 
 def test_summarize_is_deterministic_and_independent_of_group_order() -> None:
     df = per_jobset_table(3, 2, 25)
-    a = summarize(df, seed=4)
-    assert a.equals(summarize(df, seed=4))
+    a = summarize(df, settings=StatsSettings(seed=4))
+    assert a.equals(summarize(df, settings=StatsSettings(seed=4)))
     # shuffled rows and a missing group leave each group's numbers unchanged
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=1).filter(pl.col("policy") != "p1")
-    b = summarize(shuffled, seed=4)
+    b = summarize(shuffled, settings=StatsSettings(seed=4))
     expected = a.filter(pl.col("policy") != "p1").sort("policy", "load", "metric")
     assert_frame_equal(b.sort("policy", "load", "metric"), expected, check_exact=False)
-    c = summarize(df, seed=5)
+    c = summarize(df, settings=StatsSettings(seed=5))
     assert c.get_column("mean").equals(a.get_column("mean"))
     assert not c.get_column("ci_low").equals(a.get_column("ci_low"))
 
@@ -123,7 +124,7 @@ def test_summarize_keeps_null_keys_and_skips_null_values() -> None:
         {"policy": ["a", "a", "a", "b"], "load": [None, None, None, 0.5],
          "slowdown": [1.0, 3.0, None, 2.0]}
     )  # fmt: skip
-    out = summarize(df, metrics=["slowdown"], seed=0)
+    out = summarize(df, metrics=["slowdown"], settings=StatsSettings(seed=0))
     assert out.select("policy", "load", "mean", "n_jobsets").rows() == [
         ("a", None, 2.0, 2), ("b", 0.5, 2.0, 1)
     ]  # fmt: skip
@@ -154,6 +155,6 @@ def test_summarize_rejects_missing_columns() -> None:
 def test_summarize_is_fast_on_a_full_sweep() -> None:
     df = per_jobset_table(6, 10, 100)
     t0 = time.perf_counter()
-    out = summarize(df, seed=0)
+    out = summarize(df, settings=StatsSettings(seed=0))
     assert time.perf_counter() - t0 < 5.0
     assert out.height == 6 * 10 * 2

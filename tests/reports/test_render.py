@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 
 from schedlab.errors import ResultsError
 from schedlab.evaluation.metrics import per_jobset, per_length
+from schedlab.evaluation.settings import StatsSettings
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
@@ -165,7 +166,7 @@ def test_policy_palette_is_consistent_and_distinct() -> None:
 
 
 def test_plot_load_sweep_draws_one_line_per_policy(results: Results) -> None:
-    summary = summarize(per_jobset(results), seed=0, n_resamples=200)
+    summary = summarize(per_jobset(results), settings=StatsSettings(n_resamples=200))
     ax = plot_load_sweep(summary, palette=policy_palette(POLICIES), ax=new_axes())
     assert isinstance(ax, Axes)
     assert ax.get_xlabel() == "Offered load (%)"
