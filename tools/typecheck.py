@@ -2,8 +2,9 @@
 
 The top-level folders are installed under one import name (``simulator/`` is
 ``schedlab.simulator``, pyproject's ``package-dir``), a mapping mypy cannot follow in an editable
-install. This builds that layout from symbolic links under ``build/typecheck/`` (never copies)
-and runs mypy there, printing paths relative to the repository.
+install. This builds that layout from symbolic links under ``build/typecheck/`` (never copies;
+``$SCHEDLAB_TYPECHECK_TREE`` elsewhere) and runs mypy there, printing paths relative to the
+repository. Arguments are passed to mypy.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TREE = ROOT / "build" / "typecheck"
+TREE = Path(os.environ.get("SCHEDLAB_TYPECHECK_TREE", ROOT / "build" / "typecheck"))
+"""Where the layout is built (one per concurrent run)."""
 
 
 def build_tree() -> Path:
@@ -35,7 +37,8 @@ def build_tree() -> Path:
 def main() -> int:
     tree = build_tree()
     config = ROOT / "pyproject.toml"
-    cmd = [sys.executable, "-m", "mypy", "--config-file", str(config), "-p", "schedlab"]
+    cmd = [sys.executable, "-m", "mypy", "--config-file", str(config), "-p", "schedlab",
+           *sys.argv[1:]]  # fmt: skip
     done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=False)
     prefix = str(tree) + os.sep
     for line in (done.stdout + done.stderr).splitlines():
