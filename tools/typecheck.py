@@ -28,7 +28,7 @@ def build_tree() -> Path:
     for package, folder in sorted(setup["package-dir"].items()):
         target = TREE.joinpath(*package.split("."))
         target.mkdir(parents=True, exist_ok=True)
-        for source in sorted((ROOT / folder).glob("*.py")) + [ROOT / folder / "py.typed"]:
+        for source in [*sorted((ROOT / folder).glob("*.py")), ROOT / folder / "py.typed"]:
             if source.is_file():
                 (target / source.name).symlink_to(source)
     return TREE
