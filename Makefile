@@ -27,6 +27,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python tools/typecheck.py
 
 clean:
-	rm -rf $(VENV) $(OUT) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(OUT) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -93,12 +93,13 @@ def _versus(
     x: np.ndarray, ref: np.ndarray, cfg: AnalysisConfig, tag: tuple
 ) -> dict[str, float | int | None]:
     w, t, lo = cmp.wins_ties_losses(x, ref)
-    kw = {"confidence": cfg.confidence, "n_resamples": cfg.n_resamples}
+    conf, n_res = cfg.confidence, cfg.n_resamples
+    ratio: tuple[float | None, float | None, float | None] = (None, None, None)
     if np.all(x > 0) and np.all(ref > 0):
-        ratio = cmp.gm_ratio(x, ref, rng=group_rng(cfg.seed, ("ratio", *tag)), **kw)
-    else:
-        ratio = (None, None, None)
-    poi = cmp.prob_improvement(x, ref, rng=group_rng(cfg.seed, ("poi", *tag)), **kw)
+        rng = group_rng(cfg.seed, ("ratio", *tag))
+        ratio = cmp.gm_ratio(x, ref, rng=rng, confidence=conf, n_resamples=n_res)
+    rng = group_rng(cfg.seed, ("poi", *tag))
+    poi = cmp.prob_improvement(x, ref, rng=rng, confidence=conf, n_resamples=n_res)
     return {
         "ratio": ratio[0],
         "ratio_low": ratio[1],
@@ -312,7 +313,7 @@ def cliques(mean_ranks: dict[str, float], pairs: pl.DataFrame) -> list[list[str]
     """
     names = sorted(mean_ranks, key=lambda p: mean_ranks[p])
     sig = {frozenset((a, b)) for a, b, s in pairs.select("a", "b", "significant").iter_rows() if s}
-    spans = []
+    spans: list[tuple[int, int]] = []
     for i in range(len(names)):
         j = i
         while j + 1 < len(names) and not any(

@@ -24,6 +24,7 @@ the backend is closed in every case.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import queue
@@ -307,13 +308,14 @@ class LocalBackend(_OnThisMachine):
                     self._queued.wait()
                 if self._stopped:
                     return
+                assert call is not None  # the wait ends on a call unless stopped
                 self._running[call.key] = call
             try:
                 future = pool.submit(call.fn, *call.args)
             except RuntimeError as exc:  # the pool broke (a worker died) or shut down
                 self._pool_broke(call, exc)
                 return
-            future.add_done_callback(lambda f, c=call: self._done(f, c))
+            future.add_done_callback(functools.partial(self._done, call=call))
 
     def _pool_broke(self, call: _Call, exc: RuntimeError) -> None:
         """With ``here`` this process runs ``call`` and the queue; else they fail with

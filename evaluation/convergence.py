@@ -26,6 +26,7 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -134,7 +135,7 @@ def over_seeds(runs: pl.DataFrame, *, confidence: float = DEFAULT_STATS.confiden
     numeric = [c for c, t in runs.schema.items() if t.is_numeric()]
     out = []
     for (variant,), part in runs.group_by("variant", maintain_order=True):
-        row: dict[str, object] = {"variant": variant, "runs": part.height}
+        row: dict[str, Any] = {"variant": variant, "runs": part.height}
         for c in numeric:
             x = part.get_column(c).drop_nulls().to_numpy().astype(float)
             row[f"{c}_n"] = int(x.size)
@@ -143,7 +144,7 @@ def over_seeds(runs: pl.DataFrame, *, confidence: float = DEFAULT_STATS.confiden
                 half = (
                     stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)
                 )
-                row[f"{c}_low"], row[f"{c}_high"] = row[c] - half, row[c] + half  # type: ignore[operator]
+                row[f"{c}_low"], row[f"{c}_high"] = row[c] - half, row[c] + half
             else:
                 row[f"{c}_low"] = row[f"{c}_high"] = None
         out.append(row)

@@ -73,8 +73,8 @@ def length_buckets(results: Results) -> dict[str, tuple[int, int]]:
     lo, hi = int(dur.min()), int(dur.max())  # type: ignore[arg-type]
     q1 = int(dur.quantile(1 / 3, interpolation="lower"))  # type: ignore[arg-type]
     q2 = int(dur.quantile(2 / 3, interpolation="lower"))  # type: ignore[arg-type]
-    ranges = ((lo, q1), (q1 + 1, q2), (q2 + 1, hi))
-    return {n: r for n, r in zip(TERCILE_NAMES, ranges, strict=True) if r[0] <= r[1]}
+    terciles = ((lo, q1), (q1 + 1, q2), (q2 + 1, hi))
+    return {n: r for n, r in zip(TERCILE_NAMES, terciles, strict=True) if r[0] <= r[1]}
 
 
 def policy_order(results: Results) -> list[str]:

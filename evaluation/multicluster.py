@@ -87,9 +87,8 @@ def per_episode(results: Results) -> pl.DataFrame:
         msg = "Liu's metrics need multi-cluster results (columns 'missed' and 'exec_ratio')"
         raise ValueError(msg)
     out = pj.select(*keys(pj), "n_jobs", "tmdl", "ajer")
-    return out.with_columns(
-        pl.Series("s_log", s_log(out.get_column("tmdl"), out.get_column("ajer")))
-    )
+    tmdl, ajer = out.get_column("tmdl").to_numpy(), out.get_column("ajer").to_numpy()
+    return out.with_columns(pl.Series("s_log", s_log(tmdl, ajer)))
 
 
 def dominance(per_ep: pl.DataFrame, policy: str, reference: str) -> tuple[int, int, int]:

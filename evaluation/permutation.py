@@ -114,7 +114,8 @@ def exact_sf(doubled: np.ndarray, s_obs: int, *, max_work: int = EXACT_WORK) -> 
     if math.factorial(k) > max_work or base ** (k - 1) >= 2**62:
         return None
     place = base ** np.arange(k - 1, dtype=np.int64)  # the last column follows from the sum
-    states, prob = np.zeros((1, k), dtype=np.int64), np.ones(1)
+    states = np.zeros((1, k), dtype=np.int64)
+    prob: np.ndarray = np.ones(1)
     cache: dict[tuple[int, ...], np.ndarray] = {}
     for row in doubled:
         key = tuple(sorted(int(v) for v in row))

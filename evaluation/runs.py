@@ -168,7 +168,7 @@ def run_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not Path(path).is_file():
         return {}
     try:
-        meta = json.loads(pl.read_parquet_metadata(path).get(io.METADATA_KEY, "{}"))
+        meta = json.loads(pl.read_parquet_metadata(Path(path)).get(io.METADATA_KEY, "{}"))
     except Exception:  # an unreadable file is not done; it is overwritten
         return {}
     return meta.get("run", {}) if isinstance(meta, dict) else {}
@@ -195,7 +195,7 @@ def select_load(js: JobSet, load: float | None) -> JobSet:
     """The jobsets of ``js`` generated for offered ``load`` (None: all of them)."""
     if load is None:
         return js
-    return JobSet(js.jobs.filter(pl.col("load").is_close(load)), js.meta)  # type: ignore[attr-defined]
+    return JobSet(js.jobs.filter(pl.col("load").is_close(load)), js.meta)
 
 
 @contextlib.contextmanager

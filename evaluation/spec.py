@@ -396,8 +396,9 @@ def _known(t: Table, key: str, registry: Registry, name: str) -> None:
         t.fail(key, str(exc))
 
 
-def _checked(t: Table, key: str, call: Callable[[], Any]) -> Any:
-    """``call()``; a ValueError or TypeError it raises fails at ``key``."""
+def _checked(t: Table, key: str, call: Callable[..., Any]) -> Any:
+    """``call()`` (any parameters have defaults); a ValueError or TypeError it raises fails at
+    ``key``."""
     try:
         return call()
     except (TypeError, ValueError) as exc:

@@ -90,10 +90,10 @@ class Schedules:
                 raise ResultsError(msg)
             df = df.filter(pl.col(col).is_in(wanted))
         if load is not None:
-            df = df.filter(pl.col("load").is_close(load))  # type: ignore[attr-defined]
+            df = df.filter(pl.col("load").is_close(load))
             if df.height == 0:
-                have = sorted(self.jobs.get_column("load").drop_nulls().unique().to_list())
-                msg = f"no results at offered load {load}; loads present: {have}"
+                present = sorted(self.jobs.get_column("load").drop_nulls().unique().to_list())
+                msg = f"no results at offered load {load}; loads present: {present}"
                 raise ResultsError(msg)
         return replace(self, jobs=df)
 
@@ -383,7 +383,7 @@ def representative_jobset(
     """
     rows = per_jobset.filter(pl.col("policy") == reference)
     if load is not None:
-        rows = rows.filter(pl.col("load").is_close(load))  # type: ignore[attr-defined]
+        rows = rows.filter(pl.col("load").is_close(load))
     if rows.height == 0:
         where = "" if load is None else f" at offered load {load}"
         msg = f"policy {reference!r} has no jobset{where} to pick a representative one from"

@@ -53,8 +53,6 @@ from schedlab.policies.training import STATE, Selection, TrainResult, read_selec
 
 DONE = "sweep_run.json"
 """File the sweep writes into a run directory once the run is complete."""
-CONFIDENCE = 0.95
-"""Level of the confidence intervals over seeds."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -488,7 +486,7 @@ def summary_table(runs: Sequence[SweepRun], seeds: pl.DataFrame) -> pl.DataFrame
     """One row per grid point: ``point``, the grid fields, ``seeds`` (complete runs), and the
     mean with its Student-t interval over seeds of every column of :func:`per_seed`
     (:func:`~schedlab.evaluation.convergence.over_seeds`: ``final``, ``final_low``,
-    ``final_high``, ``final_n``, ``last``, ... at :data:`CONFIDENCE`)."""
+    ``final_high``, ``final_n``, ``last``, ... at the default statistics' confidence level)."""
     points = pl.DataFrame(
         [{"point": point_label(r.point, ""), **r.point} for r in runs], infer_schema_length=None
     ).unique("point", keep="first", maintain_order=True)
@@ -496,7 +494,7 @@ def summary_table(runs: Sequence[SweepRun], seeds: pl.DataFrame) -> pl.DataFrame
         nulls = [f"{c}{s}" for c in ("final", "last") for s in ("", "_low", "_high")]
         return points.with_columns(pl.lit(0).alias("seeds"),
                                    *(pl.lit(None, pl.Float64).alias(c) for c in nulls))  # fmt: skip
-    stats = over_seeds(seeds, confidence=CONFIDENCE).rename({"variant": "point", "runs": "seeds"})
+    stats = over_seeds(seeds).rename({"variant": "point", "runs": "seeds"})
     table = points.join(stats, on="point", how="left", maintain_order="left")
     return table.with_columns(pl.col("seeds").fill_null(0))
 

@@ -1,5 +1,10 @@
 """The policy contract shared by heuristics and learned policies (docs/architecture.md).
 
+The :class:`Policy` protocol itself is declared beside the model's, in
+:mod:`schedlab.simulator.model` (the simulator drives policies through it and may not import
+this layer); it is re-exported here. :class:`ParamsMixin` gives every policy scikit-learn's
+``get_params``.
+
 A policy observes a model through its ``view`` and answers every decision of a batch of
 environments at once with one action convention: ``0`` is void (let time advance), ``a ≥ 1`` a
 (job, target) pair; on the cluster model ``a = 1 + i·M + q`` places the job of visible slot ``q``
@@ -11,40 +16,11 @@ functions the fast paths take as arguments (:class:`schedlab.policies.heuristics
 from __future__ import annotations
 
 import inspect
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-import numpy as np
+from schedlab.simulator.model import Policy
 
-from schedlab.simulator.model import View
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """What every registered policy provides."""
-
-    name: str
-    """Label in results (a policy made with parameters is named by its spec)."""
-    models: frozenset[str]
-    """Model kinds it can act on (:attr:`schedlab.simulator.model.Model.kind`)."""
-
-    @property
-    def view(self) -> View:
-        """The view it observes."""
-        ...
-
-    def reset(self, *, seed: int | None = None) -> None:
-        """Prepare for a new batch of episodes; randomised policies reseed here (``seed`` is the
-        jobset id when one jobset is run at a time)."""
-        ...
-
-    def act_batch(self, obs: Any, *, mask: np.ndarray) -> np.ndarray:
-        """Actions, int64, shape ``(n,)``, for ``n`` observations whose valid actions are
-        ``mask`` (bool, shape ``(n, n_actions)``); an action outside ``mask`` acts as void."""
-        ...
-
-    def get_params(self) -> dict[str, Any]:
-        """Constructor parameters, for reports and reproducibility."""
-        ...
+__all__ = ["ParamsMixin", "Policy"]
 
 
 class ParamsMixin:

@@ -31,7 +31,7 @@ from schedlab.jobset import JobSet
 from schedlab.simulator.check import check_schedule
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.model import model_kind, rollout
+from schedlab.simulator.model import Policy, model_kind, rollout
 from schedlab.simulator.run import run_policy
 
 
@@ -48,7 +48,7 @@ def _arrays(obs: Any) -> list[np.ndarray]:
     return out if out else [np.asarray(obs)]
 
 
-def check_actions(policy: Any, model: Any, *, steps: int = 50) -> None:
+def check_actions(policy: Policy, model: Any, *, steps: int = 50) -> None:
     """Step ``model`` (any :class:`~schedlab.simulator.model.Model`, freshly reset) with
     ``policy`` for up to ``steps`` decisions: int actions, one per observation, inside the mask,
     and ``act_batch`` leaves its observation unchanged (``AssertionError`` otherwise)."""
@@ -96,7 +96,7 @@ def _configs(policy: Any) -> list[ClusterConfig]:
     ]
 
 
-def check_policy(policy: Any, *, seed: int = 0) -> None:
+def check_policy(policy: Policy, *, seed: int = 0) -> None:
     """Raise ``AssertionError`` if ``policy`` (an instance) breaks the policy contract: the
     checks common to every model, then those of the model kind it acts on
     (:attr:`~schedlab.simulator.model.ModelKind.check_policy`)."""
@@ -113,7 +113,7 @@ def check_policy(policy: Any, *, seed: int = 0) -> None:
     kind.load_policy_check()(policy, seed=seed)
 
 
-def check_cluster_policy(policy: Any, *, seed: int = 0) -> None:
+def check_cluster_policy(policy: Policy, *, seed: int = 0) -> None:
     """The cluster model's part of :func:`check_policy` (module docstring)."""
     jobset = _jobsets(seed)
     for config in _configs(policy):

@@ -18,6 +18,7 @@ import numpy as np
 from schedlab.jobset import JobSet
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
 from schedlab.policies.check import check_actions, check_reproducible
+from schedlab.simulator.model import Policy
 from schedlab.simulator.multicluster.check import check_run
 from schedlab.simulator.multicluster.model import MultiClusterModel
 from schedlab.simulator.multicluster.run import run_policy
@@ -31,7 +32,7 @@ def _jobsets(seed: int) -> list[JobSet]:
     return out
 
 
-def check_multicluster_policy(policy: Any, *, seed: int = 0) -> None:
+def check_multicluster_policy(policy: Policy, *, seed: int = 0) -> None:
     """The multi-cluster model's part of :func:`~schedlab.policies.check.check_policy`
     (module docstring); ``AssertionError`` names the broken rule."""
     for jobset in _jobsets(seed):

@@ -71,17 +71,19 @@ class ChenCNN(nn.Module):
         n_actions = self.fc.out_features
         w = self.fc.weight.view(n_actions, FILTERS, T - 1, W - 1)
         k = self.conv.weight.view(FILTERS, 4)
+        bias = self.conv.bias
+        assert bias is not None  # the convolution is built with a bias
         # patches of the binary columns 0 .. W-2: pattern lookup
         index = np.empty((x.shape[0], (T - 1) * (W - 2)), dtype=np.int32)
         _pattern_index(x.numpy(), index)
-        table = torch.relu(_BITS @ k.t() + self.conv.bias)  # (pattern, filter)
+        table = torch.relu(_BITS @ k.t() + bias)  # (pattern, filter)
         g = torch.einsum("acm,pc->mpa", w[..., : W - 2].reshape(n_actions, FILTERS, -1), table)
         main = RowSum.apply(g.reshape(-1, n_actions), torch.from_numpy(index))
         # patches touching the extra column: directly
         taps = torch.stack(
             [x[:, :-1, W - 2], x[:, :-1, W - 1], x[:, 1:, W - 2], x[:, 1:, W - 1]], dim=-1
         )  # (N, T-1, 4)
-        h = torch.relu(taps @ k.t() + self.conv.bias)  # (N, T-1, 16)
+        h = torch.relu(taps @ k.t() + bias)  # (N, T-1, 16)
         edge = h.flatten(1) @ w[..., W - 2].permute(2, 1, 0).reshape(-1, n_actions)
         return main + edge + self.fc.bias
 

@@ -97,7 +97,7 @@ class CNNPlusNet(nn.Module):
         self.conv2 = nn.Conv2d(channels[0], channels[1], kernel, padding=pad)
         self.fc1 = nn.Linear(channels[1] * (rows // 2 // 2) * (cols // 2 // 2), hidden)
         self.fc2 = nn.Linear(hidden, n_actions)
-        self.to(memory_format=torch.channels_last)
+        self.to(memory_format=torch.channels_last)  # type: ignore[call-overload]  # torch stubs lack memory_format
 
     @classmethod
     def for_geometry(cls, geometry: ObsGeometry, **kwargs: Any) -> CNNPlusNet:
@@ -174,7 +174,7 @@ def _blocks(n: int) -> int:
     """Blocks of observations for the first layer's compiled loops, one per thread: as many
     threads as torch uses (the trainer's ``threads``; one in evaluation workers)."""
     torch_threads = torch.get_num_threads()
-    threads = max(1, min(torch_threads, numba.config.NUMBA_NUM_THREADS))
+    threads = max(1, min(torch_threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba sets its config at run time
     numba.set_num_threads(threads)
     # The first call starts numba's OpenMP pool, which resets the OpenMP thread count torch
     # reads back as its own (to all the cores): keep the process's setting.

@@ -219,5 +219,6 @@ def sample_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One action per row from ``softmax(logits)`` (-inf = excluded), by inverse CDF; int64."""
     p = np.exp(logits - logits.max(axis=1, keepdims=True))
     c = np.cumsum(p, axis=1)
-    u = rng.random(logits.shape[0])[:, None] * c[:, -1:]
+    n: int = logits.shape[0]
+    u = rng.random(n)[:, None] * c[:, -1:]
     return np.minimum((c < u).sum(axis=1), logits.shape[1] - 1)

@@ -55,7 +55,7 @@ from schedlab.simulator.cluster.batched import BatchedEngine
 IMITATION_FILES = ("imitation.pt", "imitation.csv", "imitation.json")
 
 
-PAPER = {"workload": "poisson", "load": 1.2915, "n_jobsets": 25, "eval_jobsets": 50,
+PAPER: dict[str, Any] = {"workload": "poisson", "load": 1.2915, "n_jobsets": 25, "eval_jobsets": 50,
          "eval_every": 10, "network": "cnn-plus"}  # fmt: skip
 """The policy-gradient stage's settings that differ from DeepRM's (§V-A, §V-B)."""
 
@@ -98,10 +98,7 @@ class DeepRMPlusConfig:
         """The offered load of the jobsets: ``load``, or the generator's load for ``rate``."""
         if self.rate <= 0:
             return self.rl.load
-        from schedlab.registry import generators
-
-        gen = generators.load(self.rl.workload)(**self.rl.workload_params)
-        return round(gen.load_for_rate(self.rate), 12)
+        return round(make_generator(self.rl).load_for_rate(self.rate), 12)
 
     def reinforce_config(self, init: str = "") -> TrainConfig:
         """The policy-gradient stage's config at :meth:`offered_load`, starting from the

@@ -67,6 +67,9 @@ def table1(history: torch.Tensor, clusters: torch.Tensor, job: torch.Tensor) -> 
 class LSFC(nn.Module):
     """RL-LSFC (module docstring); ``forward`` gives ``(J, 3, C)`` scaled values."""
 
+    scale: torch.Tensor
+    """Output units per head (a buffer, see the module docstring)."""
+
     def __init__(
         self, *, n_clusters: int = 5, history: int = 105, lstm: int = 32, fc: int = 800,
         head: int = 200, heads: int = 3,
@@ -104,6 +107,9 @@ class LSFC(nn.Module):
 
 class FC(nn.Module):
     """RL-FC (module docstring); ``forward`` gives ``(J, 1, C)`` scaled values."""
+
+    scale: torch.Tensor
+    """Output units per head (a buffer, see the module docstring)."""
 
     def __init__(
         self, *, n_clusters: int = 5, history: int = 105, fc: int = 800, head: int = 200

@@ -124,7 +124,12 @@ class LiuTrainConfig:
 
     def generator(self) -> LiuMultiClusterGenerator:
         """The workload generator."""
-        return LiuMultiClusterGenerator(**self.workload_params)
+        from schedlab.registry import generators
+
+        gen: LiuMultiClusterGenerator = generators.create(
+            "liu-multicluster", self.workload_params, where="workload_params (-p)"
+        )
+        return gen
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,7 +381,9 @@ def _episode_metrics(model: MultiClusterModel) -> dict[str, float]:
     tmdl = np.bincount(env, log.missed, model.n_envs)
     rows = np.arange(jobs.arrival.size)
     ratio = jobs.exec_time[rows, model.placements().target] / jobs.standard_time
-    ajer = 100 * np.bincount(np.repeat(np.arange(model.n_envs), np.diff(jobs.bounds)), ratio)
+    ajer: np.ndarray = 100 * np.bincount(
+        np.repeat(np.arange(model.n_envs), np.diff(jobs.bounds)), ratio
+    )
     ajer /= np.diff(jobs.bounds)
     return {"train_tmdl": float(tmdl.mean()), "train_ajer": float(ajer.mean()),
             "train_s_log": float(s_log(tmdl, ajer).mean())}  # fmt: skip
@@ -384,9 +391,11 @@ def _episode_metrics(model: MultiClusterModel) -> dict[str, float]:
 
 def _set_scale(net: torch.nn.Module, values: np.ndarray, weights: tuple[float, ...]) -> None:
     """The networks' output units: the first targets' standard deviations (floored)."""
-    targets = _targets(values, int(net.scale.numel()), weights)  # type: ignore[arg-type]
+    scale = net.scale
+    assert isinstance(scale, torch.Tensor)  # a buffer of the value networks
+    targets = _targets(values, int(scale.numel()), weights)  # type: ignore[arg-type]
     std = np.maximum(targets.std(axis=0), 1e-3)
-    net.scale.copy_(torch.from_numpy(std).float())
+    scale.copy_(torch.from_numpy(std).float())
 
 
 def _buffer_like(state: dict[str, Any], config: LiuTrainConfig) -> KnowledgeBuffer:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numba
 import numpy as np
@@ -167,6 +167,26 @@ def dictionary_tensor(geometry: ObsGeometry) -> torch.Tensor:
         )
 
 
+class SparseNetwork(Protocol):
+    """A network with a sparse path (``supports_sparse = True``, like :class:`MLPPolicyNet`)."""
+
+    def input_table(self, dictionary: torch.Tensor) -> torch.Tensor: ...
+
+    def forward_sparse(
+        self,
+        terms: torch.Tensor,
+        weights: torch.Tensor,
+        dictionary: torch.Tensor,
+        table: torch.Tensor | None = None,
+    ) -> torch.Tensor: ...
+
+
+class ObsNetwork(Protocol):
+    """A network evaluating sparse observations itself (``forward_obs``, like CNN+)."""
+
+    def forward_obs(self, obs: SparseObs) -> torch.Tensor: ...
+
+
 class Logits:
     """Logits of a network for :class:`SparseObs` batches, through the fastest exact path.
 
@@ -215,7 +235,9 @@ class Logits:
         if self.sparse:
             terms = torch.from_numpy(obs.terms)
             weights = torch.from_numpy(obs.weights)
-            return self.net.forward_sparse(terms, weights, self.dictionary, table)
+            assert self.dictionary is not None  # set for sparse networks
+            sparse_net = cast(SparseNetwork, self.net)
+            return sparse_net.forward_sparse(terms, weights, self.dictionary, table)
         first, inverse = unique_observations(obs)
         distinct = obs.take(first)
         bf16 = self.precision == "bfloat16"
@@ -224,7 +246,7 @@ class Logits:
             part = distinct.take(slice(i, i + self.chunk))
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 if self.from_obs:
-                    parts.append(self.net.forward_obs(part).float())
+                    parts.append(cast(ObsNetwork, self.net).forward_obs(part).float())
                 else:
                     parts.append(self.net(torch.from_numpy(part.dense())).float())
         if not parts:
@@ -234,7 +256,10 @@ class Logits:
 
     def table(self) -> torch.Tensor | None:
         """The sparse path's first-layer table for the current weights (None: dense network)."""
-        return self.net.input_table(self.dictionary) if self.sparse else None
+        if not self.sparse:
+            return None
+        assert self.dictionary is not None  # set for sparse networks
+        return cast(SparseNetwork, self.net).input_table(self.dictionary)
 
 
 PRECISIONS = ("float32", "bfloat16")
@@ -259,7 +284,7 @@ def unique_observations(
         parts.append(np.asarray(extra).reshape(len(obs), -1).astype(np.int32))
     rows = np.concatenate(parts, axis=1)
     salt = np.random.default_rng(0x5EED).integers(1, 2**62, rows.shape[1], dtype=np.int64)
-    keys = rows.astype(np.int64) @ salt  # integer products wrap modulo 2^64: a hash
+    keys: np.ndarray = rows.astype(np.int64) @ salt  # integer products wrap modulo 2^64: a hash
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     if not np.array_equal(rows[first][inverse.ravel()], rows):  # a collision: exact grouping
         rows = np.ascontiguousarray(rows)

@@ -46,6 +46,7 @@ from schedlab.policies.networks import (
 from schedlab.policies.reinforce_config import TrainConfig, make_jobsets
 from schedlab.policies.runtime import training_process
 from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.model import rollout
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
 
@@ -103,26 +104,27 @@ def collect(
     record: bool,
 ) -> Rollout:
     """Run every env of ``engine`` to the end; greedy (argmax) when ``rng`` is None."""
-    view = image_view(logits_fn.geometry)
     B = engine.n_envs
     engine.reset()
-    active = np.flatnonzero(~engine.done)
     rows: list[np.ndarray] = []
     parts: list[tuple[SparseObs, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def act(obs: SparseObs, mask: np.ndarray, active: np.ndarray) -> np.ndarray:
+        logits = logits_fn(obs, table).double().numpy()
+        if mask_invalid:
+            logits = np.where(mask, logits, -np.inf)
+        actions = logits.argmax(axis=1) if rng is None else sample_actions(logits, rng)
+        if record:
+            parts.append((obs, mask, actions, active))
+        return actions
+
+    def paid(r: np.ndarray, active: np.ndarray) -> None:
+        rows.append(np.zeros(B))
+        rows[-1][active] = r
+
     with torch.no_grad():
         table = logits_fn.table()
-        while active.size:
-            obs, mask = engine.observe(view, active), engine.action_mask(active)
-            logits = logits_fn(obs, table).double().numpy()
-            if mask_invalid:
-                logits = np.where(mask, logits, -np.inf)
-            actions = logits.argmax(axis=1) if rng is None else sample_actions(logits, rng)
-            row = np.zeros(B)
-            row[active] = engine.step(actions, active)
-            rows.append(row)
-            if record:
-                parts.append((obs, mask, actions, active))
-            active = active[~engine.done[active]]
+        rollout(engine, view=image_view(logits_fn.geometry), act=act, rewards=paid)
     rewards = np.stack(rows) if rows else np.zeros((0, B))
     if not record:
         empty = np.zeros(0, dtype=np.int64)
@@ -346,7 +348,7 @@ def train(
     training_process(config.threads)
     train_js, val_js, seeds = make_jobsets(config)
     cluster = config.cluster()
-    kw = {"objective": config.objective, "rewards": config.rewards()}
+    kw: dict[str, Any] = {"objective": config.objective, "rewards": config.rewards()}
     engine = BatchedEngine.from_jobset(train_js, cluster, repeats=config.rollouts, **kw)
     val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
     geometry = engine_geometry(engine, config)

@@ -31,7 +31,7 @@ from typing import Any
 
 import polars as pl
 
-from schedlab.errors import SchedlabError
+from schedlab.errors import OutputError, SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.params import flat
 
@@ -141,19 +141,19 @@ def check_resume(out: Path, config: Any, *, resume: bool, budget: str) -> dict[s
 
     from schedlab.policies.deeprm import CheckpointError
 
-    state, spec = out / STATE, out / "config.json"
+    state = out / STATE
     if not resume:
         if state.exists():
             msg = f"{out} already holds a training run; pass --resume or choose another directory"
             raise SchedlabError(msg)
         return None
+    saved = read_spec(out)
     if not state.exists():
         msg = (
             f"--resume: {out} holds no training state to continue (no {STATE}); "
             "drop --resume to start a run there"
         )
         raise SchedlabError(msg)
-    saved = json.loads(spec.read_text())
     diff = config_changes(saved["train_config"], config, budget=budget)
     if diff:
         msg = f"--resume with a different config ({diff}); use the saved one or a new -o"
@@ -163,6 +163,22 @@ def check_resume(out: Path, config: Any, *, resume: bool, budget: str) -> dict[s
     except Exception as exc:
         msg = f"{state}: not a readable training state ({type(exc).__name__}: {exc})"
         raise CheckpointError(msg) from exc
+
+
+def read_spec(out: Path) -> dict[str, Any]:
+    """``out/config.json`` of a run to resume.
+
+    Raises
+    ------
+    OutputError
+        There is none.
+    """
+    path = out / "config.json"
+    if not path.is_file():
+        msg = f"--resume: {out} holds no training run (no config.json); drop --resume to start one"
+        raise OutputError(msg)
+    spec: dict[str, Any] = json.loads(path.read_text())
+    return spec
 
 
 def write_spec(out: Path, spec: Mapping[str, Any], selection: Selection) -> dict[str, Any]:

@@ -63,7 +63,7 @@ class Comparison:
             return df
         if self.focus is None:
             return df.filter(pl.col("load").is_null())
-        return df.filter(pl.col("load").is_close(self.focus))  # type: ignore[attr-defined]
+        return df.filter(pl.col("load").is_close(self.focus))
 
     def ranked(self) -> list[str]:
         """Policies at the focus, best mean rank (primary metric) first."""

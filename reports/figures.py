@@ -73,7 +73,7 @@ def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
     """
     if len(policies) > 10:
         colors = sns.color_palette("husl", len(policies))
-        return {p: tuple(c) for p, c in zip(policies, colors, strict=True)}  # type: ignore[misc]
+        return {p: tuple(c) for p, c in zip(policies, colors, strict=True)}
     base = sns.color_palette("colorblind", 10)
     index: dict[str, int] = {}
     for p in policies:
@@ -84,7 +84,7 @@ def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
     for p in policies:
         if p not in index:
             index[p] = free.pop(0)
-    return {p: tuple(base[index[p]]) for p in policies}  # type: ignore[misc]
+    return {p: tuple(base[index[p]]) for p in policies}
 
 
 def line_style(palette: Mapping[str, Any], policy: str) -> Any:
@@ -109,7 +109,7 @@ def _default_load(df: pl.DataFrame, load: float | None) -> tuple[pl.DataFrame, s
         return df, "with no offered load recorded"
     if load is None:
         load = float(df.get_column("load").max())  # type: ignore[arg-type]
-    picked = df.filter(pl.col("load").is_close(load))  # type: ignore[attr-defined]
+    picked = df.filter(pl.col("load").is_close(load))
     if picked.height == 0:
         have = sorted(df.get_column("load").drop_nulls().unique().to_list())
         msg = f"no rows at load {load}; loads present: {have}"
@@ -132,7 +132,7 @@ class PlainLogLocator(ticker.LogLocator):
 
     DECADES = 2.5
 
-    def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
+    def tick_values(self, vmin: float, vmax: float) -> Sequence[float]:
         lo, hi = sorted((max(vmin, 1e-300), max(vmax, 1e-300)))
         decades = math.log10(hi / lo) if hi > lo else 0.0
         if decades > self.DECADES:

@@ -22,7 +22,7 @@ from schedlab.evaluation.fitting.workload import FitResult
 from schedlab.reports import fit_figures as ff
 from schedlab.reports.figures import policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
-from schedlab.reports.output import figure, panels
+from schedlab.reports.output import Plot, figure, panels
 from schedlab.reports.tables import ci, num
 
 TOP_CANDIDATES = 3
@@ -161,7 +161,7 @@ def _check_table(c: CheckResult) -> Table:
     return Table(header, rows)
 
 
-def _figures(r: FitResult, c: CheckResult | None) -> dict[str, tuple[bytes, str]]:
+def _figures(r: FitResult, c: CheckResult | None) -> dict[str, tuple[Plot, str]]:
     step = r.model.time_step_seconds
     top = [(f, r.fits[f].params) for f in r.durations["family"].head(TOP_CANDIDATES)]
     out = {

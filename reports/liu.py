@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import matplotlib.pyplot as plt
 import polars as pl
@@ -112,7 +112,7 @@ def write_experiment_report(
         part = per_ep.filter(pl.col("workload") == workload)
         rows = summ.filter(pl.col("workload") == workload)
         lines += [f"## {workload} (offered load {rows['load'][0]:.3f}, "
-                  f"{rows['n_episodes'].max()} episodes)", "",
+                  f"{cast('int', rows['n_episodes'].max())} episodes)", "",
                   table_markdown(rows, PAPER_BY_WORKLOAD.get(workload, ())), "",
                   f"![episodes](episodes_{workload}.png)", ""]  # fmt: skip
         if reference in part.get_column("policy").to_list():

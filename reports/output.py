@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import matplotlib as mpl
 import numpy as np
@@ -39,6 +39,9 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from schedlab.io import atomic_path
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 VECTOR_FORMATS = ("pdf", "svg")
 """Vector formats a figure can be written in, besides PNG."""
@@ -232,7 +235,9 @@ def render(
     st = STYLES[style] if isinstance(style, str) else style
     out: dict[str, bytes] = {}
     image: Image.Image | None = None
-    with sns.axes_style("whitegrid"), mpl.rc_context({**BASE_RC, **st.rc}):
+    # the keys are matplotlib's (rc_context checks them); the stubs want them as literals
+    rc = cast("dict[RcKeyType, Any]", {**BASE_RC, **st.rc})
+    with sns.axes_style("whitegrid"), mpl.rc_context(rc):
         fig = Figure(figsize=st.size(plot), layout="constrained")
         plot.draw(fig)
         for fmt in formats:
@@ -361,8 +366,9 @@ def place_legend(
         labels = [h.get_label() for h in handles]
     if not handles:
         return
-    if ax.get_legend() is not None:
-        ax.get_legend().remove()  # e.g. seaborn's own, replaced by this one
+    old = ax.get_legend()
+    if old is not None:
+        old.remove()  # e.g. seaborn's own, replaced by this one
     if is_narrow(ax):
         cols = ncol or (1 if max(map(len, labels)) > 24 else min(3, len(labels)))
         ax.figure.legend(

@@ -245,6 +245,7 @@ def build_report(
     }
     view_table = None
     if c.views is not None and c.views.summary is not None:
+        assert c.views.timeline is not None  # set with the summary
         tables["timeline_jobset.csv"] = c.views.timeline
         tables["timeline_summary.csv"] = c.views.summary
         if c.views.machines is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -60,8 +60,8 @@ def job_colors(
             raise ValueError(msg)
         groups = jobs.get_column("category").cast(pl.String).fill_null("none").to_list()
         names = sorted(set(groups))
-        colors = sns.color_palette("Set2", len(names))
-        return groups, {g: colors[i % len(colors)] for i, g in enumerate(names)}
+        qualitative = sns.color_palette("Set2", len(names))
+        return groups, {g: qualitative[i % len(qualitative)] for i, g in enumerate(names)}
     bounds = dict(buckets or {})
     label = {b: bucket_label(b, r) for b, r in bounds.items()}
     groups = (
@@ -319,14 +319,14 @@ def plot_schedule_diff(
     end = max(int(a.get_column("finish").max()), int(b.get_column("finish").max()))  # type: ignore[arg-type]
     for k, (df, ax) in enumerate(zip((a, b), axes[:2], strict=True)):
         plot_gantt(df, layout="rows", color_by=color_by, buckets=buckets, legend=False, ax=ax)
-        sd = df.get_column("slowdown").mean()
+        sd = cast("float", df.get_column("slowdown").mean())  # a float column
         ax.set_title(f"{names[k]} (average slowdown {sd:.2f})", color=palette.get(names[k]))
         ax.set_xlim(0, end)
     axes[1].set_ylabel("")
     delta = (b.get_column("finish") - a.get_column("finish")).to_numpy()
     y = np.arange(delta.size)
-    colors = [palette.get(names[1] if d < 0 else names[0], "0.5") for d in delta]
-    axes[2].barh(y, delta, height=0.8, color=colors, linewidth=0)
+    sooner = [palette.get(names[1] if d < 0 else names[0], "0.5") for d in delta]
+    axes[2].barh(y, delta, height=0.8, color=sooner, linewidth=0)
     axes[2].axvline(0, color="black", linewidth=0.8)
     axes[2].set_ylim(delta.size - 0.4, -0.6)
     axes[2].set_xlabel(f"Δ finish (steps),\n{names[1]} − {names[0]}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -73,13 +73,15 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
     conf = f"{100 * c.confidence:g}%"
     n_jobsets = c.per_jobset.select(pl.struct("load", "seed", "jobset").n_unique()).item()
     loads = c.per_jobset.get_column("load").drop_nulls().unique().sort()
+    first = cast("float | None", loads.first())  # a float column; None if empty
+    last = cast("float | None", loads.last())
     span = (
         (
-            f" at {loads.len()} offered loads ({figures.format_load(loads.first())}–"
-            f"{figures.format_load(loads.last())})"
+            f" at {loads.len()} offered loads ({figures.format_load(first)}–"
+            f"{figures.format_load(last)})"
         )
         if loads.len() > 1
-        else (f" at {figures.format_load(loads.first())}" if loads.len() else "")
+        else (f" at {figures.format_load(first)}" if loads.len() else "")
     )
     workload = provenance.get("generator", provenance.get("path", "unknown"))
     blocks: list[Block] = [

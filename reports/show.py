@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -112,7 +112,8 @@ def schedule_plot(
             end = max(int(df.get_column("finish").max()) for df in parts)  # type: ignore[arg-type]
             for k, (df, ax) in enumerate(zip(parts, axes, strict=True)):
                 plot_gantt(df, buckets=buckets, legend=k == len(parts) - 1, ax=ax)
-                ax.set_title(f"{names[k]} (average slowdown {df['slowdown'].mean():.2f})")
+                sd = cast("float", df["slowdown"].mean())  # a float column
+                ax.set_title(f"{names[k]} (average slowdown {sd:.2f})")
                 ax.set_xlim(0, end)
                 if k:
                     ax.set_ylabel("")

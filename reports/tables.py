@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -118,7 +118,7 @@ def summary_table(comp: Comparison, ratios: pl.DataFrame | None = None) -> Table
         )
         if best is not None and r["paired_mean" if paired else "mean"] == best:
             bold.add((i, 4 if paired else 3))
-    n_common = rows.get_column("n_paired").max() or 0
+    n_common = cast("int | None", rows.get_column("n_paired").max()) or 0
     means = (
         [f"mean [{conf} CI] (jobsets)", f"paired mean ({n_common} common jobsets)"]
         if paired
@@ -291,7 +291,7 @@ def overview_table(comp: Comparison, ratios: pl.DataFrame) -> Table:
     for i, load in enumerate(loads):
         at = prim.filter(
             pl.col("load").is_close(load) if load is not None else pl.col("load").is_null()
-        )  # type: ignore[attr-defined]
+        )
         best = at.sort("mean_rank", maintain_order=True).row(0, named=True)
         ns = " n.s." if load in not_significant else ""
         row = [fmt_load(load), f"{best['policy']} ({num(best['mean_rank'])}){ns}"]

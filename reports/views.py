@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -129,7 +129,8 @@ def machine_table(util: pl.DataFrame, resources: tuple[str, ...]) -> Table:
                 pl.col(f"util_{r}").min().alias("min"),
                 pl.col(f"util_{r}").max().alias("max"),
             )
-            mean, lo, hi = (100 * per.get_column(c).mean() for c in ("mean", "min", "max"))
+            means = (cast("float", per.get_column(c).mean()) for c in ("mean", "min", "max"))
+            mean, lo, hi = (100 * m for m in means)
             cells.append(f"{mean:.1f} ({lo:.1f}–{hi:.1f})")
         rows.append(cells)
     header = ["policy", *(f"{r} in use per machine, % mean (least–most)" for r in resources)]
@@ -164,11 +165,11 @@ def figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, tuple[Plo
         ("timeline.png", v.timeline, f"on {where}"),
         ("timeline_mean.png", v.mean_timeline, f"averaged over the {n_jobsets} jobsets{at}"),
     ):
-        draw = lambda axes, d=data: plot_timelines(  # noqa: E731
+        draw_data = lambda axes, d=data: plot_timelines(  # noqa: E731
             d, resources=v.resources, palette=palette, axes=axes[:, 0]
         )
         out[name] = (
-            panels(draw, (9, 1.5 * n + 1), nrows=n, sharex=True, span="column"),
+            panels(draw_data, (9, 1.5 * n + 1), nrows=n, sharex=True, span="column"),
             f"Cluster over time {what}: share of each resource in use, jobs waiting, and "
             "fragmented capacity (free capacity no waiting job fits into, mean over "
             "resources).",
@@ -227,7 +228,7 @@ def blocks(
 ) -> list[Block]:
     """The report section: which jobset and why, the figures, the time averages."""
     ref = v.policies[0]
-    value = v.jobs.filter(pl.col("policy") == ref).get_column("slowdown").mean()
+    value = cast("float", v.jobs.filter(pl.col("policy") == ref).get_column("slowdown").mean())
     where = "" if v.load is None else f" at offered load {fmt_load(v.load)}"
     out: list[Block] = [
         ("h2", f"The schedule of a representative jobset{where}"),

@@ -177,7 +177,7 @@ def parameters(target: Callable[..., Any]) -> dict[str, Param]:
         except (TypeError, ValueError):  # a builtin without a signature: nothing to check
             return {}
         kw = [p for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-        fn = target.__init__ if isinstance(target, type) else target
+        fn = typing.cast(Any, target).__init__ if isinstance(target, type) else target
         hints = _hints(fn, {p.name for p in kw})
         defaults = {p.name: p.default for p in kw}
     docs = field_docs(target) if isinstance(target, type) else {}
@@ -217,7 +217,7 @@ def _composed_parameters(
         if _is_composed(f):
             inner = defaults[f.name]
             own = {k: dataclasses.replace(p, default=getattr(inner, k))
-                   for k, p in parameters(type(inner)).items()}  # fmt: skip
+                   for k, p in parameters(typing.cast(Any, type(inner))).items()}  # fmt: skip
         else:
             hint, bounds = _split(hints.get(f.name, Any))
             own = {f.name: Param(f.name, hint, defaults[f.name], bounds, docs.get(f.name, ""))}
@@ -232,7 +232,7 @@ def _composed_parameters(
 def flat(config: Any) -> dict[str, Any]:
     """``dataclasses.asdict(config)`` with the fields of :func:`composed` configs inlined: the
     flat settings :func:`build` takes back (saved as a run's ``train_config``)."""
-    whole, out = dataclasses.asdict(config), {}
+    whole, out = dataclasses.asdict(config), dict[str, Any]()
     for f in dataclasses.fields(config):
         if _is_composed(f):
             out |= flat(getattr(config, f.name))

@@ -74,14 +74,47 @@ class Placements:
     """Machine (cluster model) or cluster (multi-cluster model) of each job."""
 
 
+S_contra = TypeVar("S_contra", contravariant=True)
+
+
 @runtime_checkable
-class View(Protocol):
-    """Turns a :class:`Snapshot` into an observation (never changes state)."""
+class View(Protocol[S_contra]):
+    """Turns a model's snapshot (a :class:`Snapshot` of the cluster model) into an observation
+    (never changes state)."""
 
     name: ClassVar[str]
 
-    def observe(self, snapshot: Snapshot) -> Any:
+    def observe(self, snapshot: S_contra) -> Any:
         """The observation of ``snapshot.envs``."""
+        ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """What every registered policy provides."""
+
+    name: str
+    """Label in results (a policy made with parameters is named by its spec)."""
+    models: frozenset[str]
+    """Model kinds it can act on (:attr:`schedlab.simulator.model.Model.kind`)."""
+
+    @property
+    def view(self) -> View[Any]:
+        """The view it observes."""
+        ...
+
+    def reset(self, *, seed: int | None = None) -> None:
+        """Prepare for a new batch of episodes; randomised policies reseed here (``seed`` is the
+        jobset id when one jobset is run at a time)."""
+        ...
+
+    def act_batch(self, obs: Any, *, mask: np.ndarray) -> np.ndarray:
+        """Actions, int64, shape ``(n,)``, for ``n`` observations whose valid actions are
+        ``mask`` (bool, shape ``(n, n_actions)``); an action outside ``mask`` acts as void."""
+        ...
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor parameters, for reports and reproducibility."""
         ...
 
 
@@ -118,7 +151,7 @@ class Model(Protocol):
         """Valid actions, bool, shape ``(n, n_actions)``; column 0 (void) is always True."""
         ...
 
-    def observe(self, view: View, envs: np.ndarray | None = None) -> Any:
+    def observe(self, view: View[Any], envs: np.ndarray | None = None) -> Any:
         """What ``view`` shows of ``envs``."""
         ...
 
@@ -204,23 +237,41 @@ M = TypeVar("M", bound=Model)
 
 def rollout(
     model: M,
-    policy: Any,
+    policy: Policy | None = None,
     *,
+    view: View[Any] | None = None,
     act: Callable[[Any, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    rewards: Callable[[np.ndarray, np.ndarray], object] | None = None,
     steps: int | None = None,
 ) -> M:
-    """Drive ``model`` with ``policy`` until every env is done (or for ``steps`` decisions):
-    one observation batch (through ``policy.view``) and one action per active env per decision.
+    """Drive ``model`` until every env is done (or for ``steps`` decisions): per decision, one
+    observation batch of the active envs (through ``view``, default ``policy.view``) and one
+    action per active env.
 
     Neither is reset here. ``act(obs, mask, envs)`` chooses the actions instead of
-    ``policy.act_batch(obs, mask=mask)`` (a check or a recorder around it).
+    ``policy.act_batch(obs, mask=mask)`` (a check, a recorder or a trainer's sampling);
+    ``rewards(r, envs)`` receives each decision's rewards (float, shape ``(n,)``).
     """
+    if view is None:
+        if policy is None:
+            msg = "rollout needs a policy, or a view and an act function"
+            raise TypeError(msg)
+        view = policy.view
+    choose = act if act is not None else _policy_act(policy)
     active = np.flatnonzero(~model.done)
     taken = 0
     while active.size and (steps is None or taken < steps):
-        obs, mask = model.observe(policy.view, active), model.action_mask(active)
-        actions = policy.act_batch(obs, mask=mask) if act is None else act(obs, mask, active)
-        model.step(actions, active)
+        obs, mask = model.observe(view, active), model.action_mask(active)
+        paid = model.step(choose(obs, mask, active), active)
+        if rewards is not None:
+            rewards(paid, active)
         active = active[~model.done[active]]
         taken += 1
     return model
+
+
+def _policy_act(policy: Policy | None) -> Callable[[Any, np.ndarray, np.ndarray], np.ndarray]:
+    if policy is None:
+        msg = "rollout needs an act function without a policy"
+        raise TypeError(msg)
+    return lambda obs, mask, _envs: policy.act_batch(obs, mask=mask)

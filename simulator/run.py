@@ -37,7 +37,7 @@ from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
 from schedlab.simulator.cluster.placement import FIRST_FIT
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.model import ModelKind, model_kind, rollout
+from schedlab.simulator.model import ModelKind, Policy, model_kind, rollout
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
 
@@ -255,7 +255,7 @@ def _run_work_conserving(sim: Engine, policy: Any) -> None:
             sim.advance_to_next_event()
 
 
-def _run_agent(sim: Engine, policy: Any) -> None:
+def _run_agent(sim: Engine, policy: Policy) -> None:
     """Earliest-fit agent; at the time limit of the batched engine (last arrival + Σ duration
     + T) the jobs left are placed first come, first served on the first fitting machine."""
     ends = np.array([len(sim.jobs)])

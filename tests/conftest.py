@@ -8,6 +8,8 @@ there is a broken setup, not a reason to test less).
 from __future__ import annotations
 
 import os
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,23 @@ def small_jobs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Every test gets an empty schedlab cache: no test reads or writes ``~/.cache``."""
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path_factory.mktemp("schedlab-cache")))
+
+
+@pytest.fixture
+def warn_in_simulate(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Call with a message: from then on ``simulate`` warns it (a RuntimeWarning) before it runs."""
+    import schedlab.simulator.run as run
+
+    real = run.simulate
+
+    def patch(message: str) -> None:
+        def noisy(*args: object, **kwargs: object) -> object:
+            warnings.warn(message, RuntimeWarning, 2)
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(run, "simulate", noisy)
+
+    return patch
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -110,17 +110,9 @@ def test_implausible_values_warn_in_one_line(jobs: Path, tmp_path: Path) -> None
 
 
 def test_a_warning_from_deep_inside_prints_as_one_line(
-    jobs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    jobs: Path, tmp_path: Path, warn_in_simulate: Callable[[str], None]
 ) -> None:
-    import schedlab.simulator.run as run
-
-    real = run.simulate
-
-    def noisy(*args: object, **kwargs: object) -> object:
-        warnings.warn("policy 'x': 3 jobs were placed\n by the fallback", RuntimeWarning, 2)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(run, "simulate", noisy)
+    warn_in_simulate("policy 'x': 3 jobs were placed\n by the fallback")
     out = run_ok("simulate", str(jobs), "--policy", "sjf", "-o", str(tmp_path / "r.parquet"))
     assert "warning: policy 'x': 3 jobs were placed by the fallback\n" in out
     assert "RuntimeWarning" not in out

@@ -79,58 +79,50 @@ def test_missing_resource_column() -> None:
         JobSet.create(_jobs().drop("mem"), META)
 
 
-def test_non_numeric_arrival_names_column_value_and_row() -> None:
-    jobs = _jobs(arrival=["0", "4", "soon", "2"])
-    with pytest.raises(
-        JobSetError, match=r"column 'arrival' value 'soon' at row 2 \(jobset 1, job_id 0\)"
-    ):
-        JobSet.create(jobs, META)
+BAD_VALUES = [
+    pytest.param(
+        {"arrival": ["0", "4", "soon", "2"]},
+        r"column 'arrival' value 'soon' at row 2 \(jobset 1, job_id 0\)",
+        id="non_numeric_arrival",
+    ),
+    pytest.param(
+        {"mem": ["1", "2", "4", "lots"]},
+        r"column 'mem' value 'lots' at row 3 \(jobset 1, job_id 1\)",
+        id="non_numeric_demand",
+    ),
+    pytest.param(
+        {"duration": [2.0, 1.0, 2.5, 1.0]},
+        r"column 'duration' value 2.5 at row 2 \(jobset 1",
+        id="fractional_time_not_truncated",
+    ),
+    pytest.param(
+        {"jobset": [0, 0, 1, 2**40]},
+        rf"column 'jobset' value {2**40} at row 3",
+        id="jobset_id_overflowing_int32",
+    ),
+    pytest.param(
+        {"duration": [2, 1, None, 1]},
+        r"column 'duration' has a missing value at row 2 \(jobset 1, job_id 0\)",
+        id="null_duration",
+    ),
+    pytest.param(
+        {"arrival": [0, -3, 1, 2]},
+        r"column 'arrival' value -3 at row 1 \(jobset 0, job_id 1\) must be >= 0",
+        id="negative_arrival",
+    ),
+    pytest.param(
+        {"duration": [2, 1, 3, 0]},
+        r"column 'duration' value 0 at row 3 \(jobset 1, job_id 1\) must be >= 1 time step",
+        id="zero_duration",
+    ),
+]
+"""Column overrides of :func:`_jobs` with one bad value, and the error naming column, value, row."""
 
 
-def test_non_numeric_demand_names_column_value_and_row() -> None:
-    jobs = _jobs(mem=["1", "2", "4", "lots"])
-    with pytest.raises(
-        JobSetError, match=r"column 'mem' value 'lots' at row 3 \(jobset 1, job_id 1\)"
-    ):
-        JobSet.create(jobs, META)
-
-
-def test_fractional_time_is_rejected_not_truncated() -> None:
-    jobs = _jobs(duration=[2.0, 1.0, 2.5, 1.0])
-    with pytest.raises(JobSetError, match=r"column 'duration' value 2.5 at row 2 \(jobset 1"):
-        JobSet.create(jobs, META)
-
-
-def test_jobset_id_overflowing_int32_is_rejected() -> None:
-    jobs = _jobs(jobset=[0, 0, 1, 2**40])
-    with pytest.raises(JobSetError, match=rf"column 'jobset' value {2**40} at row 3"):
-        JobSet.create(jobs, META)
-
-
-def test_null_duration_names_column_and_row() -> None:
-    jobs = _jobs(duration=[2, 1, None, 1])
-    with pytest.raises(
-        JobSetError, match=r"column 'duration' has a missing value at row 2 \(jobset 1, job_id 0\)"
-    ):
-        JobSet.create(jobs, META)
-
-
-def test_negative_arrival() -> None:
-    jobs = _jobs(arrival=[0, -3, 1, 2])
-    with pytest.raises(
-        JobSetError,
-        match=r"column 'arrival' value -3 at row 1 \(jobset 0, job_id 1\) must be >= 0",
-    ):
-        JobSet.create(jobs, META)
-
-
-def test_zero_duration() -> None:
-    jobs = _jobs(duration=[2, 1, 3, 0])
-    with pytest.raises(
-        JobSetError,
-        match=r"column 'duration' value 0 at row 3 \(jobset 1, job_id 1\) must be >= 1 time step",
-    ):
-        JobSet.create(jobs, META)
+@pytest.mark.parametrize(("overrides", "match"), BAD_VALUES)
+def test_bad_value_names_column_value_and_row(overrides: dict[str, list], match: str) -> None:
+    with pytest.raises(JobSetError, match=match):
+        JobSet.create(_jobs(**overrides), META)
 
 
 def test_negative_jobset_id() -> None:

@@ -25,13 +25,22 @@ def build_tree() -> Path:
     """``build/typecheck/schedlab/...``: the installed layout, as links to the sources."""
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     shutil.rmtree(TREE, ignore_errors=True)
-    for package, folder in sorted(setup["package-dir"].items()):
+    for package in sorted(setup["packages"]):
+        folder = source_folder(package, setup["package-dir"])
         target = TREE.joinpath(*package.split("."))
         target.mkdir(parents=True, exist_ok=True)
         for source in [*sorted((ROOT / folder).glob("*.py")), ROOT / folder / "py.typed"]:
             if source.is_file():
                 (target / source.name).symlink_to(source)
     return TREE
+
+
+def source_folder(package: str, package_dir: dict[str, str]) -> str:
+    """The folder of ``package``: its ``package-dir`` entry, or its parent's plus its name."""
+    if package in package_dir:
+        return package_dir[package]
+    parent, _, name = package.rpartition(".")
+    return f"{source_folder(parent, package_dir)}/{name}"
 
 
 def main() -> int:

@@ -131,12 +131,12 @@ def fit_candidate(name: str, tl: Timeline) -> Candidate | str:
     events = np.ones_like(counts) if batched else counts
     sizes, freq = np.unique(counts, return_counts=True) if batched else (np.array([]), None)
     mean_batch = float(counts.mean()) if batched else 1.0
-    extra = {}
+    batch_sizes: tuple[int, ...] = ()
+    batch_probs: tuple[float, ...] = ()
     if batched:
-        extra = {
-            "batch_sizes": tuple(int(s) for s in sizes),
-            "batch_probs": tuple(float(f) for f in freq / freq.sum()),
-        }
+        assert freq is not None
+        batch_sizes = tuple(int(s) for s in sizes)
+        batch_probs = tuple(float(f) for f in freq / freq.sum())
     k_batch = max(len(sizes) - 1, 0)
     if name.startswith("nhpp"):
         if not tl.has_clock():
@@ -153,11 +153,14 @@ def fit_candidate(name: str, tl: Timeline) -> Candidate | str:
             rate_per_step=mean,
             period_steps=DAY_SECONDS / float(tl.step_seconds or 1.0),
             profile=tuple(float(r) for r in rate_h / mean),
-            **extra,
+            batch_sizes=batch_sizes,
+            batch_probs=batch_probs,
         )
         return Candidate(name, model, HOUR_BINS + k_batch, steps.size if batched else 0)
     rate = float(events.sum()) / exposure * mean_batch
-    model = ArrivalModel(kind="poisson", rate_per_step=rate, **extra)
+    model = ArrivalModel(
+        kind="poisson", rate_per_step=rate, batch_sizes=batch_sizes, batch_probs=batch_probs
+    )
     return Candidate(name, model, 1 + k_batch, steps.size if batched else 0)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -103,7 +104,7 @@ def rescale(js: JobSet, factor: float) -> JobSet:
     return JobSet.create(jobs, meta)
 
 
-def _fields(meta: JobSetMeta) -> dict[str, object]:
+def _fields(meta: JobSetMeta) -> dict[str, Any]:
     return {k: getattr(meta, k) for k in JobSetMeta.__dataclass_fields__}
 
 

@@ -177,7 +177,7 @@ def tail_threshold(data: DurationData) -> tuple[float, float] | None:
     """``lognormal_gpd``'s threshold (steps) and tail probability, or None if the tail is thin."""
     counts = data.exact + data.censored
     cum = np.cumsum(counts) / counts.sum()
-    u = float(data.value[min(np.searchsorted(cum, TAIL_QUANTILE), data.value.size - 1)])
+    u = float(data.value[min(int(np.searchsorted(cum, TAIL_QUANTILE)), data.value.size - 1)])
     above = float(counts[data.value > u].sum())
     if above < MIN_TAIL or above >= counts.sum():
         return None

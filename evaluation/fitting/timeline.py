@@ -36,7 +36,8 @@ def _origin(jobset: JobSet) -> float | None:
         return None
     if "trace_start_s" in prov and prov["trace_start_s"] is not None:
         start = (prov.get("options") or {}).get("start") or 0.0
-        swf = prov.get("swf") if isinstance(prov.get("swf"), dict) else {}
+        raw = prov.get("swf")
+        swf: dict[str, Any] = raw if isinstance(raw, dict) else {}
         epoch = float(swf.get("unix_start_time") or 0) + float(swf.get("time_zone") or 0)
         return epoch + float(prov["trace_start_s"]) + float(start)
     params = prov.get("params") or {}

@@ -259,7 +259,8 @@ def _durations(
 def _arrivals(tl: arr.Timeline, cut: int) -> tuple[pl.DataFrame, Any]:
     lo, hi = int(tl.segments[0, 0]), int(tl.segments[-1, 1])
     train, test = tl.clip(lo, cut), tl.clip(cut, hi)
-    rows, full_fits = [], {}
+    rows: list[dict[str, Any]] = []
+    full_fits: dict[str, arr.Candidate] = {}
     for name in arr.MODELS:
         full = arr.fit_candidate(name, tl)
         if isinstance(full, str):

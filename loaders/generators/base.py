@@ -64,8 +64,9 @@ class SyntheticGenerator:
         """One machine's capacity per resource."""
         raise NotImplementedError
 
-    def arrival_window(self) -> int:
-        """Steps over which arrivals are generated (the offered load's span)."""
+    def arrival_window(self) -> int | None:
+        """Steps over which arrivals are generated (the offered load's span); None when each
+        jobset's own arrival span is (then :meth:`jobs_per_jobset` is overridden)."""
         raise NotImplementedError
 
     def length_buckets(self) -> dict[str, tuple[int, int]]:
@@ -156,7 +157,10 @@ class SyntheticGenerator:
 
     def jobs_per_jobset(self, load: float) -> float:
         """Expected jobs in one jobset at offered ``load``: ``rate · arrival_window``."""
-        return self.rate_for_load(load) * self.arrival_window()
+        rate = self.rate_for_load(load)
+        window = self.arrival_window()
+        assert window is not None, f"{self.name}: no arrival window, override jobs_per_jobset"
+        return rate * window
 
     def check_size(self, loads: list[float], n_jobsets: int, *, results: int = 0) -> None:
         """Refuse (:class:`~schedlab.errors.SizeError`) a sweep whose expected jobs cannot fit in

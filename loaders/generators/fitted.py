@@ -105,7 +105,7 @@ class FittedGenerator(SyntheticGenerator):
         cdf = np.cumsum(probs)
         top = int(self._model().durations.max_steps)
         q1, q2 = (
-            int(np.ceil(values[min(np.searchsorted(cdf, q), values.size - 1)]))
+            int(np.ceil(values[min(int(np.searchsorted(cdf, q)), values.size - 1)]))
             for q in (1 / 3, 2 / 3)
         )
         ranges = {"short": (1, q1), "medium": (q1 + 1, q2), "long": (q2 + 1, top)}

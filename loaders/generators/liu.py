@@ -81,7 +81,7 @@ class LiuGenerator(DeepRMGenerator):
 
     window: Annotated[int, Interval(ge=1)] = 1000
     """Steps during which jobs arrive (the offered load's span)."""
-    arrivals: Literal["renewal"] = field(default="renewal", init=False)
+    arrivals: Literal["renewal"] = field(default="renewal", init=False)  # type: ignore[assignment]  # fixed here, narrower than the base's choices
     """Arrivals form a stationary renewal process with scaled pattern intervals (fixed)."""
     a: Annotated[int, Interval(ge=0)] = 1
     """Shortest base interval, in steps (>= 0)."""

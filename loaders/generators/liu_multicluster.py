@@ -252,6 +252,7 @@ class LiuMultiClusterGenerator(SyntheticGenerator):
     ) -> Sample:
         """Draw the jobs arriving at ``arrival`` (steps) in ``jobset`` (see the module docs)."""
         self._check()
+        n: int
         n, caps = arrival.shape[0], np.asarray(self.capacities, dtype=np.int64)
         cat = rng.choice(3, size=n, p=np.asarray(self.category_probs))
         std = _per_category(rng, cat, self.standard_time)

@@ -252,6 +252,7 @@ def _rows(
         if capped:
             fixes["instances_capped"] = capped
         return rows
+    assert dag is not None  # granularity "job": popped above
     return _collapse(good, dag.critical_path, job_duration)
 
 

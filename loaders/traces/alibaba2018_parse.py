@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl
@@ -23,6 +23,9 @@ import polars as pl
 from schedlab.loaders.traces import alibaba2018_scan as sc
 from schedlab.loaders.traces.alibaba2018_scan import FIELDS, STATUSES, read_block
 from schedlab.loaders.traces.textio import blocks, split_lines
+
+if TYPE_CHECKING:
+    from polars.expr.whenthen import ChainedThen, Then
 
 NUMERIC = ("instance_num", "start_time", "end_time", "plan_cpu", "plan_mem")
 REQUIRED = ("task_name", "job_name", "status", "start_time", "end_time", "plan_cpu", "plan_mem")
@@ -96,7 +99,7 @@ def _code(selected: Sequence[int], text: bool) -> pl.Expr:
         (inst.is_not_null() & ((inst < 1) | (inst != inst.floor())), INVALID_INSTANCES),
     ]
     (bad, code), *rest = checks
-    expr = pl.when(bad.fill_null(False)).then(code)
+    expr: Then | ChainedThen = pl.when(bad.fill_null(False)).then(code)
     for bad, code in rest:
         expr = expr.when(bad.fill_null(False)).then(code)
     return expr.otherwise(GOOD).cast(pl.UInt8)
@@ -219,7 +222,7 @@ def _dropped(frame: pl.DataFrame, statuses: Sequence[str]) -> pl.DataFrame:
     if "t_start_time" not in bad.columns:
         bad = bad.with_columns(c(f).cast(pl.Utf8).alias(f"t_{f}") for f in NUMERIC)
     name = c("status").replace_strict(list(range(len(STATUSES))), list(STATUSES), default="?")
-    reason = pl.when(c("code") == STATUS).then(pl.format("status_{}", name))
+    reason: Then | ChainedThen = pl.when(c("code") == STATUS).then(pl.format("status_{}", name))
     for code, label in REASONS.items():
         reason = reason.when(c("code") == code).then(pl.lit(label))
     named = (c("code") != FIELD_COUNT) & (c("job") != -1)
@@ -331,7 +334,9 @@ def parse_tasks(
         nodes=nodes,
         lengths=np.concatenate([b.lengths for b in done]) if done else np.empty(0, np.int64),
         parents=np.concatenate([b.parents for b in done]) if done else np.empty(0, np.int32),
-        fix_counts=dict(zip(ROW_FIXES, sum(b.fix for b in done).tolist(), strict=True))
+        fix_counts=dict(
+            zip(ROW_FIXES, cast(np.ndarray, sum(b.fix for b in done)).tolist(), strict=True)
+        )
         if done
         else dict.fromkeys(ROW_FIXES, 0),
         blank_lines=sum(b.blank for b in done),
@@ -367,7 +372,9 @@ def read_instances(path: Path, source: str) -> tuple[pl.DataFrame, dict[str, Any
     split = c("raw").str.split_exact(",", n)
     t = {f: c(f"t_{f}") for f in INSTANCE_FIELDS}
     num = ("start_time", "end_time", "cpu_avg", "mem_avg")
-    parts, skipped, read = [], {}, 0
+    parts: list[pl.DataFrame] = []
+    skipped: dict[str, int] = {}
+    read = 0
     for first, data, _ in blocks(path):
         lines = read_block(data)
         if first == 1 and lines.height and (lines["raw"][0] or "").startswith("instance_name,"):

@@ -25,7 +25,7 @@ import tarfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, Any
 
 from schedlab import sizes
 from schedlab.errors import TraceFormatError
@@ -39,7 +39,7 @@ FLOOR = 1 << 28
 """... or to this many bytes (256 MiB), whichever is more."""
 ENV_LIMIT = "SCHEDLAB_MAX_DECOMPRESSED"
 CHUNK = 1 << 22
-OPENERS: dict[str, Callable[..., IO[bytes]]] = {
+OPENERS: dict[str, Callable[..., IO[Any]]] = {  # IO[bytes] when opened "rb"
     "gzip": gzip.open,
     "bzip2": bz2.open,
     "xz": lzma.open,

@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl
@@ -54,6 +54,9 @@ from schedlab.loaders.traces.drop_report import (
 )
 from schedlab.loaders.traces.options import TraceOptions
 
+if TYPE_CHECKING:
+    from polars.expr.whenthen import ChainedThen, Then
+
 SAMPLES_PER_REASON = 5
 
 Check = tuple[pl.Expr, "str | pl.Expr", "str | pl.Expr"]
@@ -69,6 +72,8 @@ def first_reason(data: pl.DataFrame, checks: Sequence[Check]) -> pl.DataFrame:
         return pl.lit(x) if isinstance(x, str) else x
 
     (bad, why, msg), *rest = [(b.fill_null(False), lit(w), lit(m)) for b, w, m in checks]
+    reason: Then | ChainedThen
+    message: Then | ChainedThen
     reason, message = pl.when(bad).then(why), pl.when(bad).then(msg)
     for bad, why, msg in rest:
         reason, message = reason.when(bad).then(why), message.when(bad).then(msg)
@@ -204,7 +209,7 @@ def finish(
         parts = [bad]
         if not _times_fit(good, opts.time_step):
             good = _drop(good, parts, *_out_of_range(opts.time_step))
-        t0 = good.get_column("arrival_s").min()
+        t0 = cast("float | None", good.get_column("arrival_s").min())  # a float64 column
         rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
         if opts.start is not None:
             good = _drop(good, parts, rel < opts.start, "outside_window",
@@ -235,9 +240,9 @@ def finish(
             )
         if opts.sample is not None and opts.sample < good.height:
             rng = np.random.default_rng(opts.seed)
-            chosen = np.zeros(good.height, dtype=bool)
-            chosen[rng.choice(good.height, size=opts.sample, replace=False)] = True
-            good = _drop(good, parts, ~pl.lit(pl.Series(chosen)), "not_sampled",
+            sampled = np.zeros(good.height, dtype=bool)
+            sampled[rng.choice(good.height, size=opts.sample, replace=False)] = True
+            good = _drop(good, parts, ~pl.lit(pl.Series(sampled)), "not_sampled",
                          "not in the random sample")  # fmt: skip
         bad = pl.concat(parts, how="vertical")
         if opts.strict:

@@ -15,7 +15,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
 import click
 
@@ -24,11 +24,17 @@ from schedlab.params import Interval, Param, Typical, check_load, parameters
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
+if TYPE_CHECKING:
+    AnyParamType = click.ParamType[Any, Any]
+else:  # click before 8.2 has no type parameters
+    AnyParamType = click.ParamType
+"""Base and annotation of the option types here (click's ``ParamType`` of any value)."""
+
 RENAMES = {"n_jobsets": "--jobsets", "workload_params": "-p/--param"}
 """Config fields whose option has the CLI-wide name rather than ``--field-name``."""
 
 
-class LoadType(click.ParamType):
+class LoadType(AnyParamType):
     """An offered load: ``0.7`` or ``70%``; > 0; a warning above 300% (``--load 70``)."""
 
     name = "load"
@@ -53,11 +59,13 @@ class LoadType(click.ParamType):
 
 LOAD = LoadType()
 
-SHARED_TYPES: dict[str, click.ParamType] = {"load": LOAD}
+SHARED_TYPES: dict[str, AnyParamType] = {"load": LOAD}
 """Config fields parsed like the CLI-wide option of the same name."""
 
 
-def _split_loads(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list:
+def _split_loads(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> list[float]:
     items = [v.strip() for value in values for v in value.split(",") if v.strip()]
     return [LOAD.convert(item, param, ctx) for item in items]
 
@@ -151,7 +159,9 @@ def param_option(help_text: str) -> Decorator:
     )  # fmt: skip
 
 
-def _key_values(_ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> dict:
+def _key_values(
+    _ctx: click.Context, param: click.Parameter, items: tuple[str, ...]
+) -> dict[str, Any]:
     """``("a=1", "b=x")`` -> ``{"a": 1, "b": "x"}`` (JSON where it parses, else the text)."""
     out: dict[str, Any] = {}
     for item in items:
@@ -185,7 +195,7 @@ def cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return count_option("--horizon", 20, "Horizon T (steps).")(fn)
 
 
-class SlotsType(click.ParamType):
+class SlotsType(AnyParamType):
     """Visible job slots: an integer >= 1, or ``all`` for the whole queue (None)."""
 
     name = "M|all"
@@ -209,7 +219,7 @@ class SlotsType(click.ParamType):
 COUNT = click.IntRange(min=1)
 """An integer >= 1."""
 
-SIMULATION_TYPES: dict[str, click.ParamType] = {"slots": SlotsType(), "horizon": COUNT,
+SIMULATION_TYPES: dict[str, AnyParamType] = {"slots": SlotsType(), "horizon": COUNT,
                                                 "machines": COUNT}  # fmt: skip
 """The :class:`~schedlab.simulator.config.ClusterConfig` fields ``schedlab simulate`` takes,
 with the types of their options."""
@@ -275,7 +285,7 @@ def option_name(field: str) -> str:
     return RENAMES.get(field, "--" + field.replace("_", "-")).split("/")[-1]
 
 
-def _range(kind: type, bounds: tuple[Interval, ...]) -> click.ParamType:
+def _range(kind: type, bounds: tuple[Interval, ...]) -> AnyParamType:
     hard = [b for b in bounds if not isinstance(b, Typical)]
     if not hard:
         return click.INT if kind is int else click.FLOAT
@@ -287,7 +297,7 @@ def _range(kind: type, bounds: tuple[Interval, ...]) -> click.ParamType:
     return click.FloatRange(lo, hi, min_open=b.gt is not None, max_open=b.lt is not None)
 
 
-def config_option(p: Param, kind: click.ParamType | None = None) -> click.Option:
+def config_option(p: Param, kind: AnyParamType | None = None) -> click.Option:
     """The option of one config field: its type from the hint (``Literal`` -> a choice,
     ``bool`` -> ``--x/--no-x``, a tuple of numbers -> that many values, a dict -> repeatable
     ``KEY=VALUE``) unless ``kind`` gives it, its default, its docstring as help. Raises
@@ -314,8 +324,8 @@ def config_option(p: Param, kind: click.ParamType | None = None) -> click.Option
         return click.Option([*decl, p.name], type=str, **common)
     if get_origin(hint) is tuple and get_args(hint) and set(get_args(hint)) <= {int, float}:
         args = get_args(hint)
-        kind = float if float in args else int
-        return click.Option([*decl, p.name], type=kind, nargs=len(args), **common)
+        number = float if float in args else int
+        return click.Option([*decl, p.name], type=number, nargs=len(args), **common)
     if hint is dict or get_origin(hint) in (dict, Mapping):
         return click.Option([*decl, p.name], multiple=True, metavar="KEY=VALUE",
                             callback=_key_values, help=doc)  # fmt: skip
@@ -327,7 +337,7 @@ def config_options(
     cls: type,
     *,
     only: Sequence[str] | None = None,
-    types: Mapping[str, click.ParamType] | None = None,
+    types: Mapping[str, AnyParamType] | None = None,
 ) -> list[click.Option]:
     """One option per field of the config dataclass ``cls`` (see :func:`config_option`), or
     per field of ``only``; ``types`` gives the type of a field's option where its hint does not

@@ -56,7 +56,7 @@ def report_cmd(
     CSV and LaTeX tables and the figures (PNG; PDF and SVG with --style paper or --vector) are
     written beside the report.
     """
-    figures = {"dpi": dpi, "style": style, "vector": vector or None}
+    figures: dict[str, Any] = {"dpi": dpi, "style": style, "vector": vector or None}
     if results.is_dir():
         from schedlab.reports.experiment import write_experiment_report
 
@@ -68,7 +68,7 @@ def report_cmd(
 
         res = Results.read_parquet(results)
         js = JobSet.read_parquet(jobs) if jobs is not None else None
-        settings = {} if seed is None else {"seed": seed}  # default: the settings' seed
+        settings: dict[str, Any] = {} if seed is None else {"seed": seed}  # default: its own
         paths = write_report(res, output, reference=reference, jobs=js, **figures, **settings)
     click.echo(f"report: {paths['html']}  (Markdown: {paths['md']})")
 

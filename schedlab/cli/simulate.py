@@ -24,9 +24,7 @@ from schedlab.registry import make_policy, policies, policy_key
 )
 @simulation_options
 @output_option("Results Parquet file to write.")
-def simulate_cmd(
-    jobs: Path, policy_specs: tuple[str, ...], output: Path, **cluster: int | None
-) -> None:
+def simulate_cmd(jobs: Path, policy_specs: tuple[str, ...], output: Path, **cluster: Any) -> None:
     """Simulate policies on every jobset of JOBS and write per-job results (with the machine
     each job ran on). Heuristics name a placement rule on several machines: sjf+bestfit.
 
@@ -53,7 +51,7 @@ def make_policies(specs: tuple[str, ...]) -> list[tuple[str, Any]]:
     return made
 
 
-def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, int | None]) -> Any:
+def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, Any]) -> Any:
     from tqdm import tqdm
 
     from schedlab.errors import JobSetError

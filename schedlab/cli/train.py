@@ -32,7 +32,6 @@ from schedlab.cli.options import (
     option_name,
     output_param,
 )
-from schedlab.errors import OutputError
 from schedlab.params import build, check_params, flat, parameters
 from schedlab.registry import trainers
 
@@ -96,7 +95,7 @@ def trainer_command(name: str) -> click.Command:
     )
 
     @click.pass_context
-    def run(ctx: click.Context, resume: bool, output: Path, **values: Any) -> None:
+    def run(ctx: click.Context, /, resume: bool, output: Path, **values: Any) -> None:
         sweep = {k: values.pop(k) for k in ("seeds", "grid", "backend", "address", "workers")}
         if sweep["seeds"] or sweep["grid"] or (resume and saved_sweep(output)):
             train_sweep(ctx, name, cls, values, output, resume=resume, **sweep)
@@ -125,7 +124,8 @@ def saved_sweep(output: Path) -> dict[str, Any] | None:
     path = output / "config.json"
     if not path.is_file():
         return None
-    return json.loads(path.read_text()).get("sweep")
+    sweep: dict[str, Any] | None = json.loads(path.read_text()).get("sweep")
+    return sweep
 
 
 def make_config(
@@ -134,14 +134,9 @@ def make_config(
     """The config from the options; with ``resume_from``, options not given on the command
     line come from the run saved there."""
     if resume_from is not None:
-        saved = resume_from / "config.json"
-        if not saved.is_file():
-            msg = (
-                f"--resume: {resume_from} holds no training run (no config.json); "
-                "drop --resume to start one"
-            )
-            raise OutputError(msg)
-        spec = json.loads(saved.read_text())
+        from schedlab.policies.training import read_spec
+
+        spec = read_spec(resume_from)
         base = spec.get("trainer_config", spec["train_config"])
         default = click.core.ParameterSource.DEFAULT
         given = {k for k in values if ctx.get_parameter_source(k) is not default}

@@ -241,7 +241,7 @@ class BatchedEngine:
             horizon=self.config.horizon, backlog_view=self.config.backlog_view,
         )  # fmt: skip
 
-    def observe(self, view: View, envs: np.ndarray | None = None) -> Any:
+    def observe(self, view: View[Snapshot], envs: np.ndarray | None = None) -> Any:
         """What ``view`` shows of ``envs`` (all by default)."""
         return view.observe(self.snapshot(envs))
 

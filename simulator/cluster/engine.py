@@ -58,8 +58,10 @@ class Engine:
     """
 
     def __init__(self, jobs: Jobs, capacity: np.ndarray, config: ClusterConfig) -> None:
-        self.jobs = Jobs(jobs.arrival, jobs.duration, np.require(jobs.demand, np.float64, "CW"))
-        self.capacity = np.require(capacity, np.float64, "CW")
+        self.jobs = Jobs(
+            jobs.arrival, jobs.duration, np.require(jobs.demand, np.float64, ["C", "W"])
+        )
+        self.capacity = np.require(capacity, np.float64, ["C", "W"])
         self.config = config
         self.machines = config.machines or 1
         if np.any(jobs.demand > self.capacity + EPS):
@@ -71,7 +73,7 @@ class Engine:
         self.start = np.full(len(jobs), -1, dtype=np.int64)
         self.machine = np.full(len(jobs), -1, dtype=np.int64)
         self.whole_queue = config.slots is None
-        self.slots = np.full(0 if self.whole_queue else config.slots, -1, dtype=np.int64)
+        self.slots = np.full(config.slots or 0, -1, dtype=np.int64)
         self.backlog: deque[int] = deque()
         self.arrived = 0
         """Jobs arrived so far (they are rows ``0 .. arrived − 1``)."""

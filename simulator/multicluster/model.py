@@ -214,9 +214,9 @@ class MultiClusterModel:
             visible=visible, buffered=self._env[:, k.BUF_LEN], jobs=self.jobs, config=self.config,
         )  # fmt: skip
 
-    def observe(self, view: View, envs: np.ndarray | None = None) -> Any:
+    def observe(self, view: View[MultiClusterSnapshot], envs: np.ndarray | None = None) -> Any:
         """What ``view`` shows of ``envs``."""
-        return view.observe(self.snapshot(envs))  # type: ignore[arg-type]
+        return view.observe(self.snapshot(envs))
 
     def placements(self) -> Placements:
         """Per job row: first start, last finish and cluster (valid once ``done``)."""

@@ -21,7 +21,7 @@ import polars as pl
 
 from schedlab.jobset import JobSet
 from schedlab.results import RESULT_COLUMNS, Results
-from schedlab.simulator.model import ModelKind, rollout
+from schedlab.simulator.model import ModelKind, Policy, rollout
 from schedlab.simulator.multicluster.check import check_finished
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.multicluster.model import MultiClusterModel
@@ -30,7 +30,7 @@ LIU_COLUMNS = ("category", "deadline", "executions", "missed", "exec_ratio", "di
 """Columns the multi-cluster adds to :data:`~schedlab.results.RESULT_COLUMNS`."""
 
 
-def run_policy(model: MultiClusterModel, policy: Any) -> MultiClusterModel:
+def run_policy(model: MultiClusterModel, policy: Policy) -> MultiClusterModel:
     """Reset ``model`` and drive every env to its end with ``policy`` (``act_batch`` on its
     view, one call per moment with a decision for all envs at such a moment)."""
     if MultiClusterModel.kind not in getattr(policy, "models", ()):

@@ -36,9 +36,10 @@ occupancy are in whole units of ``capacity / cap_units`` (exact for DeepRM's int
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numba
 import numpy as np
@@ -130,15 +131,15 @@ class ObsGeometry:
         }
 
     @classmethod
-    def from_json(cls, g: dict[str, object]) -> ObsGeometry:
+    def from_json(cls, g: Mapping[str, Any]) -> ObsGeometry:
         """Inverse of :meth:`to_json` (older checkpoints: one machine, DeepRM layout)."""
         return cls(
-            cap_units=tuple(int(c) for c in g["cap_units"]),  # type: ignore[attr-defined]
-            slots=int(g["slots"]),  # type: ignore[arg-type]
-            horizon=int(g["horizon"]),  # type: ignore[arg-type]
-            backlog_view=int(g["backlog_view"]),  # type: ignore[arg-type]
-            machines=int(g.get("machines", 1)),  # type: ignore[arg-type]
-            layout=str(g.get("layout", "deeprm")),  # type: ignore[arg-type]
+            cap_units=tuple(int(c) for c in g["cap_units"]),
+            slots=int(g["slots"]),
+            horizon=int(g["horizon"]),
+            backlog_view=int(g["backlog_view"]),
+            machines=int(g.get("machines", 1)),
+            layout=g.get("layout", "deeprm"),
         )
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -188,19 +189,9 @@ def test_learned_policy_statistics_of_one_load_runs_are_merged() -> None:
 
 
 def test_run_warnings_are_one_line_each_in_the_outcome_and_the_run_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, warn_in_simulate: Callable[[str], None]
 ) -> None:
-    import warnings
-
-    import schedlab.simulator.run as run
-
-    real = run.simulate
-
-    def noisy(*args: object, **kwargs: object) -> object:
-        warnings.warn("policy 'x': 2 jobs were placed\n  by the fallback", RuntimeWarning, 2)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(run, "simulate", noisy)
+    warn_in_simulate("policy 'x': 2 jobs were placed\n  by the fallback")
     text = SPEC.replace('"sjf", "fcfs", "tetris"', '"sjf"').replace('= "tetris"', '= "sjf"')
     spec = load_spec(write_spec(tmp_path, text))
     outcome = run_experiment(spec, tmp_path / "out", workers=1, progress=False)

@@ -22,6 +22,7 @@ from schedlab.loaders.generators.liu import (
     LiuUniformGenerator,
 )
 from schedlab.registry import generators
+from tests.loader_helpers import assert_seed_reproducible
 
 PATTERNS: list[type[LiuGenerator]] = [
     LiuUniformGenerator,
@@ -270,13 +271,7 @@ def test_bad_parameters_are_rejected(gen: LiuGenerator, match: str) -> None:
 
 @pytest.mark.parametrize("cls", PATTERNS)
 def test_same_seed_same_jobset_different_seed_differs(cls: type[LiuGenerator]) -> None:
-    gen = cls()
-    a = gen.generate(0.8, n_jobsets=20, seed=42)
-    b = gen.generate(0.8, n_jobsets=20, seed=42)
-    c = gen.generate(0.8, n_jobsets=20, seed=43)
-    assert a.jobs.equals(b.jobs)
-    assert a.meta == b.meta
-    assert not a.jobs.equals(c.jobs)
+    assert_seed_reproducible(cls(), 0.8, n_jobsets=20)
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from schedlab.cli import main
 from schedlab.jobset import JobSet, offered_load
 from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.loaders.generators.poisson import PoissonGenerator
+from tests.loader_helpers import assert_seed_reproducible
 
 
 def _n_jobsets(gen: PoissonGenerator, load: float, jobs: int = 60_000) -> int:
@@ -132,13 +133,7 @@ def test_window_sets_jobs_per_jobset() -> None:
 
 
 def test_same_seed_same_jobset_different_seed_differs() -> None:
-    gen = PoissonGenerator()
-    a = gen.generate(1.1, n_jobsets=50, seed=42)
-    b = gen.generate(1.1, n_jobsets=50, seed=42)
-    c = gen.generate(1.1, n_jobsets=50, seed=43)
-    assert a.jobs.equals(b.jobs)
-    assert a.meta == b.meta
-    assert not a.jobs.equals(c.jobs)
+    assert_seed_reproducible(PoissonGenerator(), 1.1, n_jobsets=50)
 
 
 def test_registry_makes_the_generator() -> None:

@@ -7,12 +7,17 @@ import io
 import tarfile
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from schedlab.errors import TraceFormatError
 from schedlab.loaders.traces.alibaba2017 import MACHINE_MEM, TRACE_MACHINES, read_alibaba2017
 from schedlab.loaders.traces.transform import TraceOptions
+from tests.loader_helpers import (
+    assert_one_counted_drop,
+    assert_report,
+    sample_lines,
+    sample_messages,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SMALL = DATA / "alibaba2017_small.csv"
@@ -26,50 +31,33 @@ def _csv(tmp_path: Path, *lines: str, name: str = "batch_task.csv") -> Path:
     return path
 
 
-def _sample_lines(result, reason: str) -> list[int]:
-    samples = result.report.samples
-    return samples.filter(pl.col("reason") == reason).get_column("line").to_list()
-
-
 # -- the committed fixture: one line per case ----------------------------------------------------
 
 
+SMALL_DROP_LINES = {
+    "status_Failed": 3,
+    "status_Waiting": 4,
+    "status_Running": 5,
+    "negative_duration": 6,
+    "missing_value": 7,
+    "wrong_field_count": 8,
+    "not_a_number": 9,
+    "exceeds_capacity": 10,
+    "invalid_status": 11,
+    "negative_demand": 12,
+}
+"""The fixture's dropped lines, one for each reason."""
+
+
 def test_small_fixture_accounts_for_every_line() -> None:
-    report = read_alibaba2017(SMALL).report
-    assert report.rows_read == 13
-    assert report.rows_kept == 3
-    assert report.dropped == {
-        "status_Failed": 1,
-        "status_Waiting": 1,
-        "status_Running": 1,
-        "negative_duration": 1,
-        "missing_value": 1,
-        "wrong_field_count": 1,
-        "not_a_number": 1,
-        "exceeds_capacity": 1,
-        "invalid_status": 1,
-        "negative_demand": 1,
-    }
-    assert report.fixed == {"zero_duration_as_one_step": 1}
+    dropped = dict.fromkeys(SMALL_DROP_LINES, 1)
+    fixed = {"zero_duration_as_one_step": 1}
+    assert_report(read_alibaba2017(SMALL).report, read=13, kept=3, dropped=dropped, fixed=fixed)
 
 
-@pytest.mark.parametrize(
-    ("reason", "line"),
-    [
-        ("status_Failed", 3),
-        ("status_Waiting", 4),
-        ("status_Running", 5),
-        ("negative_duration", 6),
-        ("missing_value", 7),
-        ("wrong_field_count", 8),
-        ("not_a_number", 9),
-        ("exceeds_capacity", 10),
-        ("invalid_status", 11),
-        ("negative_demand", 12),
-    ],
-)
+@pytest.mark.parametrize(("reason", "line"), SMALL_DROP_LINES.items())
 def test_small_fixture_drop_lines(reason: str, line: int) -> None:
-    assert _sample_lines(read_alibaba2017(SMALL), reason) == [line]
+    assert sample_lines(read_alibaba2017(SMALL), reason) == [line]
 
 
 def test_small_fixture_jobs() -> None:
@@ -87,8 +75,7 @@ def test_small_fixture_jobs() -> None:
 
 
 def test_messages_name_the_values() -> None:
-    samples = read_alibaba2017(SMALL).report.samples
-    messages = dict(zip(samples["reason"], samples["message"], strict=True))
+    messages = sample_messages(read_alibaba2017(SMALL))
     assert messages["not_a_number"] == "end_time is not a number: 7x0"
     assert messages["missing_value"] == "plan_cpu is empty"
     assert messages["negative_duration"] == "end_time=399 is before create_time=400"
@@ -102,7 +89,7 @@ def test_all_statuses_and_running_without_end() -> None:
     assert report.rows_kept == 4  # + the Failed task
     assert report.dropped["missing_value"] == 2  # the Waiting task has no plan_cpu either
     assert report.dropped["no_end_time"] == 1
-    assert _sample_lines(result, "no_end_time") == [5]
+    assert sample_lines(result, "no_end_time") == [5]
     assert "status_Failed" not in report.dropped
 
 
@@ -149,11 +136,7 @@ BAD_LINES = [
 
 @pytest.mark.parametrize(("bad", "reason"), BAD_LINES)
 def test_bad_line_is_a_counted_drop_with_its_line(tmp_path: Path, bad: str, reason: str) -> None:
-    result = read_alibaba2017(_csv(tmp_path, GOOD, bad, GOOD))
-    assert result.report.rows_read == 3
-    assert result.report.rows_kept == 2
-    assert result.report.dropped == {reason: 1}
-    assert _sample_lines(result, reason) == [2]
+    assert_one_counted_drop(read_alibaba2017(_csv(tmp_path, GOOD, bad, GOOD)), reason, line=2)
 
 
 MALFORMED = [(b, r) for b, r in BAD_LINES if r not in ("exceeds_capacity", "status_Failed")]
@@ -250,17 +233,14 @@ def test_other_csv_is_not_v2017(tmp_path: Path) -> None:
 
 def test_real_table_loads_end_to_end(v2017_csv: Path) -> None:
     result = read_alibaba2017(v2017_csv)
-    report = result.report
-    assert report.rows_read == 80_553
-    assert report.rows_kept == 67_003
-    assert report.dropped == {
-        "status_Waiting": 8_847,
-        "status_Running": 3_567,
-        "status_Failed": 1_126,
-        "missing_value": 10,
-    }
-    assert report.fixed == {"zero_duration_as_one_step": 21}
-    assert report.rows_read == report.rows_kept + sum(report.dropped.values())
+    dropped = {"status_Waiting": 8_847, "status_Running": 3_567, "status_Failed": 1_126}
+    assert_report(
+        result.report,
+        read=80_553,
+        kept=67_003,
+        dropped={**dropped, "missing_value": 10},
+        fixed={"zero_duration_as_one_step": 21},
+    )
     assert len(result.jobs) == 67_003
     assert result.jobs.meta.provenance["trace_start_s"] == -1078.0
 

@@ -6,7 +6,6 @@ import gzip
 import shutil
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from schedlab.errors import TraceFormatError
@@ -15,6 +14,12 @@ from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.policies.heuristics import SJF
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate
+from tests.loader_helpers import (
+    assert_one_counted_drop,
+    assert_report,
+    sample_lines,
+    sample_messages,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SMALL = DATA / "swf_small.swf"
@@ -29,46 +34,34 @@ def _swf(tmp_path: Path, *lines: str, header: str = HEADER, name: str = "t.swf")
     return path
 
 
-def _sample_lines(result, reason: str) -> list[int]:
-    samples = result.report.samples
-    return samples.filter(pl.col("reason") == reason).get_column("line").to_list()
-
-
 # -- the committed fixture: one line per case ----------------------------------------------------
 
 
-def test_small_fixture_accounts_for_every_line() -> None:
-    result = read_swf(SMALL)
-    report = result.report
-    assert report.rows_read == 11  # 10 comment lines are not data rows
-    assert report.rows_kept == 4
-    assert report.dropped == {
-        "unknown_run_time": 1,
-        "exceeds_capacity": 1,
-        "partial_execution": 1,
-        "negative_duration": 1,
-        "wrong_field_count": 1,
-        "not_a_number": 1,
-        "unknown_procs": 1,
-    }
-    assert report.fixed == {"procs_from_requested": 1, "zero_duration_as_one_step": 1}
-    assert report.rows_read == report.rows_kept + sum(report.dropped.values())
-
-
-@pytest.mark.parametrize(
-    ("reason", "line"),
-    [
-        ("unknown_run_time", 13),
-        ("exceeds_capacity", 15),
-        ("partial_execution", 16),
-        ("negative_duration", 17),
-        ("wrong_field_count", 18),
-        ("not_a_number", 19),
-        ("unknown_procs", 20),
-    ],
+SMALL_DROP_LINES = dict(
+    unknown_run_time=13,
+    exceeds_capacity=15,
+    partial_execution=16,
+    negative_duration=17,
+    wrong_field_count=18,
+    not_a_number=19,
+    unknown_procs=20,
 )
+"""The fixture's dropped lines, one for each reason."""
+
+
+def test_small_fixture_accounts_for_every_line() -> None:
+    assert_report(
+        read_swf(SMALL).report,
+        read=11,  # 10 comment lines are not data rows
+        kept=4,
+        dropped=dict.fromkeys(SMALL_DROP_LINES, 1),
+        fixed={"procs_from_requested": 1, "zero_duration_as_one_step": 1},
+    )
+
+
+@pytest.mark.parametrize(("reason", "line"), SMALL_DROP_LINES.items())
 def test_small_fixture_drop_lines(reason: str, line: int) -> None:
-    assert _sample_lines(read_swf(SMALL), reason) == [line]
+    assert sample_lines(read_swf(SMALL), reason) == [line]
 
 
 def test_small_fixture_jobs() -> None:
@@ -104,8 +97,7 @@ def test_header_is_parsed_into_provenance() -> None:
 
 
 def test_error_messages_name_the_value() -> None:
-    samples = read_swf(SMALL).report.samples
-    messages = dict(zip(samples["reason"], samples["message"], strict=True))
+    messages = sample_messages(read_swf(SMALL))
     assert messages["not_a_number"] == "field 4 (run_time) is not a number: 4x"
     assert messages["wrong_field_count"] == "expected 18 whitespace-separated fields, found 17"
     assert messages["negative_duration"] == "run_time=-5 must be >= 0"
@@ -138,10 +130,7 @@ BAD_LINES = [
 @pytest.mark.parametrize(("bad", "reason"), BAD_LINES)
 def test_bad_line_is_a_counted_drop_with_its_line(tmp_path: Path, bad: str, reason: str) -> None:
     result = read_swf(_swf(tmp_path, GOOD, bad, GOOD))
-    assert result.report.rows_read == 3
-    assert result.report.rows_kept == 2
-    assert result.report.dropped == {reason: 1}
-    assert _sample_lines(result, reason) == [4]  # 2 header lines, then lines 3, 4, 5
+    assert_one_counted_drop(result, reason, line=4)  # 2 header lines, then lines 3, 4, 5
 
 
 MALFORMED = [(bad, r) for bad, r in BAD_LINES if r not in ("exceeds_capacity", "partial_execution")]
@@ -159,7 +148,7 @@ def test_strict_does_not_raise_on_a_status_selection(tmp_path: Path) -> None:
     path = _swf(tmp_path, GOOD, failed)
     result = read_swf(path, options=TraceOptions(strict=True), statuses=(1,))
     assert result.report.dropped == {"status_0": 1}
-    assert _sample_lines(result, "status_0") == [4]
+    assert sample_lines(result, "status_0") == [4]
 
 
 def test_statuses_selection(tmp_path: Path) -> None:
@@ -275,7 +264,7 @@ def test_memory_resource_when_the_log_has_it() -> None:
     assert js.meta.units == ("processor", "KB")
     assert js.jobs.get_column("mem").to_list() == [600.0, 500.0]
     assert result.report.dropped == {"unknown_memory": 1}
-    assert _sample_lines(result, "unknown_memory") == [6]
+    assert sample_lines(result, "unknown_memory") == [6]
     assert result.report.fixed == {"mem_from_requested": 1}
 
 
@@ -303,13 +292,11 @@ def test_memory_without_capacity(tmp_path: Path) -> None:
 
 def test_kth_loads_end_to_end(kth_swf: Path) -> None:
     result = read_swf(kth_swf)
-    report = result.report
-    assert report.rows_read == 28_476
-    assert report.rows_kept == 28_475
-    assert report.dropped == {"unknown_procs": 1}
-    assert report.fixed == {"zero_duration_as_one_step": 8}
-    assert report.rows_read == report.rows_kept + sum(report.dropped.values())
-    assert _sample_lines(result, "unknown_procs") == [27_323]
+    fixed = {"zero_duration_as_one_step": 8}
+    assert_report(
+        result.report, read=28_476, kept=28_475, dropped={"unknown_procs": 1}, fixed=fixed
+    )
+    assert sample_lines(result, "unknown_procs") == [27_323]
     js = result.jobs
     assert js.meta.capacity == (100.0,)
     prov = js.meta.provenance["swf"]
