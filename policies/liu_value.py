@@ -46,6 +46,7 @@ from schedlab.policies.deeprm import CheckpointError, save_checkpoint
 from schedlab.policies.liu_baselines import MAF, RAN, RR
 from schedlab.policies.liu_networks import FORMAT, LiuValuePolicy, best_actions, make_network
 from schedlab.policies.runtime import training_process
+from schedlab.simulator.model import rollout
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.multicluster.model import MultiClusterModel
 from schedlab.simulator.multicluster.score import mean_scores, s_log
@@ -200,9 +201,8 @@ def collect(
     model.reset()
     maf.reset()
     parts: list[tuple[np.ndarray, ...]] = []
-    active = np.flatnonzero(~model.done)
-    while active.size:
-        state = model.observe(view, active)
+
+    def act(state: Any, _mask: np.ndarray, active: np.ndarray) -> np.ndarray:
         n = active.size
         a = best_actions(net, state, weights, m)[0]
         explore = rng.random(n) < epsilon
@@ -214,8 +214,9 @@ def collect(
             a = np.where(by_maf, greedy_maf, np.where(explore, random, a))
         q, i, r = (a - 1) % m, (a - 1) // m, np.arange(n)
         parts.append((state.history, state.clusters, state.jobs[r, q], i, state.rows[r, q]))
-        model.step(a, active)
-        active = active[~model.done[active]]
+        return a
+
+    rollout(model, view=view, act=act)
     history, clusters, job, cluster, rows = (np.concatenate(x) for x in zip(*parts, strict=True))
     return Decisions(history, clusters, job, cluster, action_values(model, params).v[rows])
 
