@@ -64,7 +64,7 @@ import difflib
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import numpy as np
 
@@ -300,12 +300,18 @@ def _cluster_fields(
 ) -> dict[str, Any]:
     """The fields of the model's ``config`` class a ``[cluster]`` table gives, checked: known
     names, the types of the class and its own rules (with the ``base`` fields they replace);
-    a rule broken by one field alone fails at that field."""
+    a rule broken by one field alone fails at that field. TOML has no null: ``"all"`` stands
+    for None where a field takes it (``slots = "all"``: the whole queue)."""
     names = tuple(f.name for f in fields(config))
     t = _table(t.data, t.where, t.source, names)
     owner = f"the {config.__name__}"
+    declared = parameters(config)
+    data = {
+        k: None if v == "all" and type(None) in get_args(declared[k].hint) else v
+        for k, v in t.data.items()
+    }
     kwargs = {
-        k: _checked(t, k, lambda k=k: check_params(config, {k: t.data[k]}, owner=owner)[k])
+        k: _checked(t, k, lambda k=k: check_params(config, {k: data[k]}, owner=owner)[k])
         for k in names
         if k in t
     }

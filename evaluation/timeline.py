@@ -37,6 +37,7 @@ import numba
 import numpy as np
 import polars as pl
 
+from schedlab import sizes
 from schedlab.errors import ResultsError
 from schedlab.evaluation.metrics import length_buckets
 from schedlab.jobset import JobSet
@@ -245,6 +246,12 @@ def timeline(s: Schedules) -> pl.DataFrame:
     finish = df.get_column("finish").to_numpy().astype(np.int64)
     spans = np.maximum.reduceat(finish, bounds[:-1]) if df.height else np.zeros(0, np.int64)
     offsets = np.concatenate([[0], np.cumsum(spans)]).astype(np.int64)
+    d = len(s.resources)
+    sizes.check(
+        f"a timeline of {int(offsets[-1]):,} steps ({keys.height:,} schedules x makespan)",
+        8.0 * float(offsets[-1]) * (24 + 8 * d),  # kernel arrays, columns, polars copies
+        "draw the views of fewer or shorter jobsets (a coarser time step)",
+    )  # fmt: skip
     running, queue, used, frag = _kernel(
         bounds,
         offsets,

@@ -39,6 +39,8 @@ from schedlab.simulator.views.queue import QueueView
 
 Placement = Literal["firstfit", "bestfit", "worstfit", "align"]
 """Placement rules (:data:`schedlab.simulator.cluster.placement.PLACEMENTS`)."""
+Queue = Literal["greedy", "strict", "easy", "conservative"]
+"""Queue disciplines (:data:`schedlab.simulator.cluster.backfill.DISCIPLINES`)."""
 
 
 def score_function(fn: Any) -> Any:
@@ -77,6 +79,15 @@ class Heuristic(ParamsMixin):
     ----------
     placement : Placement
         Placement rule on several machines (``firstfit``, ``bestfit``, ``worstfit``, ``align``).
+    queue : Queue
+        Queue discipline: ``greedy`` (default: start any job that fits now, in order, among the
+        visible ones) or, over the whole queue, ``strict`` (the first waiting job blocks the
+        others), ``easy`` (EASY backfilling) or ``conservative`` (conservative backfilling)
+        (:mod:`schedlab.simulator.cluster.backfill`). Named as ``fcfs+easy``.
+    clairvoyant : bool
+        With a queue discipline, order and reserve by the true duration instead of the jobs'
+        ``estimate`` (the user's request, when the JobSet has one). ``greedy`` always orders by
+        the true duration (DeepRM's setting).
     """
 
     key: ClassVar[str]
@@ -89,16 +100,24 @@ class Heuristic(ParamsMixin):
     view: ClassVar[QueueView] = QueueView()
     knob: float = 0.0
 
-    def __init__(self, *, placement: Placement = "firstfit") -> None:
+    def __init__(
+        self, *, placement: Placement = "firstfit", queue: Queue = "greedy",
+        clairvoyant: bool = False,
+    ) -> None:  # fmt: skip
         self.placement = placement
+        self.queue = queue
+        self.clairvoyant = clairvoyant
 
     @property
     def name(self) -> str:
-        """``key``, with ``+placement`` unless first fit, or a label given by assignment."""
+        """``key``, with ``+queue`` unless greedy and ``+placement`` unless first fit
+        (``sjf+easy+bestfit``), or a label given by assignment."""
         label = getattr(self, "_label", None)
         if label is not None:
             return label
-        return self.key if self.placement == "firstfit" else f"{self.key}+{self.placement}"
+        extras = [x for x, plain in ((self.queue, "greedy"), (self.placement, "firstfit"))
+                  if x != plain]  # fmt: skip
+        return "+".join([self.key, *extras])
 
     @name.setter
     def name(self, value: str) -> None:
@@ -175,9 +194,11 @@ class TetrisStar(Heuristic):
         *,
         knob: Annotated[float, Typical(ge=0, le=1)] = 0.5,
         placement: Placement = "firstfit",
+        queue: Queue = "greedy",
+        clairvoyant: bool = False,
     ) -> None:
+        super().__init__(placement=placement, queue=queue, clairvoyant=clairvoyant)
         self.knob = knob
-        self.placement = placement
 
 
 class RandomPolicy(Heuristic):
@@ -190,9 +211,12 @@ class RandomPolicy(Heuristic):
 
     key, score, uniform = "random", arrival_order, True
 
-    def __init__(self, *, seed: int = 0, placement: Placement = "firstfit") -> None:
+    def __init__(
+        self, *, seed: int = 0, placement: Placement = "firstfit", queue: Queue = "greedy",
+        clairvoyant: bool = False,
+    ) -> None:  # fmt: skip
+        super().__init__(placement=placement, queue=queue, clairvoyant=clairvoyant)
         self.seed = seed
-        self.placement = placement
         self._rng = np.random.default_rng(seed)
 
     def reset(self, *, seed: int | None = None) -> None:

@@ -10,13 +10,14 @@ over time need the jobs' demands (the JobSet); without it the section shows the 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import polars as pl
 
-from schedlab.errors import ResultsError
+from schedlab.errors import ResultsError, SizeError
 from schedlab.evaluation import timeline as tl
 from schedlab.evaluation.metrics import length_buckets
 from schedlab.evaluation.settings import StatsSettings
@@ -84,9 +85,13 @@ def compute(
     rows = results.table.filter((pl.col("jobset") == k) & pl.col("policy").is_in(pair))
     try:
         s = tl.schedules(results, jobs)
-    except ResultsError:
-        if jobs is not None:  # a JobSet that does not match the results is an error
+        at_load = s.select(load=load) if load is not None else s
+        full = tl.timeline(at_load)
+    except (ResultsError, SizeError) as exc:
+        if jobs is not None and isinstance(exc, ResultsError):  # a JobSet that does not match
             raise
+        if isinstance(exc, SizeError):  # e.g. a whole trace replayed as one jobset
+            warnings.warn(f"schedule views over time left out: {exc}", stacklevel=2)
         buckets = length_buckets(results)
         return ScheduleViews(
             jobset=k,
@@ -99,8 +104,6 @@ def compute(
             mean_timeline=None,
             summary=None,
         )
-    at_load = s.select(load=load) if load is not None else s
-    full = tl.timeline(at_load)
     m = int((results.meta.get("config") or {}).get("machines") or 1)
     return ScheduleViews(
         jobset=k,

@@ -36,6 +36,7 @@ ID_COLUMNS: dict[str, pl.DataType] = {
 }
 OPTIONAL_COLUMNS: dict[str, pl.DataType] = {
     "load": pl.Float64(),
+    "estimate": pl.Int64(),
     "category": pl.Utf8(),
     "deadline": pl.Int64(),
     "source_id": pl.Utf8(),
@@ -292,6 +293,8 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
         ("duration", pl.col("duration") < 1, "must be >= 1 time step"),
         ("jobset", pl.col("jobset") < 0, "must be >= 0"),
     ]
+    if "estimate" in jobs.columns:
+        checks.append(("estimate", pl.col("estimate") < 1, "must be >= 1 time step"))
     for r in meta.resources:
         checks.append((r, ~pl.col(r).is_finite() | (pl.col(r) < 0), "must be finite and >= 0"))
     for col, bad, rule in checks:

@@ -15,7 +15,7 @@ import importlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from schedlab.errors import ParameterError, UnknownNameError
 from schedlab.params import Param, check_params, parameters
@@ -306,14 +306,29 @@ def policy_name(spec: str) -> str:
 
 def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     """``(name, parameters)`` of a policy spec, its positional option filled (see
-    :func:`parse_spec`); the name must be registered. ``order+rule`` names a heuristic with a
-    placement rule: ``sjf+bestfit`` is ``sjf:placement=bestfit``."""
+    :func:`parse_spec`); the name must be registered. ``order+word+word`` names a heuristic with
+    a queue discipline and/or a placement rule, in any order: ``sjf+bestfit`` is
+    ``sjf:placement=bestfit``, ``fcfs+easy`` is ``fcfs:queue=easy``, ``sjf+easy+bestfit`` both
+    (a word is a queue discipline if the policy's ``queue`` parameter lists it, else a rule).
+
+    Raises
+    ------
+    ParameterError
+        A discipline or rule given twice (``+`` and ``queue=``/``placement=`` included).
+    """
     head, colon, rest = spec.partition(":")
-    name, plus, rule = policy_name(spec), *head.partition("+")[1:]
+    name, *words = (w.strip() for w in head.split("+"))
     base, kwargs = parse_spec(name + colon + rest, positional=policies.entry(name).positional)
-    if plus:
-        kwargs = {"placement": rule.strip(), **kwargs}
-    return base, kwargs
+    queue = policies.parameters(name).get("queue") if words else None
+    queues = get_args(queue.hint) if queue is not None else ()
+    extra: dict[str, str] = {}
+    for word in words:
+        key = "queue" if word in queues else "placement"
+        if key in extra or key in kwargs:
+            msg = f"{spec!r}: {key} is given twice"
+            raise ParameterError(msg)
+        extra[key] = word
+    return base, {**extra, **kwargs}
 
 
 def make_policy(spec: str, *, where: str | None = None) -> Any:
@@ -328,8 +343,8 @@ def make_policy(spec: str, *, where: str | None = None) -> Any:
     policy = policies.create(name, kwargs, where=spec if where is None else where)
     if label is not None:
         policy.name = str(label)
-    elif kwargs and set(kwargs) != {"placement"}:
-        policy.name = spec  # (a placement alone names itself: sjf+bestfit)
+    elif not set(kwargs) <= {"placement", "queue"}:
+        policy.name = spec  # (a placement and a discipline name themselves: sjf+easy+bestfit)
     return policy
 
 

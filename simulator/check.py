@@ -9,6 +9,7 @@ ever over capacity. Tests run it over every registered policy
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -100,6 +101,49 @@ def _check_capacity(
             f"machine {machine[r]} of jobset {ids[r]} is over capacity at step {time[over[0]]}: "
             f"{used} > {dict(zip(jobset.resources, capacity.tolist(), strict=True))}"
         )
+
+
+def check_discipline(
+    jobset: JobSet,
+    start: np.ndarray | Sequence[int],
+    discipline: str,
+    *,
+    reserved: np.ndarray | Sequence[int] | None = None,
+    in_arrival_order: bool = True,
+) -> None:
+    """Raise :class:`InvalidScheduleError` unless the schedule keeps what ``discipline``
+    promises (:mod:`schedlab.simulator.cluster.backfill`):
+
+    * ``strict``: no job starts before a job that arrived earlier (starts are non-decreasing in
+      arrival order, per jobset);
+    * ``easy`` and ``conservative`` with exact estimates: no job starts after the first
+      reservation it got (``reserved``; EASY reserves for the head job, conservative for every
+      job; a job without one is not checked).
+
+    Both promises are about an arrival order (``in_arrival_order``: FCFS); under another order a
+    job that arrives later may rank ahead and start first, as the discipline allows, so nothing
+    is checked then.
+    """
+    if not in_arrival_order:
+        return
+    start = np.asarray(start, dtype=np.int64)
+    jobs = jobset.jobs
+    if discipline == "strict":
+        ids = jobs.get_column("jobset").to_numpy()
+        bounds = np.r_[0, np.flatnonzero(np.diff(ids)) + 1, ids.size]
+        for lo, hi in itertools.pairwise(bounds):
+            s = start[lo:hi]  # rows are in arrival order within a jobset
+            if (bad := np.flatnonzero(np.diff(s) < 0)).size:
+                k = int(lo + bad[0] + 1)
+                _fail(f"strict: job row {k} started at {start[k]}, before the earlier-arrived "
+                      f"row {k - 1} (at {start[k - 1]})")  # fmt: skip
+    if discipline in ("easy", "conservative") and reserved is not None:
+        reserved = np.asarray(reserved, dtype=np.int64)
+        late = np.flatnonzero(start > reserved)
+        if late.size:
+            k = int(late[0])
+            _fail(f"{discipline}: job row {k} started at {start[k]}, after its reservation "
+                  f"{reserved[k]}")  # fmt: skip
 
 
 def check_results(jobset: JobSet, table: pl.DataFrame, *, machines: int | None = None) -> None:

@@ -25,6 +25,7 @@ from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import RESULT_COLUMNS, Results
 from schedlab.simulator.check import check_schedule
+from schedlab.simulator.cluster import backfill
 from schedlab.simulator.cluster.batched import (
     BatchedEngine,
     default_time_limit,
@@ -73,6 +74,8 @@ class Schedule:
     start: np.ndarray
     machine: np.ndarray
     stats: dict[str, Any] | None = None
+    reserved: np.ndarray | None = None
+    """Under a queue discipline: the first reservation of every job (``NEVER``: none)."""
 
 
 def schedule(
@@ -95,6 +98,8 @@ def run_policy(
     if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
     check_size(jobset, config, batched=engine == "batched" or not rule)
+    if rule and getattr(policy, "queue", "greedy") != "greedy":
+        return _run_discipline(jobset, policy, config, engine)
     if engine == "fast" and not rule:
         msg = f"policy {policy.name!r} is not a list-scheduling heuristic; it has no fast path"
         raise ValueError(msg)
@@ -167,6 +172,36 @@ def _run_fast(jobset: JobSet, policy: Any, config: ClusterConfig, uniforms: np.n
         msg = f"jobsets {bad[:10]} stalled: waiting jobs could never start"
         raise SimulationError(msg)
     return Schedule(start, machine)
+
+
+def _run_discipline(
+    jobset: JobSet, policy: Any, config: ClusterConfig, engine: EngineChoice
+) -> Schedule:
+    """A heuristic under a queue discipline (:mod:`.cluster.backfill`), over the whole queue
+    (the discipline sees every waiting job whatever ``config.slots``), ordering and reserving by
+    the jobs' ``estimate`` unless the policy is clairvoyant (or the JobSet has none)."""
+    if engine not in ("auto", "fast"):
+        msg = f"queue discipline {policy.queue!r} runs on the fast engine only, not {engine!r}"
+        raise ValueError(msg)
+    if policy.uniform:
+        msg = f"{policy.key!r} picks at random: it has no job order to queue by"
+        raise ValueError(msg)
+    jobs = jobset.jobs
+    ids = jobs.get_column("jobset").to_numpy()
+    bounds = jobset_bounds(ids)
+    duration = jobs.get_column("duration").to_numpy()
+    known = "estimate" in jobs.columns and not policy.clairvoyant
+    estimate = jobs.get_column("estimate").to_numpy() if known else duration
+    start, machine, reserved, status = backfill.run_jobsets(
+        jobs.get_column("arrival").to_numpy(), duration, estimate, writable(jobset.demands()),
+        bounds, jobset.machine_capacity, config.n_machines(), policy.score, policy.rule,
+        float(policy.knob), backfill.DISCIPLINES[policy.queue], bool(policy.static),
+    )  # fmt: skip
+    if np.any(status == backfill.STALLED):
+        bad = ids[bounds[:-1][status == backfill.STALLED]].tolist()
+        msg = f"jobsets {bad[:10]} stalled: waiting jobs could never start"
+        raise SimulationError(msg)
+    return Schedule(start, machine, reserved=reserved)
 
 
 def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Schedule:

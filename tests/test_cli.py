@@ -36,7 +36,12 @@ def test_generate_simulate_report(tmp_path: Path) -> None:
     res = Results.read_parquet(results)
     assert res.policies == ["sjf", "tetris:knob=0.3"]
     assert res.table.height == 2 * len(js)
-    assert res.meta["policies"]["tetris:knob=0.3"] == {"knob": 0.3, "placement": "firstfit"}
+    assert res.meta["policies"]["tetris:knob=0.3"] == {
+        "knob": 0.3,
+        "placement": "firstfit",
+        "queue": "greedy",
+        "clairvoyant": False,
+    }
     out_text = run_ok("report", str(results), "-o", str(out))
     assert str(out / "report.html") in out_text
     assert (out / "report.md").is_file()

@@ -8,6 +8,8 @@ An SWF log is a text file (plain or gzip) of ``;`` header comments followed by o
 ==  ===================  ===================================================================
  2  submit time          ``arrival`` (seconds since the log's start, ``UnixStartTime``)
  4  run time             ``duration`` (seconds); ``-1`` -> dropped (``unknown_run_time``)
+ 9  requested time       ``estimate`` (seconds, the user's walltime request, what a scheduler
+                         sees); ``-1``/``0`` -> the run time, a fix (``estimate_from_run_time``)
  5  allocated procs      resource ``procs``; ``-1``/``0`` -> requested procs (field 8), a fix
  7  used memory          KB per processor; resource ``mem`` = memory x procs (when present)
 10  requested memory     KB per processor; fallback for (or instead of) used memory
@@ -30,7 +32,8 @@ with a reason code:
 selection), ``unknown_submit_time``, ``negative_submit_time``, ``unknown_run_time``,
 ``negative_duration``, ``unknown_procs``, ``unknown_memory``, then the shared steps of
 :func:`~schedlab.loaders.traces.transform.finish` (``out_of_range``, ``outside_window``,
-``exceeds_capacity``, ``not_sampled``). Fixes (rows kept but changed): ``procs_from_requested``,
+``exceeds_capacity``, ``not_sampled``). Fixes (rows kept but changed): ``estimate_from_run_time``,
+``procs_from_requested``,
 ``mem_from_requested`` / ``mem_from_used``, ``zero_duration_as_one_step``; they are counted
 over the rows that pass parsing (a later window or sample may still drop some of them).
 """
@@ -317,13 +320,21 @@ def read_swf(
     rows = data.with_columns(
         pl.col("submit_time").alias("arrival_s"),
         pl.col("run_time").alias("duration_s"),
+        pl.when(pl.col("requested_time") > 0)
+        .then("requested_time")
+        .otherwise("run_time")
+        .alias("estimate_s"),
         procs.alias("procs"),
         pl.col("t_job_number").alias("source_id"),
         pl.when(pl.col("user_id") >= 0).then(pl.col("t_user_id")).alias("user"),
         pl.col("t_status").alias("status"),
     )
     good = pl.col("reason").is_null()
-    fixed = {"procs_from_requested": rows.select((good & procs_fix).sum()).item()}
+    no_request = pl.col("requested_time") <= 0
+    fixed = {
+        "estimate_from_run_time": rows.select((good & no_request).sum()).item(),
+        "procs_from_requested": rows.select((good & procs_fix).sum()).item(),
+    }
     resources, size, units = ["procs"], [procs_per_machine], ["processor"]
     if mem_field is not None:
         per_proc, mem_fix = _memory(mem_field)

@@ -8,8 +8,10 @@ the columns
   a parser may instead hand its dropped rows over separately as ``dropped=``);
 * ``raw`` (str, optional): the line's text (used only for samples of dropped rows);
 * ``arrival_s``, ``duration_s`` (float64, seconds) and one float64 column per resource in the
-  trace's native units; optional ``source_id``, ``user``, ``category``, ``parents``, and
-  ``weight`` (int64: file rows a row stands for, when rows are merged or copied).
+  trace's native units; optional ``estimate_s`` (float64, seconds: the user's runtime request,
+  quantized like the duration into the JobSet's ``estimate``), ``source_id``, ``user``,
+  ``category``, ``parents``, and ``weight`` (int64: file rows a row stands for, when rows are
+  merged or copied).
 
 The rows are processed as a good part and a dropped part: each step moves the rows it drops
 (with messages built for them only), so millions of good rows carry no reason columns.
@@ -303,7 +305,7 @@ def finish(
 
 Finalize = Callable[[pl.DataFrame], tuple[pl.DataFrame, Mapping[str, int]]]
 """``finish``'s hook on the kept jobs: returns the jobs and fix counts to add."""
-OPTIONAL = ("source_id", "user", "category", "parents")
+OPTIONAL = ("estimate", "source_id", "user", "category", "parents")
 """Optional JobSet columns a loader's rows may carry through :func:`finish`."""
 
 
@@ -374,6 +376,9 @@ def _quantize(box: list[pl.DataFrame], opts: TraceOptions, t0: float | None) -> 
         (pl.col("duration_s") / opts.time_step).ceil().clip(lower_bound=1).cast(pl.Int64)
         .alias("duration"),
     )  # fmt: skip
+    if "estimate_s" in good.columns:
+        steps = (pl.col("estimate_s") / opts.time_step).ceil().clip(lower_bound=1)
+        good = good.with_columns(steps.cast(pl.Int64).alias("estimate")).drop("estimate_s")
     order = _arrival_order(good)
     if order is None:
         return good.sort("arrival_s", "line").drop("arrival_s", "duration_s")

@@ -12,6 +12,18 @@ REGISTRIES = {"policies": policies, "generators": generators, "loaders": loaders
               "trainers": trainers}  # fmt: skip
 
 
+HEURISTIC_NOTE = (
+    "\nHeuristics combine a job order with a queue discipline and a placement rule: NAME+QUEUE"
+    "+RULE, e.g. fcfs+easy, sjf+easy+bestfit. Queues: greedy (the default: start any job that "
+    "fits now, in order, among the visible ones; a head that does not fit is skipped), strict "
+    "(the first waiting job blocks the others), easy (EASY backfilling), conservative "
+    "(conservative backfilling); the last three see the whole queue and order and reserve by "
+    "the jobs' estimates (clairvoyant=true: by the true durations). Rules: firstfit (default), "
+    "bestfit, worstfit, align."
+)
+"""Said after ``schedlab list policies``."""
+
+
 @click.command("list", cls=Command)
 @click.argument("kind", type=click.Choice(list(REGISTRIES)), default="policies")
 @click.option("--params", "show_params", is_flag=True,
@@ -33,3 +45,5 @@ def list_cmd(kind: str, show_params: bool) -> None:
             default = "required" if p.default is REQUIRED else f"default {p.default!r}"
             doc = f": {p.doc.splitlines()[0]}" if p.doc else ""
             click.echo(f"    {p.name} = {describe(p.hint)} ({default}){doc}")
+    if registry is policies:
+        click.echo(HEURISTIC_NOTE)

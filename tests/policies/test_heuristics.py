@@ -226,15 +226,18 @@ def test_unknown_policy_name_suggests_the_closest() -> None:
 
 
 def test_get_params_and_repr() -> None:
-    ff = {"placement": "firstfit"}
+    ff = {"placement": "firstfit", "queue": "greedy", "clairvoyant": False}
     assert TetrisStar().get_params() == {"knob": 0.5, **ff}
     assert TetrisStar(knob=0.25).get_params() == {"knob": 0.25, **ff}
     assert RandomPolicy(seed=3).get_params() == {"seed": 3, **ff}
     assert RandomPolicy().get_params() == {"seed": 0, **ff}
     for cls in (FCFS, SJF, Packer, HRRN):
         assert cls().get_params() == ff
-    assert SJF(placement="bestfit").get_params() == {"placement": "bestfit"}
-    assert repr(TetrisStar(knob=0.25)) == "TetrisStar(knob=0.25, placement='firstfit')"
+    assert SJF(placement="bestfit").get_params() == {**ff, "placement": "bestfit"}
+    assert SJF(queue="easy").get_params() == {**ff, "queue": "easy"}
+    assert repr(TetrisStar(knob=0.25)) == (
+        "TetrisStar(knob=0.25, placement='firstfit', queue='greedy', clairvoyant=False)"
+    )
     assert registry.policies.make("tetris", knob=0.75).get_params() == {"knob": 0.75, **ff}
 
 

@@ -1,0 +1,336 @@
+"""Queue disciplines of production batch schedulers: strict FCFS-style queues, EASY and
+conservative backfilling, over any job order and placement rule (compiled, whole queue).
+
+A **queue discipline** decides which waiting jobs may start now, given a **job order** (a
+heuristic's compiled score, :mod:`.dispatch`) and a **placement rule** (:mod:`.placement`):
+
+``strict``        jobs start in order while the first one fits; a job that does not fit blocks
+                  every job behind it.
+``easy``          (EASY backfilling, Lifka 1995) as strict, then the first waiting job (the
+                  *head*) gets a **reservation**: the earliest time its demand is free on some
+                  machine, assuming running jobs end at ``start + estimate``. A later job may
+                  start now if it fits now and does not delay that reservation: it ends (by its
+                  estimate) before the reservation, or it uses only capacity of the reserved
+                  machine the head will not need then, or another machine.
+``conservative``  every waiting job, in order, gets a reservation in a profile of free capacity
+                  built from the running jobs' estimated ends and the reservations of the jobs
+                  before it; the jobs whose reservation is *now* start. The profile is rebuilt at
+                  every event, so reservations only move earlier (jobs end early, never late,
+                  with exact or over-estimates); no job is delayed by one behind it in order.
+
+Where reservations live: a reservation is a (time, machine) pair of one waiting job, recomputed
+at every decision time from the running jobs' ``start + estimate`` (a job that runs past its
+estimate is expected to end at the next step) and, for ``conservative``, the reservations of the
+jobs ahead of it in order. The first reservation each job got is returned (``reserved``) so that
+:func:`~schedlab.simulator.check.check_discipline` can verify that jobs start no later, which is
+what EASY (for the head) and conservative (for every job) promise when estimates are exact.
+
+Events are arrivals and (actual) completions; jobs run for their ``runtime`` (their duration, or
+at most their estimate when jobs are killed at their request); order and reservations see only
+``estimate``. Per decision: EASY costs ``O(R log R + Q·m·d)`` (R running, Q waiting jobs, m
+machines, d resources); conservative ``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from schedlab.simulator.cluster.dispatch import alignment_of
+from schedlab.simulator.cluster.placement import EPS, place
+
+GREEDY, STRICT, EASY, CONSERVATIVE = range(4)
+DISCIPLINES = {"greedy": GREEDY, "strict": STRICT, "easy": EASY, "conservative": CONSERVATIVE}
+"""Queue discipline name -> code; ``greedy`` is the work-conserving list scheduler
+(:mod:`.list_scheduler`: start any job that fits, in order), the others are this module's."""
+DONE, STALLED = 0, 1
+"""Status of a jobset: every job ran, or waiting jobs could never start."""
+NEVER = np.iinfo(np.int64).max // 4
+"""A time later than any event."""
+
+
+@numba.njit(cache=True)
+def _order(
+    queue: np.ndarray, q: int, estimate: np.ndarray, arrival: np.ndarray, demand: np.ndarray,
+    free: np.ndarray, capacity: np.ndarray, now: int, score: Any, knob: float,
+    static: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """The ``q`` waiting jobs of ``queue`` (kept in arrival order) by score, highest first; ties
+    keep arrival order. Scores see the estimate as the job's duration; packing scores see the
+    first machine's free capacity. ``static``: the negated scores of a static order, computed
+    once (empty for a dynamic one); already in order (FCFS) they need no sort."""
+    keys = np.empty(q)
+    if static.shape[0]:
+        for k in range(q):
+            keys[k] = static[queue[k]]
+        ordered = True
+        for k in range(1, q):
+            if keys[k] < keys[k - 1]:
+                ordered = False
+                break
+        if ordered:
+            return queue[:q].copy()
+    else:
+        capacity2 = 0.0
+        for r in range(capacity.shape[0]):
+            capacity2 += capacity[r] * capacity[r]
+        for k in range(q):
+            j = queue[k]
+            al = alignment_of(free[0], demand[j])
+            keys[k] = -score(estimate[j], arrival[j], j, now, knob, al, capacity2)
+    return queue[:q][np.argsort(keys, kind="mergesort")]
+
+
+@numba.njit(cache=True)
+def _expected_ends(
+    run: np.ndarray, r: int, start: np.ndarray, estimate: np.ndarray, now: int
+) -> np.ndarray:
+    """When each running job is expected to end: ``start + estimate``, or the next step for one
+    already past its estimate."""
+    ends = np.empty(r, dtype=np.int64)
+    for k in range(r):
+        j = run[k]
+        ends[k] = max(start[j] + estimate[j], now + 1)
+    return ends
+
+
+@numba.njit(cache=True)
+def _head_reservation(
+    head: int, run: np.ndarray, r: int, machine_of: np.ndarray, start: np.ndarray,
+    estimate: np.ndarray, demand: np.ndarray, free: np.ndarray, capacity: np.ndarray,
+    rule: int, now: int,
+) -> tuple[int, int, np.ndarray]:  # fmt: skip
+    """EASY's reservation of ``head``: ``(time, machine, extra)``, ``extra`` the capacity of
+    that machine left then beside the head's demand; ``(NEVER, -1, _)`` if it never fits."""
+    ends = _expected_ends(run, r, start, estimate, now)
+    order = np.argsort(ends, kind="mergesort")
+    avail = free.copy()
+    k = 0
+    while k < r:
+        t = ends[order[k]]
+        while k < r and ends[order[k]] == t:
+            j = run[order[k]]
+            avail[machine_of[j]] += demand[j]
+            k += 1
+        i = place(rule, avail, capacity, demand[head])
+        if i >= 0:
+            return t, i, avail[i] - demand[head]
+    return NEVER, -1, np.zeros(demand.shape[1])
+
+
+@numba.njit(cache=True)
+def _profile(
+    run: np.ndarray, r: int, machine_of: np.ndarray, start: np.ndarray, estimate: np.ndarray,
+    demand: np.ndarray, free: np.ndarray, now: int, room: int,
+) -> tuple[np.ndarray, np.ndarray, int]:  # fmt: skip
+    """Free capacity from ``now`` on as segments: times ``(P,)`` and free ``(P, m, d)``, segment
+    ``k`` covering ``[times[k], times[k + 1])`` (the last one open), with ``room`` spare rows."""
+    ends = _expected_ends(run, r, start, estimate, now)
+    order = np.argsort(ends, kind="mergesort")
+    times = np.empty(r + 1 + room, dtype=np.int64)
+    prof = np.empty((r + 1 + room, free.shape[0], free.shape[1]))
+    times[0] = now
+    prof[0] = free
+    p = 1
+    for k in range(r):
+        j = run[order[k]]
+        t = ends[order[k]]
+        if t != times[p - 1]:
+            times[p] = t
+            prof[p] = prof[p - 1]
+            p += 1
+        prof[p - 1, machine_of[j]] += demand[j]
+    return times, prof, p
+
+
+@numba.njit(cache=True)
+def _split(times: np.ndarray, prof: np.ndarray, p: int, t: int) -> tuple[int, int]:
+    """Make ``t`` a segment boundary; ``(index of the segment starting at t, new p)``."""
+    k = int(np.searchsorted(times[:p], t, side="right")) - 1
+    if times[k] == t:
+        return k, p
+    for s in range(p, k + 1, -1):  # shift right, from the end (overlapping rows)
+        times[s] = times[s - 1]
+        prof[s] = prof[s - 1]
+    times[k + 1] = t
+    prof[k + 1] = prof[k]
+    return k + 1, p + 1
+
+
+@numba.njit(cache=True)
+def _reserve(
+    times: np.ndarray, prof: np.ndarray, p: int, need: np.ndarray, dur: int,
+    capacity: np.ndarray, rule: int, avail: np.ndarray,
+) -> tuple[int, int, int]:  # fmt: skip
+    """The earliest segment start where ``need`` fits on some machine for ``dur`` steps (the
+    machine by ``rule`` among those free for the whole interval), reserved in the profile:
+    ``(time, machine, new p)``; ``(NEVER, -1, p)`` if it never fits."""
+    for k in range(p):
+        t0, t1 = times[k], times[k] + dur
+        avail[:] = prof[k]
+        e = k + 1
+        while e < p and times[e] < t1:
+            for i in range(avail.shape[0]):
+                for x in range(avail.shape[1]):
+                    avail[i, x] = min(avail[i, x], prof[e, i, x])
+            e += 1
+        i = place(rule, avail, capacity, need)
+        if i < 0:
+            continue
+        _, p = _split(times, prof, p, t1)
+        first = np.searchsorted(times[:p], t0, side="right") - 1
+        last = np.searchsorted(times[:p], t1, side="right") - 1
+        for s in range(first, last):
+            prof[s, i] -= need
+        return t0, i, p
+    return NEVER, -1, p
+
+
+@numba.njit(cache=True)
+def _one_jobset(
+    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, demand: np.ndarray,
+    capacity: np.ndarray, machines: int, score: Any, rule: int, knob: float, discipline: int,
+    static: bool, start: np.ndarray, machine_of: np.ndarray, reserved: np.ndarray,
+) -> int:  # fmt: skip
+    """Schedule one jobset (rows in arrival order) under ``discipline``; fills ``start``,
+    ``machine_of`` and ``reserved`` (first reservation, ``NEVER`` if none) and returns the
+    status."""
+    n, d = arrival.shape[0], capacity.shape[0]
+    free = np.empty((machines, d))
+    for i in range(machines):
+        free[i] = capacity
+    queue = np.empty(n, dtype=np.int64)
+    run = np.empty(n, dtype=np.int64)
+    avail = np.empty((machines, d))
+    keys = np.empty(n if static else 0)
+    for j in range(keys.shape[0]):  # a static order's scores, once
+        keys[j] = -score(estimate[j], arrival[j], j, 0, knob, 0.0, 0.0)
+    q = r = nxt = done = 0
+    t = arrival[0] if n else 0
+    while done < n:
+        k = 0
+        while k < r:  # completions at t
+            j = run[k]
+            if start[j] + runtime[j] <= t:
+                free[machine_of[j]] += demand[j]
+                run[k] = run[r - 1]
+                r -= 1
+                done += 1
+            else:
+                k += 1
+        while nxt < n and arrival[nxt] <= t:  # arrivals at t
+            queue[q] = nxt
+            q += 1
+            nxt += 1
+        if q:
+            order = _order(queue, q, estimate, arrival, demand, free, capacity, t, score, knob,
+                           keys)  # fmt: skip
+            if discipline == CONSERVATIVE:
+                times, prof, p = _profile(run, r, machine_of, start, estimate, demand, free, t,
+                                          2 * q + 2)  # fmt: skip
+                for x in range(q):
+                    j = order[x]
+                    at, i, p = _reserve(times, prof, p, demand[j], estimate[j], capacity, rule,
+                                        avail)  # fmt: skip
+                    if reserved[j] == NEVER:
+                        reserved[j] = at
+                    if at == t:
+                        start[j], machine_of[j] = t, i
+                        free[i] -= demand[j]
+                        run[r] = j
+                        r += 1
+            else:
+                head = -1
+                for x in range(q):  # in order while the first fits
+                    j = order[x]
+                    i = place(rule, free, capacity, demand[j])
+                    if i < 0:
+                        head = x
+                        break
+                    start[j], machine_of[j] = t, i
+                    free[i] -= demand[j]
+                    run[r] = j
+                    r += 1
+                if head >= 0 and discipline == EASY:
+                    h = order[head]
+                    shadow, hm, extra = _head_reservation(h, run, r, machine_of, start,
+                                                          estimate, demand, free, capacity,
+                                                          rule, t)  # fmt: skip
+                    if reserved[h] == NEVER:
+                        reserved[h] = shadow
+                    for x in range(head + 1, q):
+                        j = order[x]
+                        avail[:] = free
+                        late = t + estimate[j] > shadow
+                        if late and hm >= 0:
+                            for y in range(d):
+                                avail[hm, y] = min(free[hm, y], extra[y] + EPS)
+                        i = place(rule, avail, capacity, demand[j])
+                        if i < 0:
+                            continue
+                        if late and i == hm:
+                            extra -= demand[j]
+                        start[j], machine_of[j] = t, i
+                        free[i] -= demand[j]
+                        run[r] = j
+                        r += 1
+            w = 0
+            for k in range(q):  # keep the waiting jobs, in arrival order
+                if start[queue[k]] < 0:
+                    queue[w] = queue[k]
+                    w += 1
+            q = w
+        if done == n:
+            break
+        t_next = arrival[nxt] if nxt < n else NEVER
+        for k in range(r):
+            t_next = min(t_next, start[run[k]] + runtime[run[k]])
+        if t_next == NEVER:
+            return STALLED
+        t = t_next
+    return DONE
+
+
+@numba.njit(cache=True)
+def run_jobsets(
+    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, demand: np.ndarray,
+    bounds: np.ndarray, capacity: np.ndarray, machines: int, score: Any, rule: int,
+    knob: float, discipline: int, static: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Schedule every jobset (rows ``bounds[b]:bounds[b + 1]``, each in arrival order) under a
+    queue discipline (:data:`DISCIPLINES`, not ``greedy``).
+
+    Parameters
+    ----------
+    arrival, runtime, estimate : int64, shape ``(n,)``
+        Arrival step, steps each job runs, and the estimate (request) order and reservations see.
+    demand : float64, shape ``(n, d)``
+    bounds : int64, shape ``(J + 1,)``
+    capacity : float64, shape ``(d,)``
+        One machine's capacity; ``machines`` identical machines.
+    score, rule, knob
+        The job order (:data:`~.dispatch.SCORE_SIGNATURE`), placement rule and its parameter.
+    static
+        The order depends only on the job (its scores are computed once, not at every event).
+
+    Returns
+    -------
+    start, machine, reserved : int64, shape ``(n,)``
+        Start step and machine of every job, and the first reservation it got (``NEVER``: none).
+    status : int64, shape ``(J,)``
+        :data:`DONE` or :data:`STALLED` per jobset.
+    """
+    n = arrival.shape[0]
+    start = np.full(n, -1, dtype=np.int64)
+    machine = np.full(n, -1, dtype=np.int64)
+    reserved = np.full(n, NEVER, dtype=np.int64)
+    status = np.zeros(bounds.shape[0] - 1, dtype=np.int64)
+    for b in range(bounds.shape[0] - 1):
+        lo, hi = bounds[b], bounds[b + 1]
+        status[b] = _one_jobset(
+            arrival[lo:hi], runtime[lo:hi], estimate[lo:hi], demand[lo:hi], capacity, machines,
+            score, rule, knob, discipline, static, start[lo:hi], machine[lo:hi], reserved[lo:hi],
+        )  # fmt: skip
+    return start, machine, reserved, status

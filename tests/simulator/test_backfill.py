@@ -1,0 +1,168 @@
+"""Queue disciplines (strict, EASY, conservative backfilling) over job orders and placement rules:
+hand-worked schedules, what each discipline promises on random jobsets, spec strings, and the
+bundled KTH-SP2 log replayed whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedlab.errors import ParameterError
+from schedlab.jobset import JobSet
+from schedlab.registry import make_policy, parse_policy
+from schedlab.simulator.check import check_discipline, check_schedule
+from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.run import run_policy
+from tests.strategies import jobset_from_rows, jobsets
+
+WHOLE = ClusterConfig(slots=None)
+KTH = Path(__file__).resolve().parents[2] / "traces" / "data" / "KTH-SP2-1996-2.swf.gz"
+
+
+@pytest.fixture(scope="module")
+def kth() -> JobSet:
+    """The bundled KTH-SP2 log, whole, in seconds (requests as estimates)."""
+    from schedlab.loaders.traces.swf import read_swf
+
+    return read_swf(KTH).jobs
+
+
+def pool(rows: list[tuple[int, int, float]], capacity: float = 10.0) -> JobSet:
+    """One jobset on one pool of ``capacity`` processors: rows ``(arrival, run, procs)``."""
+    frame = pl.DataFrame(
+        {"jobset": [0] * len(rows), "job_id": list(range(len(rows))),
+         "arrival": [r[0] for r in rows], "duration": [r[1] for r in rows],
+         "procs": [float(r[2]) for r in rows]},
+        schema_overrides={"jobset": pl.Int32},
+    )  # fmt: skip
+    from schedlab.jobset import JobSetMeta
+
+    return JobSet.create(frame, JobSetMeta(resources=("procs",), capacity=(capacity,)))
+
+
+# The issue's example: a naive EASY backfills job 3 at 1002 and pushes the head (job 2) to 1502.
+ISSUE = [(1000, 100, 6), (1001, 10, 10), (1002, 500, 4), (1003, 50, 4)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "starts"),
+    [
+        ("fcfs", [1000, 1502, 1002, 1100]),  # greedy: jobs 3 and 4 pass the head, which waits
+        ("fcfs+strict", [1000, 1100, 1110, 1110]),
+        ("fcfs+easy", [1000, 1100, 1110, 1003]),
+        ("fcfs+conservative", [1000, 1100, 1110, 1003]),
+    ],
+)
+def test_hand_worked_schedules(spec: str, starts: list[int]) -> None:
+    js = pool(ISSUE)
+    s = run_policy(js, make_policy(spec), WHOLE)
+    assert s.start.tolist() == starts
+    check_schedule(js, s.start, s.machine)
+
+
+def test_conservative_keeps_a_reservation_easy_does_not() -> None:
+    # 10 procs. Job 1 runs 100 s on 6. Job 2 (10 procs) is the head, reserved at 100. Job 3
+    # (4 procs, 200 s) cannot backfill (it would delay job 2). Job 4 (4 procs, 150 s) arrives
+    # later: EASY protects only the head, so job 4 may take the 4 free processors until 151 if
+    # it ends before job 2's reservation... it does not (1 + 150 > 100): both wait. With a short
+    # job 4 (50 s) EASY starts it; conservative too (it delays no one).
+    rows = [(0, 100, 6), (1, 10, 10), (2, 200, 4), (3, 50, 4)]
+    for spec in ("fcfs+easy", "fcfs+conservative"):
+        s = run_policy(pool(rows), make_policy(spec), WHOLE)
+        assert s.start.tolist() == [0, 100, 110, 3]
+
+
+def test_easy_uses_capacity_the_head_will_not_need() -> None:
+    # 10 procs. Job 1: 8 procs for 100 s. Head job 2 needs 6 (reserved at 100, leaving 4 then).
+    # Job 3 needs 2 for 1000 s: it fits now (2 free) and the 2 it takes are among the 4 the
+    # head leaves free at 100, so EASY starts it now although it ends long after 100.
+    rows = [(0, 100, 8), (1, 10, 6), (2, 1000, 2)]
+    s = run_policy(pool(rows), make_policy("fcfs+easy"), WHOLE)
+    assert s.start.tolist() == [0, 100, 2]
+    assert s.reserved is not None
+    assert s.reserved[1] == 100
+
+
+def test_orders_rank_by_the_estimate_unless_clairvoyant() -> None:
+    # Two jobs wait behind a full machine; the shorter by estimate is the longer by run time.
+    frame = pool([(0, 10, 10), (1, 5, 10), (2, 3, 10)]).jobs.with_columns(
+        pl.Series("estimate", [10, 2, 50])
+    )
+    js = JobSet.create(frame, pool([(0, 1, 1)]).meta)
+    by_estimate = run_policy(js, make_policy("sjf+easy"), WHOLE).start.tolist()
+    clairvoyant = run_policy(js, make_policy("sjf+easy:clairvoyant=true"), WHOLE).start.tolist()
+    assert by_estimate == [0, 10, 15]  # job 1 (estimate 2) first
+    assert clairvoyant == [0, 13, 10]  # job 2 (runs 3) first
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    js=jobsets(max_jobsets=2, max_jobs=12, integer=True),
+    order=st.sampled_from(["fcfs", "sjf", "hrrn", "tetris"]),
+    discipline=st.sampled_from(["strict", "easy", "conservative"]),
+    machines=st.integers(1, 3),
+    rule=st.sampled_from(["firstfit", "bestfit"]),
+)
+def test_disciplines_keep_their_promises(js, order, discipline, machines, rule) -> None:
+    """Feasible, every job starts, and (estimates exact) what each discipline promises."""
+    config = ClusterConfig(slots=None, machines=machines)
+    policy = make_policy(f"{order}+{discipline}+{rule}")
+    s = run_policy(js, policy, config)
+    check_schedule(js, s.start, s.machine, machines=machines)
+    check_discipline(js, s.start, discipline, reserved=s.reserved,
+                     in_arrival_order=order == "fcfs")  # fmt: skip
+
+
+def test_check_discipline_catches_a_broken_promise() -> None:
+    js = pool(ISSUE)
+    with pytest.raises(Exception, match="strict: job row 2 started at 1002"):
+        check_discipline(js, np.array([1000, 1100, 1002, 1502]), "strict")
+    with pytest.raises(Exception, match="easy: job row 1 started at 1502, after its reservation"):
+        check_discipline(js, np.array([1000, 1502, 1002, 1003]), "easy",
+                         reserved=np.array([1000, 1100, 10**9, 10**9]))  # fmt: skip
+
+
+def test_spec_strings_name_discipline_and_rule_in_any_order() -> None:
+    assert parse_policy("sjf+easy+bestfit") == ("sjf", {"queue": "easy", "placement": "bestfit"})
+    assert parse_policy("sjf+bestfit+easy") == ("sjf", {"placement": "bestfit", "queue": "easy"})
+    assert parse_policy("fcfs+conservative") == ("fcfs", {"queue": "conservative"})
+    assert make_policy("sjf+easy+bestfit").name == "sjf+easy+bestfit"
+    assert make_policy("fcfs:queue=strict").name == "fcfs+strict"
+    with pytest.raises(ParameterError, match="queue is given twice"):
+        parse_policy("fcfs+easy+strict")
+    with pytest.raises(ParameterError, match="placement is given twice"):
+        parse_policy("fcfs+bestfit:placement=align")
+    with pytest.raises(ValueError, match="no job order to queue by"):
+        run_policy(pool(ISSUE), make_policy("random+easy"), WHOLE)
+    with pytest.raises(ValueError, match="fast engine only"):
+        run_policy(pool(ISSUE), make_policy("fcfs+easy"), WHOLE, engine="step")
+
+
+def test_a_job_larger_than_the_machine_is_reported_not_looped_on() -> None:
+    frame = pool([(0, 5, 4)]).jobs
+    js = JobSet.create(frame, pool([(0, 1, 1)], capacity=10.0).meta)
+    hand = jobset_from_rows([(0, 2, 1.0, 1.0)])
+    for spec in ("fcfs+strict", "fcfs+easy", "fcfs+conservative"):
+        assert run_policy(js, make_policy(spec), WHOLE).start.tolist() == [0]
+        assert run_policy(hand, make_policy(spec), WHOLE).start.tolist() == [0]
+
+
+def test_kth_replayed_whole_under_each_discipline(kth) -> None:
+    """The bundled KTH-SP2 log on its own machine (100 processors, requests as estimates): every
+    schedule feasible and keeping its promise; FCFS-EASY's longest wait is 262,194 s, the value
+    an independent replay gave (issue 25), and strict FCFS's average wait 390,083 s."""
+    arrival = kth.jobs.get_column("arrival").to_numpy()
+    waits = {}
+    for spec in ("fcfs+strict", "fcfs+easy", "fcfs+conservative", "sjf+easy"):
+        s = run_policy(kth, make_policy(spec), WHOLE)
+        check_schedule(kth, s.start, s.machine)
+        check_discipline(kth, s.start, spec.split("+")[1], in_arrival_order=spec[:4] == "fcfs")
+        waits[spec] = s.start - arrival
+    assert waits["fcfs+easy"].max() == 262_194
+    assert round(waits["fcfs+strict"].mean()) == 390_083
+    assert waits["fcfs+easy"].mean() < waits["fcfs+conservative"].mean() < 10_000
