@@ -165,10 +165,11 @@ def test_list(kind: str, expected: str) -> None:
 
 def test_list_shows_tags_in_registration_order_and_parameters() -> None:
     out = run_ok("list", "policies")
-    names = [line.split()[0] for line in out.splitlines()]
+    names = [line.split()[0] for line in out.splitlines() if line]
     heuristics = policies.names(tag="heuristic")
     assert names[: len(heuristics)] == heuristics
     assert "[baseline, heuristic, model:cluster]" in out
+    assert "Queues: greedy (the default" in out  # the queue disciplines, greedy the default
     params = run_ok("list", "generators", "--params")
     assert "variant = one of 'code', 'paper' (default 'code')" in params
     assert "short_prob = a number (default 0.8): Probability that a job is short." in params

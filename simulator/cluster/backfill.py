@@ -39,7 +39,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster.dispatch import alignment_of
-from schedlab.simulator.cluster.placement import EPS, place
+from schedlab.simulator.cluster.placement import EPS, fits, place
 
 GREEDY, STRICT, EASY, CONSERVATIVE = range(4)
 DISCIPLINES = {"greedy": GREEDY, "strict": STRICT, "easy": EASY, "conservative": CONSERVATIVE}
@@ -70,8 +70,8 @@ def _order(
             if keys[k] < keys[k - 1]:
                 ordered = False
                 break
-        if ordered:
-            return queue[:q].copy()
+        if ordered:  # a view: the queue is compacted only once the order is used
+            return queue[:q]
     else:
         capacity2 = 0.0
         for r in range(capacity.shape[0]):
@@ -81,6 +81,17 @@ def _order(
             al = alignment_of(free[0], demand[j])
             keys[k] = -score(estimate[j], arrival[j], j, now, knob, al, capacity2)
     return queue[:q][np.argsort(keys, kind="mergesort")]
+
+
+@numba.njit(cache=True)
+def _most_free(free: np.ndarray) -> np.ndarray:
+    """Per resource, the most any machine has free (shape ``(d,)``): a job whose demand exceeds
+    it fits on no machine."""
+    top = free[0].copy()
+    for i in range(1, free.shape[0]):
+        for y in range(free.shape[1]):
+            top[y] = max(top[y], free[i, y])
+    return top
 
 
 @numba.njit(cache=True)
@@ -225,6 +236,7 @@ def _one_jobset(
             q += 1
             nxt += 1
         if q:
+            r0 = r
             order = _order(queue, q, estimate, arrival, demand, free, capacity, t, score, knob,
                            keys)  # fmt: skip
             if discipline == CONSERVATIVE:
@@ -260,14 +272,20 @@ def _one_jobset(
                                                           rule, t)  # fmt: skip
                     if reserved[h] == NEVER:
                         reserved[h] = shadow
+                    top = _most_free(free)
+                    held = np.empty(d)
                     for x in range(head + 1, q):
                         j = order[x]
-                        avail[:] = free
-                        late = t + estimate[j] > shadow
-                        if late and hm >= 0:
+                        if not fits(top, demand[j]):  # fits no machine: skip the scan
+                            continue
+                        late = t + estimate[j] > shadow and hm >= 0
+                        if late:  # only what the head leaves free then, on its machine
+                            held[:] = free[hm]
                             for y in range(d):
-                                avail[hm, y] = min(free[hm, y], extra[y] + EPS)
-                        i = place(rule, avail, capacity, demand[j])
+                                free[hm, y] = min(held[y], extra[y] + EPS)
+                        i = place(rule, free, capacity, demand[j])
+                        if late:
+                            free[hm] = held
                         if i < 0:
                             continue
                         if late and i == hm:
@@ -276,12 +294,14 @@ def _one_jobset(
                         free[i] -= demand[j]
                         run[r] = j
                         r += 1
-            w = 0
-            for k in range(q):  # keep the waiting jobs, in arrival order
-                if start[queue[k]] < 0:
-                    queue[w] = queue[k]
-                    w += 1
-            q = w
+                        top = _most_free(free)
+            if r > r0:  # some started: keep the waiting jobs, in arrival order
+                w = 0
+                for k in range(q):
+                    if start[queue[k]] < 0:
+                        queue[w] = queue[k]
+                        w += 1
+                q = w
         if done == n:
             break
         t_next = arrival[nxt] if nxt < n else NEVER
