@@ -87,7 +87,7 @@ def _order(
 def _most_free(free: np.ndarray) -> np.ndarray:
     """Per resource, the most any machine has free (shape ``(d,)``): a job whose demand exceeds
     it fits on no machine."""
-    top = free[0].copy()
+    top: np.ndarray = free[0].copy()
     for i in range(1, free.shape[0]):
         for y in range(free.shape[1]):
             top[y] = max(top[y], free[i, y])
