@@ -25,9 +25,9 @@ jobs ahead of it in order. The first reservation each job got is returned (``res
 :func:`~schedlab.simulator.check.check_discipline` can verify that jobs start no later, which is
 what EASY (for the head) and conservative (for every job) promise when estimates are exact.
 
-Events are arrivals and (actual) completions; jobs run for their ``runtime`` (their duration, or
-at most their estimate when jobs are killed at their request); order and reservations see only
-``estimate``. Per decision: EASY costs ``O(R log R + Q·m·d)`` (R running, Q waiting jobs, m
+Events are arrivals and (actual) completions; jobs run for their ``runtime`` (the caller passes
+the recorded duration: killing a job at its request is not modelled yet); order and reservations
+see only ``estimate``. Per decision: EASY costs ``O(R log R + Q·m·d)`` (R running, Q waiting jobs, m
 machines, d resources); conservative ``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments.
 """
 
