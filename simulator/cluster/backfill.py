@@ -199,6 +199,40 @@ def _reserve(
     return NEVER, -1, p
 
 
+@numba.njit(cache=True, inline="always")
+def _push(heap_t: np.ndarray, heap_j: np.ndarray, size: int, t: int, j: int) -> int:
+    """Push ``(t, j)`` on the binary min-heap of completion times; the new size."""
+    k = size
+    heap_t[k], heap_j[k] = t, j
+    while k > 0:
+        up = (k - 1) // 2
+        if heap_t[up] <= heap_t[k]:
+            break
+        heap_t[up], heap_t[k] = heap_t[k], heap_t[up]
+        heap_j[up], heap_j[k] = heap_j[k], heap_j[up]
+        k = up
+    return size + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _pop(heap_t: np.ndarray, heap_j: np.ndarray, size: int) -> int:
+    """Remove the earliest completion (the root); the new size."""
+    size -= 1
+    heap_t[0], heap_j[0] = heap_t[size], heap_j[size]
+    k = 0
+    while True:
+        a, b, low = 2 * k + 1, 2 * k + 2, k
+        if a < size and heap_t[a] < heap_t[low]:
+            low = a
+        if b < size and heap_t[b] < heap_t[low]:
+            low = b
+        if low == k:
+            return size
+        heap_t[low], heap_t[k] = heap_t[k], heap_t[low]
+        heap_j[low], heap_j[k] = heap_j[k], heap_j[low]
+        k = low
+
+
 @numba.njit(cache=True)
 def _one_jobset(
     arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, demand: np.ndarray,
@@ -213,7 +247,11 @@ def _one_jobset(
     for i in range(machines):
         free[i] = capacity
     queue = np.empty(n, dtype=np.int64)
-    run = np.empty(n, dtype=np.int64)
+    run = np.empty(n, dtype=np.int64)  # running jobs, any order; where[j]: j's index in it
+    where = np.empty(n, dtype=np.int64)
+    heap_t = np.empty(n, dtype=np.int64)  # completions, earliest first
+    heap_j = np.empty(n, dtype=np.int64)
+    h = 0  # heap size
     avail = np.empty((machines, d))
     keys = np.empty(n if static else 0)
     for j in range(keys.shape[0]):  # a static order's scores, once
@@ -221,16 +259,15 @@ def _one_jobset(
     q = r = nxt = done = 0
     t = arrival[0] if n else 0
     while done < n:
-        k = 0
-        while k < r:  # completions at t
-            j = run[k]
-            if start[j] + runtime[j] <= t:
-                free[machine_of[j]] += demand[j]
-                run[k] = run[r - 1]
-                r -= 1
-                done += 1
-            else:
-                k += 1
+        while h and heap_t[0] <= t:  # completions at t
+            j = heap_j[0]
+            h = _pop(heap_t, heap_j, h)
+            free[machine_of[j]] += demand[j]
+            last = run[r - 1]
+            run[where[j]] = last
+            where[last] = where[j]
+            r -= 1
+            done += 1
         while nxt < n and arrival[nxt] <= t:  # arrivals at t
             queue[q] = nxt
             q += 1
@@ -251,8 +288,9 @@ def _one_jobset(
                     if at == t:
                         start[j], machine_of[j] = t, i
                         free[i] -= demand[j]
-                        run[r] = j
+                        run[r], where[j] = j, r
                         r += 1
+                        h = _push(heap_t, heap_j, h, t + runtime[j], j)
             else:
                 head = -1
                 for x in range(q):  # in order while the first fits
@@ -263,15 +301,16 @@ def _one_jobset(
                         break
                     start[j], machine_of[j] = t, i
                     free[i] -= demand[j]
-                    run[r] = j
+                    run[r], where[j] = j, r
                     r += 1
+                    h = _push(heap_t, heap_j, h, t + runtime[j], j)
                 if head >= 0 and discipline == EASY:
-                    h = order[head]
-                    shadow, hm, extra = _head_reservation(h, run, r, machine_of, start,
-                                                          estimate, demand, free, capacity,
-                                                          rule, t)  # fmt: skip
-                    if reserved[h] == NEVER:
-                        reserved[h] = shadow
+                    hj = order[head]
+                    shadow, hm, extra = _head_reservation(
+                        hj, run, r, machine_of, start, estimate, demand, free, capacity, rule, t
+                    )
+                    if reserved[hj] == NEVER:
+                        reserved[hj] = shadow
                     top = _most_free(free)
                     held = np.empty(d)
                     for x in range(head + 1, q):
@@ -292,8 +331,9 @@ def _one_jobset(
                             extra -= demand[j]
                         start[j], machine_of[j] = t, i
                         free[i] -= demand[j]
-                        run[r] = j
+                        run[r], where[j] = j, r
                         r += 1
+                        h = _push(heap_t, heap_j, h, t + runtime[j], j)
                         top = _most_free(free)
             if r > r0:  # some started: keep the waiting jobs, in arrival order
                 w = 0
@@ -305,8 +345,8 @@ def _one_jobset(
         if done == n:
             break
         t_next = arrival[nxt] if nxt < n else NEVER
-        for k in range(r):
-            t_next = min(t_next, start[run[k]] + runtime[run[k]])
+        if h:
+            t_next = min(t_next, heap_t[0])
         if t_next == NEVER:
             return STALLED
         t = t_next
