@@ -39,6 +39,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster.dispatch import alignment_of
+from schedlab.simulator.cluster.list_scheduler import heap_pop, heap_push
 from schedlab.simulator.cluster.placement import EPS, fits, place
 
 GREEDY, STRICT, EASY, CONSERVATIVE = range(4)
@@ -199,40 +200,6 @@ def _reserve(
     return NEVER, -1, p
 
 
-@numba.njit(cache=True, inline="always")
-def _push(heap_t: np.ndarray, heap_j: np.ndarray, size: int, t: int, j: int) -> int:
-    """Push ``(t, j)`` on the binary min-heap of completion times; the new size."""
-    k = size
-    heap_t[k], heap_j[k] = t, j
-    while k > 0:
-        up = (k - 1) // 2
-        if heap_t[up] <= heap_t[k]:
-            break
-        heap_t[up], heap_t[k] = heap_t[k], heap_t[up]
-        heap_j[up], heap_j[k] = heap_j[k], heap_j[up]
-        k = up
-    return size + 1
-
-
-@numba.njit(cache=True, inline="always")
-def _pop(heap_t: np.ndarray, heap_j: np.ndarray, size: int) -> int:
-    """Remove the earliest completion (the root); the new size."""
-    size -= 1
-    heap_t[0], heap_j[0] = heap_t[size], heap_j[size]
-    k = 0
-    while True:
-        a, b, low = 2 * k + 1, 2 * k + 2, k
-        if a < size and heap_t[a] < heap_t[low]:
-            low = a
-        if b < size and heap_t[b] < heap_t[low]:
-            low = b
-        if low == k:
-            return size
-        heap_t[low], heap_t[k] = heap_t[k], heap_t[low]
-        heap_j[low], heap_j[k] = heap_j[k], heap_j[low]
-        k = low
-
-
 @numba.njit(cache=True)
 def _one_jobset(
     arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, demand: np.ndarray,
@@ -261,7 +228,7 @@ def _one_jobset(
     while done < n:
         while h and heap_t[0] <= t:  # completions at t
             j = heap_j[0]
-            h = _pop(heap_t, heap_j, h)
+            h = heap_pop(heap_t, heap_j, h)
             free[machine_of[j]] += demand[j]
             last = run[r - 1]
             run[where[j]] = last
@@ -290,7 +257,7 @@ def _one_jobset(
                         free[i] -= demand[j]
                         run[r], where[j] = j, r
                         r += 1
-                        h = _push(heap_t, heap_j, h, t + runtime[j], j)
+                        h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
             else:
                 head = -1
                 for x in range(q):  # in order while the first fits
@@ -303,7 +270,7 @@ def _one_jobset(
                     free[i] -= demand[j]
                     run[r], where[j] = j, r
                     r += 1
-                    h = _push(heap_t, heap_j, h, t + runtime[j], j)
+                    h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
                 if head >= 0 and discipline == EASY:
                     hj = order[head]
                     shadow, hm, extra = _head_reservation(
@@ -333,7 +300,7 @@ def _one_jobset(
                         free[i] -= demand[j]
                         run[r], where[j] = j, r
                         r += 1
-                        h = _push(heap_t, heap_j, h, t + runtime[j], j)
+                        h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
                         top = _most_free(free)
             if r > r0:  # some started: keep the waiting jobs, in arrival order
                 w = 0

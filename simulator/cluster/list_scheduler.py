@@ -41,7 +41,8 @@ def _pow2(n: int) -> int:
 
 
 @numba.njit(cache=True, inline="always")
-def _heap_push(key: np.ndarray, val: np.ndarray, size: int, k: int, v: int) -> int:
+def heap_push(key: np.ndarray, val: np.ndarray, size: int, k: int, v: int) -> int:
+    """Push ``(k, v)`` on the binary min-heap ``key``/``val`` of ``size`` items; the new size."""
     i = size
     key[i] = k
     val[i] = v
@@ -56,7 +57,8 @@ def _heap_push(key: np.ndarray, val: np.ndarray, size: int, k: int, v: int) -> i
 
 
 @numba.njit(cache=True, inline="always")
-def _heap_pop(key: np.ndarray, val: np.ndarray, size: int) -> int:
+def heap_pop(key: np.ndarray, val: np.ndarray, size: int) -> int:
+    """Remove the smallest key (the root) of the binary min-heap; the new size."""
     size -= 1
     key[0] = key[size]
     val[0] = val[size]
@@ -172,7 +174,7 @@ def _one_jobset(
     while started < n:
         while heap_size > 0 and heap_key[0] <= t:
             j = heap_val[0]
-            heap_size = _heap_pop(heap_key, heap_val, heap_size)
+            heap_size = heap_pop(heap_key, heap_val, heap_size)
             i = machine_of[j]
             free[i] += demand[j]
             if mtree.shape[0]:
@@ -227,7 +229,7 @@ def _one_jobset(
             free[machine] -= demand[j]
             if mtree.shape[0]:
                 tree_set(mtree, machine, free[machine], False)
-            heap_size = _heap_push(heap_key, heap_val, heap_size, t + duration[j], j)
+            heap_size = heap_push(heap_key, heap_val, heap_size, t + duration[j], j)
             started += 1
         if started == n:
             break
