@@ -129,9 +129,9 @@ def check_discipline(
     start = np.asarray(start, dtype=np.int64)
     jobs = jobset.jobs
     if discipline == "strict":
-        ids = jobs.get_column("jobset").to_numpy()
-        bounds = np.r_[0, np.flatnonzero(np.diff(ids)) + 1, ids.size]
-        for lo, hi in itertools.pairwise(bounds):
+        from schedlab.simulator.cluster.batched import jobset_bounds
+
+        for lo, hi in itertools.pairwise(jobset_bounds(jobs.get_column("jobset").to_numpy())):
             s = start[lo:hi]  # rows are in arrival order within a jobset
             if (bad := np.flatnonzero(np.diff(s) < 0)).size:
                 k = int(lo + bad[0] + 1)

@@ -167,11 +167,16 @@ def _run_fast(jobset: JobSet, policy: Any, config: ClusterConfig, uniforms: np.n
         config.n_machines(), WHOLE_QUEUE if config.slots is None else config.slots, policy.score,
         policy.rule, float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
     )  # fmt: skip
-    if np.any(status == STALLED):
-        bad = ids[bounds[:-1][status == STALLED]].tolist()
+    _check_stalled(ids, bounds, status == STALLED)
+    return Schedule(start, machine)
+
+
+def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> None:
+    """Raise naming the jobsets (``stalled``: bool per jobset) whose waiting jobs never start."""
+    if stalled.any():
+        bad = ids[bounds[:-1][stalled]].tolist()
         msg = f"jobsets {bad[:10]} stalled: waiting jobs could never start"
         raise SimulationError(msg)
-    return Schedule(start, machine)
 
 
 def _run_discipline(
@@ -197,10 +202,7 @@ def _run_discipline(
         bounds, jobset.machine_capacity, config.n_machines(), policy.score, policy.rule,
         float(policy.knob), backfill.DISCIPLINES[policy.queue], bool(policy.static),
     )  # fmt: skip
-    if np.any(status == backfill.STALLED):
-        bad = ids[bounds[:-1][status == backfill.STALLED]].tolist()
-        msg = f"jobsets {bad[:10]} stalled: waiting jobs could never start"
-        raise SimulationError(msg)
+    _check_stalled(ids, bounds, status == STALLED)
     return Schedule(start, machine, reserved=reserved)
 
 

@@ -39,15 +39,13 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster.dispatch import alignment_of
-from schedlab.simulator.cluster.list_scheduler import heap_pop, heap_push
+from schedlab.simulator.cluster.list_scheduler import STALLED, heap_pop, heap_push
 from schedlab.simulator.cluster.placement import EPS, fits, place
 
 GREEDY, STRICT, EASY, CONSERVATIVE = range(4)
 DISCIPLINES = {"greedy": GREEDY, "strict": STRICT, "easy": EASY, "conservative": CONSERVATIVE}
 """Queue discipline name -> code; ``greedy`` is the work-conserving list scheduler
 (:mod:`.list_scheduler`: start any job that fits, in order), the others are this module's."""
-DONE, STALLED = 0, 1
-"""Status of a jobset: every job ran, or waiting jobs could never start."""
 NEVER = np.iinfo(np.int64).max // 4
 """A time later than any event."""
 
@@ -317,7 +315,7 @@ def _one_jobset(
         if t_next == NEVER:
             return STALLED
         t = t_next
-    return DONE
+    return 0
 
 
 @numba.njit(cache=True)
@@ -347,7 +345,7 @@ def run_jobsets(
     start, machine, reserved : int64, shape ``(n,)``
         Start step and machine of every job, and the first reservation it got (``NEVER``: none).
     status : int64, shape ``(J,)``
-        :data:`DONE` or :data:`STALLED` per jobset.
+        0 (every job ran) or :data:`~.list_scheduler.STALLED` per jobset.
     """
     n = arrival.shape[0]
     start = np.full(n, -1, dtype=np.int64)

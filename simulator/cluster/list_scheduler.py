@@ -27,6 +27,7 @@ from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for, 
 from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree, tree_set
 
 STALLED = -1
+"""Status of a jobset whose waiting jobs could never start (every engine's kernel; 0: all ran)."""
 WHOLE_QUEUE = 0
 """``slots`` value of the whole queue."""
 

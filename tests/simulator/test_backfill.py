@@ -18,7 +18,7 @@ from schedlab.registry import make_policy, parse_policy
 from schedlab.simulator.check import check_discipline, check_schedule
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import run_policy
-from tests.strategies import jobset_from_rows, jobsets
+from tests.strategies import jobsets
 
 WHOLE = ClusterConfig(slots=None)
 KTH = Path(__file__).resolve().parents[2] / "traces" / "data" / "KTH-SP2-1996-2.swf.gz"
@@ -65,16 +65,16 @@ def test_hand_worked_schedules(spec: str, starts: list[int]) -> None:
     check_schedule(js, s.start, s.machine)
 
 
-def test_conservative_keeps_a_reservation_easy_does_not() -> None:
-    # 10 procs. Job 1 runs 100 s on 6. Job 2 (10 procs) is the head, reserved at 100. Job 3
-    # (4 procs, 200 s) cannot backfill (it would delay job 2). Job 4 (4 procs, 150 s) arrives
-    # later: EASY protects only the head, so job 4 may take the 4 free processors until 151 if
-    # it ends before job 2's reservation... it does not (1 + 150 > 100): both wait. With a short
-    # job 4 (50 s) EASY starts it; conservative too (it delays no one).
-    rows = [(0, 100, 6), (1, 10, 10), (2, 200, 4), (3, 50, 4)]
-    for spec in ("fcfs+easy", "fcfs+conservative"):
-        s = run_policy(pool(rows), make_policy(spec), WHOLE)
-        assert s.start.tolist() == [0, 100, 110, 3]
+def test_conservative_protects_every_waiting_job_easy_only_the_head() -> None:
+    # 10 procs. Job 1 holds 6 until 10. Job 2 (8 procs) is the head, reserved at 10, leaving 2
+    # free then. Job 3 needs all 10, after job 2 (20). Job 4 (2 procs, 50 s) arrives at 3: EASY
+    # backfills it (it uses only the 2 the head leaves free), which pushes job 3 to 53;
+    # conservative has reserved job 3 at 20, so job 4 waits until job 3 is done (30).
+    rows = [(0, 10, 6), (1, 10, 8), (2, 10, 10), (3, 50, 2)]
+    easy = run_policy(pool(rows), make_policy("fcfs+easy"), WHOLE).start.tolist()
+    conservative = run_policy(pool(rows), make_policy("fcfs+conservative"), WHOLE).start.tolist()
+    assert easy == [0, 10, 53, 3]
+    assert conservative == [0, 10, 20, 30]
 
 
 def test_easy_uses_capacity_the_head_will_not_need() -> None:
@@ -143,13 +143,22 @@ def test_spec_strings_name_discipline_and_rule_in_any_order() -> None:
         run_policy(pool(ISSUE), make_policy("fcfs+easy"), WHOLE, engine="step")
 
 
-def test_a_job_larger_than_the_machine_is_reported_not_looped_on() -> None:
-    frame = pool([(0, 5, 4)]).jobs
-    js = JobSet.create(frame, pool([(0, 1, 1)], capacity=10.0).meta)
-    hand = jobset_from_rows([(0, 2, 1.0, 1.0)])
-    for spec in ("fcfs+strict", "fcfs+easy", "fcfs+conservative"):
-        assert run_policy(js, make_policy(spec), WHOLE).start.tolist() == [0]
-        assert run_policy(hand, make_policy(spec), WHOLE).start.tolist() == [0]
+@pytest.mark.parametrize("discipline", ["strict", "easy", "conservative"])
+def test_a_job_larger_than_the_machine_stalls_its_jobset_not_the_loop(discipline: str) -> None:
+    """The kernel reports a jobset whose waiting job can never start (a JobSet refuses such a job
+    at creation, so this calls the kernel directly) and still schedules the other jobsets."""
+    from schedlab.simulator.cluster import backfill
+    from schedlab.simulator.cluster.dispatch import arrival_order
+    from schedlab.simulator.cluster.list_scheduler import STALLED
+
+    arrival, run = np.array([0, 1, 0]), np.array([3, 2, 4])
+    demand = np.array([[4.0], [12.0], [6.0]])  # job 1 needs more than the machine's 10
+    start, _, _, status = backfill.run_jobsets(
+        arrival, run, run, demand, np.array([0, 2, 3]), np.array([10.0]), 1, arrival_order,
+        0, 0.0, backfill.DISCIPLINES[discipline], True,
+    )  # fmt: skip
+    assert status.tolist() == [STALLED, 0]
+    assert start.tolist() == [0, -1, 0]
 
 
 def test_kth_replayed_whole_under_each_discipline(kth) -> None:
