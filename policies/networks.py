@@ -167,20 +167,6 @@ def dictionary_tensor(geometry: ObsGeometry) -> torch.Tensor:
         )
 
 
-class SparseNetwork(Protocol):
-    """A network with a sparse path (``supports_sparse = True``, like :class:`MLPPolicyNet`)."""
-
-    def input_table(self, dictionary: torch.Tensor) -> torch.Tensor: ...
-
-    def forward_sparse(
-        self,
-        terms: torch.Tensor,
-        weights: torch.Tensor,
-        dictionary: torch.Tensor,
-        table: torch.Tensor | None = None,
-    ) -> torch.Tensor: ...
-
-
 class ObsNetwork(Protocol):
     """A network evaluating sparse observations itself (``forward_obs``, like CNN+)."""
 
@@ -236,7 +222,7 @@ class Logits:
             terms = torch.from_numpy(obs.terms)
             weights = torch.from_numpy(obs.weights)
             assert self.dictionary is not None  # set for sparse networks
-            sparse_net = cast(SparseNetwork, self.net)
+            sparse_net = cast(MLPPolicyNet, self.net)
             return sparse_net.forward_sparse(terms, weights, self.dictionary, table)
         first, inverse = unique_observations(obs)
         distinct = obs.take(first)
@@ -259,7 +245,7 @@ class Logits:
         if not self.sparse:
             return None
         assert self.dictionary is not None  # set for sparse networks
-        return cast(SparseNetwork, self.net).input_table(self.dictionary)
+        return cast(MLPPolicyNet, self.net).input_table(self.dictionary)
 
 
 PRECISIONS = ("float32", "bfloat16")
