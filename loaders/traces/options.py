@@ -38,11 +38,15 @@ class TraceOptions:
     sample: Annotated[int, _AT_LEAST_ONE] | None = None
     """Keep a uniform random sample of this many jobs (after the steps above)."""
     seed: Annotated[int, Interval(ge=0)] = 0
-    """Seed of the sample (--sample)."""
+    """Seed of the sample (--sample) and of the windows' start points (--windows)."""
     jobset_window: Annotated[float, _POSITIVE] | None = None
     """Split into jobsets of this many seconds each (arrivals relative to the window start)."""
     jobset_size: Annotated[int, _AT_LEAST_ONE] | None = None
     """Split into jobsets of this many consecutive jobs (arrivals relative to the first)."""
+    windows: Annotated[int, _AT_LEAST_ONE] | None = None
+    """With ``jobset_size`` K: instead of cutting the whole trace, take this many windows of K
+    consecutive jobs starting at distinct seeded positions (``seed``), one jobset each, in
+    trace order (the sampling protocol of HPC scheduling papers; windows may overlap)."""
     strict: bool = False
     """Raise on the first malformed row (naming file and line) instead of counting it."""
     max_decompressed: Annotated[int, Interval(ge=0)] | None = None
@@ -66,6 +70,7 @@ class TraceOptions:
         at_least_one = {
             "sample (--sample)": self.sample,
             "jobset_size (--jobset-size)": self.jobset_size,
+            "windows (--windows)": self.windows,
         }
         for name, value in at_least_one.items():
             if value is not None and not (isinstance(value, int) and value >= 1):
@@ -77,6 +82,9 @@ class TraceOptions:
                 raise ValueError(msg)
         if self.jobset_window is not None and self.jobset_size is not None:
             msg = "give jobset_window (--jobset-window) or jobset_size (--jobset-size), not both"
+            raise ValueError(msg)
+        if self.windows is not None and self.jobset_size is None:
+            msg = "windows (--windows) needs jobset_size (--jobset-size): the jobs per window"
             raise ValueError(msg)
         if not (isinstance(self.seed, int) and self.seed >= 0):
             msg = f"seed (--seed) must be an integer >= 0, got {self.seed!r}"

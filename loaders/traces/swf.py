@@ -10,7 +10,9 @@ An SWF log is a text file (plain or gzip) of ``;`` header comments followed by o
  4  run time             ``duration`` (seconds); ``-1`` -> dropped (``unknown_run_time``)
  9  requested time       ``estimate`` (seconds, the user's walltime request, what a scheduler
                          sees); ``-1``/``0`` -> the run time, a fix (``estimate_from_run_time``)
- 5  allocated procs      resource ``procs``; ``-1``/``0`` -> requested procs (field 8), a fix
+ 8  requested procs      resource ``procs`` (what the scheduler saw); ``-1``/``0`` -> allocated
+                         procs (field 5), a fix (``procs_from_allocated``); ``procs="allocated"``
+                         reads field 5 first instead (fix ``procs_from_requested``)
  7  used memory          KB per processor; resource ``mem`` = memory x procs (when present)
 10  requested memory     KB per processor; fallback for (or instead of) used memory
 11  status               1 completed, 0 failed, 5 cancelled, 2/3/4 partial executions
@@ -33,7 +35,7 @@ selection), ``unknown_submit_time``, ``negative_submit_time``, ``unknown_run_tim
 ``negative_duration``, ``unknown_procs``, ``unknown_memory``, then the shared steps of
 :func:`~schedlab.loaders.traces.transform.finish` (``out_of_range``, ``outside_window``,
 ``exceeds_capacity``, ``not_sampled``). Fixes (rows kept but changed): ``estimate_from_run_time``,
-``procs_from_requested``,
+``procs_from_allocated`` / ``procs_from_requested``,
 ``mem_from_requested`` / ``mem_from_used``, ``zero_duration_as_one_step``; they are counted
 over the rows that pass parsing (a later window or sample may still drop some of them).
 """
@@ -71,6 +73,7 @@ SELECTIONS = ("partial_execution", *(f"status_{k}" for k in STATUSES))
 _KEY = r"^;\s*(?P<key>[A-Za-z][A-Za-z0-9]*)\s*:(?:\s+(?P<value>.*?))?\s*$"
 
 Memory = Literal["auto", "used", "requested", "none"]
+Procs = Literal["requested", "allocated"]
 
 
 def _header(comments: pl.DataFrame, source: str) -> tuple[dict[str, Any], list[str]]:
@@ -141,11 +144,12 @@ def _not_a_number() -> tuple[pl.Expr, pl.Expr]:
     return pl.any_horizontal(bad), pl.coalesce(msgs)
 
 
-def _procs() -> tuple[pl.Expr, pl.Expr]:
-    """Processors (allocated, else requested) and whether the fallback was used."""
-    alloc, req = pl.col("allocated_procs"), pl.col("requested_procs")
-    fallback = (alloc <= 0) & (req > 0)
-    return pl.when(alloc > 0).then(alloc).when(req > 0).then(req), fallback
+def _procs(primary: Procs) -> tuple[pl.Expr, pl.Expr]:
+    """Processors from ``primary`` (requested/allocated), else the other field, and whether
+    the fallback was used."""
+    first = pl.col(f"{primary}_procs")
+    other = pl.col("allocated_procs" if primary == "requested" else "requested_procs")
+    return pl.when(first > 0).then(first).when(other > 0).then(other), (first <= 0) & (other > 0)
 
 
 def _memory(primary: str) -> tuple[pl.Expr, pl.Expr]:
@@ -198,7 +202,7 @@ def _checks(statuses: Sequence[int] | None, memory: str | None) -> list[tuple[pl
         (run == -1, "unknown_run_time", "run_time=-1 (unknown)"),
         (run < 0, "negative_duration", pl.format("run_time={} must be >= 0", "t_run_time")),
         (
-            _procs()[0].is_null(),
+            _procs("requested")[0].is_null(),
             "unknown_procs",
             pl.format(
                 "allocated_procs={} and requested_procs={} are both unknown (<= 0)",
@@ -255,6 +259,7 @@ def read_swf(
     *,
     options: TraceOptions | None = None,
     max_procs: float | None = None,
+    procs: Procs = "requested",
     memory: Memory = "auto",
     max_memory: float | None = None,
     statuses: Sequence[int] | int | str | None = None,
@@ -270,6 +275,10 @@ def read_swf(
     max_procs
         Processors of one machine; default the ``MaxProcs`` header (else ``MaxNodes``). An error
         if neither the header nor this option gives it.
+    procs
+        ``"requested"`` (default): processors from the request (field 8), what the scheduler
+        saw when it placed the job, falling back to the allocation (field 5, a fix);
+        ``"allocated"``: the allocation first, the request as fallback.
     memory
         ``"auto"`` (default): a ``mem`` resource from used memory (field 7, falling back to
         requested memory, field 10), in KB, when the log has memory values and the machine's
@@ -316,7 +325,10 @@ def read_swf(
         max_memory = float(header["MaxMemory"]) if header["MaxMemory"] > 0 else None
     mem_field, mem_note = _choose_memory(data, memory, max_memory, src)
     data = first_reason(data, _checks(wanted, mem_field))
-    procs, procs_fix = _procs()
+    if procs not in ("requested", "allocated"):
+        msg = f"procs must be 'requested' or 'allocated', got {procs!r}"
+        raise ValueError(msg)
+    procs_expr, procs_fix = _procs(procs)
     rows = data.with_columns(
         pl.col("submit_time").alias("arrival_s"),
         pl.col("run_time").alias("duration_s"),
@@ -324,7 +336,7 @@ def read_swf(
         .then("requested_time")
         .otherwise("run_time")
         .alias("estimate_s"),
-        procs.alias("procs"),
+        procs_expr.alias("procs"),
         pl.col("t_job_number").alias("source_id"),
         pl.when(pl.col("user_id") >= 0).then(pl.col("t_user_id")).alias("user"),
         pl.col("t_status").alias("status"),
@@ -333,7 +345,9 @@ def read_swf(
     no_request = pl.col("requested_time") <= 0
     fixed = {
         "estimate_from_run_time": rows.select((good & no_request).sum()).item(),
-        "procs_from_requested": rows.select((good & procs_fix).sum()).item(),
+        f"procs_from_{'allocated' if procs == 'requested' else 'requested'}": rows.select(
+            (good & procs_fix).sum()
+        ).item(),
     }
     resources, size, units = ["procs"], [procs_per_machine], ["processor"]
     if mem_field is not None:

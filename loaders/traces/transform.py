@@ -256,7 +256,14 @@ def finish(
         box = [good]  # _quantize consumes the rows column by column (memory)
         del good
         jobs = _quantize(box, opts, t0)
+        kept = jobs.height
         jobs = _split(jobs, opts)
+        if opts.windows is not None:
+            notes = [*notes, (
+                f"windows: {opts.windows} windows of {opts.jobset_size} consecutive jobs at "
+                f"start points drawn with seed {opts.seed}; the other "
+                f"{kept - jobs.get_column('line').n_unique():,} of {kept:,} jobs are not replayed"
+            )]  # fmt: skip
         if finalize is not None:
             jobs, more = finalize(jobs)
             for k, v in more.items():
@@ -430,11 +437,31 @@ def _window_steps(opts: TraceOptions) -> int | None:
     return max(1, round(opts.jobset_window / opts.time_step))
 
 
+def _windows(jobs: pl.DataFrame, n: int, size: int, seed: int) -> pl.DataFrame:
+    """``n`` windows of ``size`` consecutive rows at distinct start rows drawn uniformly by
+    ``numpy.random.default_rng(seed)``, sorted; window ``k`` is jobset ``k``. Raises
+    ``ValueError`` when the rows hold fewer than ``n`` distinct windows."""
+    positions = jobs.height - size + 1
+    if positions < n:
+        msg = (
+            f"windows={n} of jobset_size={size} jobs: the trace keeps {jobs.height:,} jobs, "
+            f"room for {max(positions, 0):,} distinct windows"
+        )
+        raise ValueError(msg)
+    starts = np.sort(np.random.default_rng(seed).choice(positions, size=n, replace=False))
+    rows = (starts[:, None] + np.arange(size)).ravel()
+    ids = pl.Series("jobset", np.repeat(np.arange(n, dtype=np.int32), size))
+    return jobs[rows].with_columns(ids)
+
+
 def _split(jobs: pl.DataFrame, opts: TraceOptions) -> pl.DataFrame:
     """Assign ``jobset`` and ``job_id`` and make arrivals relative to each jobset's start."""
     if (width := _window_steps(opts)) is not None:
         jobs = jobs.with_columns((pl.col("arrival") // width).cast(pl.Int32).alias("jobset"))
         jobs = jobs.with_columns(pl.col("arrival") - pl.col("jobset").cast(pl.Int64) * width)
+    elif opts.windows is not None and opts.jobset_size is not None:
+        jobs = _windows(jobs, opts.windows, opts.jobset_size, opts.seed)
+        jobs = jobs.with_columns(pl.col("arrival") - pl.col("arrival").min().over("jobset"))
     elif opts.jobset_size is not None:
         jobs = jobs.with_columns(
             (pl.int_range(pl.len()) // opts.jobset_size).cast(pl.Int32).alias("jobset")

@@ -55,8 +55,10 @@ def test_small_fixture_accounts_for_every_line() -> None:
         read=11,  # 10 comment lines are not data rows
         kept=4,
         dropped=dict.fromkeys(SMALL_DROP_LINES, 1),
-        fixed={"procs_from_requested": 1, "zero_duration_as_one_step": 1},
+        fixed={"zero_duration_as_one_step": 1},
     )
+    allocated = read_swf(SMALL, procs="allocated").report
+    assert allocated.fixed == {"procs_from_requested": 1, "zero_duration_as_one_step": 1}
 
 
 @pytest.mark.parametrize(("reason", "line"), SMALL_DROP_LINES.items())
@@ -70,7 +72,7 @@ def test_small_fixture_jobs() -> None:
     assert jobs.get_column("source_id").to_list() == ["2", "3", "5", "12"]
     assert jobs.get_column("arrival").to_list() == [0, 10, 30, 100]
     assert jobs.get_column("duration").to_list() == [100, 50, 1, 45]  # run time 0 -> 1 step
-    assert jobs.get_column("procs").to_list() == [4.0, 2.0, 1.0, 3.0]  # -1 -> requested 2
+    assert jobs.get_column("procs").to_list() == [4.0, 2.0, 1.0, 3.0]  # allocated -1: requested 2
     assert jobs.get_column("user").to_list() == ["1", "2", "3", "4"]
     assert js.resources == ("procs",)
     assert js.meta.capacity == (8.0,)
@@ -321,3 +323,38 @@ def test_kth_simulates_end_to_end(kth_swf: Path) -> None:
     assert table.height == len(js) == 28_475
     assert (table.get_column("start") >= table.get_column("arrival")).all()
     assert (table.get_column("slowdown") >= 1).all()
+
+
+def test_processors_are_the_request_unless_asked_for_the_allocation(tmp_path: Path) -> None:
+    path = _swf(
+        tmp_path,
+        "1 0 0 100 2 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n",  # allocated 2, requested 4
+        "2 5 0 100 3 -1 -1 -1 200 -1 1 1 1 -1 -1 -1 -1 -1\n",  # no request: the allocation
+    )
+    requested = read_swf(path)
+    assert requested.jobs.jobs.get_column("procs").to_list() == [4.0, 3.0]
+    assert requested.report.fixed["procs_from_allocated"] == 1
+    allocated = read_swf(path, procs="allocated")
+    assert allocated.jobs.jobs.get_column("procs").to_list() == [2.0, 3.0]
+    assert "procs_from_requested" not in allocated.report.fixed  # nothing to fix
+    with pytest.raises(ValueError, match="procs must be 'requested' or 'allocated'"):
+        read_swf(path, procs="used")  # type: ignore[arg-type]
+
+
+def test_windows_are_seeded_runs_of_consecutive_jobs(tmp_path: Path) -> None:
+    lines = [f"{k} {10 * k} 0 5 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n" for k in range(1, 21)]
+    path = _swf(tmp_path, *lines)
+    options = TraceOptions(jobset_size=4, windows=3, seed=7)
+    first, again = read_swf(path, options=options), read_swf(path, options=options)
+    jobs = first.jobs.jobs
+    assert jobs.equals(again.jobs.jobs)
+    assert jobs.get_column("jobset").to_list() == [0] * 4 + [1] * 4 + [2] * 4
+    for _, window in jobs.group_by("jobset"):
+        ids = [int(x) for x in window.get_column("source_id")]
+        assert ids == list(range(ids[0], ids[0] + 4))  # consecutive jobs of the trace
+        assert window.get_column("arrival").to_list() == [0, 10, 20, 30]  # from the window start
+    assert "windows: 3 windows of 4 consecutive jobs" in " ".join(first.report.notes)
+    with pytest.raises(ValueError, match="room for 17 distinct windows"):
+        read_swf(path, options=TraceOptions(jobset_size=4, windows=18))
+    with pytest.raises(ValueError, match="windows .* needs jobset_size"):
+        TraceOptions(windows=3)
