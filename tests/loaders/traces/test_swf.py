@@ -356,5 +356,5 @@ def test_windows_are_seeded_runs_of_consecutive_jobs(tmp_path: Path) -> None:
     assert "windows: 3 windows of 4 consecutive jobs" in " ".join(first.report.notes)
     with pytest.raises(ValueError, match="room for 17 distinct windows"):
         read_swf(path, options=TraceOptions(jobset_size=4, windows=18))
-    with pytest.raises(ValueError, match="windows .* needs jobset_size"):
+    with pytest.raises(ValueError, match=r"windows .* needs jobset_size"):
         TraceOptions(windows=3)
