@@ -25,7 +25,7 @@ from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import RESULT_COLUMNS, Results
 from schedlab.simulator.check import check_schedule
-from schedlab.simulator.cluster import backfill
+from schedlab.simulator.cluster import backfill, backfill_steps
 from schedlab.simulator.cluster.batched import (
     BatchedEngine,
     default_time_limit,
@@ -184,9 +184,11 @@ def _run_discipline(
 ) -> Schedule:
     """A heuristic under a queue discipline (:mod:`.cluster.backfill`), over the whole queue
     (the discipline sees every waiting job whatever ``config.slots``), ordering and reserving by
-    the jobs' ``estimate`` unless the policy is clairvoyant (or the JobSet has none)."""
-    if engine not in ("auto", "fast"):
-        msg = f"queue discipline {policy.queue!r} runs on the fast engine only, not {engine!r}"
+    the jobs' ``estimate`` unless the policy is clairvoyant (or the JobSet has none); the
+    compiled :mod:`.cluster.backfill`, or its readable reference :mod:`.cluster.backfill_steps`
+    on the step engine."""
+    if engine == "batched":
+        msg = f"queue discipline {policy.queue!r} runs on the fast and step engines, not batched"
         raise ValueError(msg)
     if policy.uniform:
         msg = f"{policy.key!r} picks at random: it has no job order to queue by"
@@ -197,11 +199,23 @@ def _run_discipline(
     duration = jobs.get_column("duration").to_numpy()
     known = "estimate" in jobs.columns and not policy.clairvoyant
     estimate = jobs.get_column("estimate").to_numpy() if known else duration
-    start, machine, reserved, status = backfill.run_jobsets(
-        jobs.get_column("arrival").to_numpy(), duration, estimate, writable(jobset.demands()),
-        bounds, jobset.machine_capacity, config.n_machines(), policy.score, policy.rule,
-        float(policy.knob), backfill.DISCIPLINES[policy.queue], bool(policy.static),
-    )  # fmt: skip
+    arrival, demand = jobs.get_column("arrival").to_numpy(), writable(jobset.demands())
+    discipline = backfill.DISCIPLINES[policy.queue]
+    if engine == "step":
+        capacity, m = jobset.machine_capacity, config.n_machines()
+        parts = [
+            backfill_steps.schedule_jobset(arrival[lo:hi], duration[lo:hi], estimate[lo:hi],
+                                           demand[lo:hi], capacity, m, policy, discipline)
+            for lo, hi in itertools.pairwise(bounds)
+        ]  # fmt: skip
+        start, machine, reserved = (np.concatenate([p[k] for p in parts]) for k in range(3))
+        status = np.array([p[3] for p in parts], dtype=np.int64)
+    else:
+        start, machine, reserved, status = backfill.run_jobsets(
+            arrival, duration, estimate, demand, bounds, jobset.machine_capacity,
+            config.n_machines(), policy.score, policy.rule, float(policy.knob), discipline,
+            bool(policy.static),
+        )  # fmt: skip
     _check_stalled(ids, bounds, status == STALLED)
     return Schedule(start, machine, reserved=reserved)
 

@@ -26,9 +26,12 @@ jobs ahead of it in order. The first reservation each job got is returned (``res
 what EASY (for the head) and conservative (for every job) promise when estimates are exact.
 
 Events are arrivals and (actual) completions; jobs run for their ``runtime`` (the caller passes
-the recorded duration: killing a job at its request is not modelled yet); order and reservations
-see only ``estimate``. Per decision: EASY costs ``O(R log R + Q·m·d)`` (R running, Q waiting jobs, m
-machines, d resources); conservative ``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments.
+the run time); order and reservations see only ``estimate``. Per decision: EASY costs
+``O(k log k + Q·m·d)`` (``k`` the running jobs expected to end before the head's reservation,
+walked in order on a persistent heap of expected ends; Q waiting jobs, m machines, d
+resources); conservative ``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments (R running jobs),
+rebuilt at every decision. :mod:`.backfill_steps` is the same semantics written to be read (the
+step engine's path), which the tests hold this module to.
 """
 
 from __future__ import annotations
@@ -108,25 +111,46 @@ def _expected_ends(
 
 @numba.njit(cache=True)
 def _head_reservation(
-    head: int, run: np.ndarray, r: int, machine_of: np.ndarray, start: np.ndarray,
-    estimate: np.ndarray, demand: np.ndarray, free: np.ndarray, capacity: np.ndarray,
-    rule: int, now: int,
+    head: int, ends: np.ndarray, ended_by: np.ndarray, e: int, done: np.ndarray,
+    machine_of: np.ndarray, demand: np.ndarray, free: np.ndarray, capacity: np.ndarray,
+    rule: int, now: int, frontier_t: np.ndarray, frontier_p: np.ndarray,
 ) -> tuple[int, int, np.ndarray]:  # fmt: skip
     """EASY's reservation of ``head``: ``(time, machine, extra)``, ``extra`` the capacity of
-    that machine left then beside the head's demand; ``(NEVER, -1, _)`` if it never fits."""
-    ends = _expected_ends(run, r, start, estimate, now)
-    order = np.argsort(ends, kind="mergesort")
+    that machine left then beside the head's demand; ``(NEVER, -1, _)`` if it never fits.
+
+    ``ends``/``ended_by`` is the min-heap (``e`` items) of the started jobs' expected ends
+    (``start + estimate``; ``done`` marks those already finished, skipped). It is walked in
+    time order without being changed, through a second heap of its positions
+    (``frontier_*``): ``O(k log k)`` for the ``k`` expected ends before the reservation,
+    instead of sorting every running job. A job past its estimate is expected to end at
+    ``now + 1``. Only machines freed at a time can newly fit the head, so the placement rule
+    runs once, at the reservation time."""
     avail = free.copy()
-    k = 0
-    while k < r:
-        t = ends[order[k]]
-        while k < r and ends[order[k]] == t:
-            j = run[order[k]]
-            avail[machine_of[j]] += demand[j]
-            k += 1
-        i = place(rule, avail, capacity, demand[head])
-        if i >= 0:
+    f = 0
+    if e:
+        f = heap_push(frontier_t, frontier_p, f, ends[0], 0)
+    t = -1
+    fit = False
+    while f:
+        p = frontier_p[0]
+        key = max(frontier_t[0], now + 1)
+        if key != t and fit:  # every job ending at t is counted: the head fits then
+            i = place(rule, avail, capacity, demand[head])
             return t, i, avail[i] - demand[head]
+        f = heap_pop(frontier_t, frontier_p, f)
+        for c in (2 * p + 1, 2 * p + 2):
+            if c < e:
+                f = heap_push(frontier_t, frontier_p, f, ends[c], c)
+        j = ended_by[p]
+        if done[j]:
+            continue
+        t = key
+        i = machine_of[j]
+        avail[i] += demand[j]
+        fit = fit or fits(avail[i], demand[head])
+    if fit:
+        i = place(rule, avail, capacity, demand[head])
+        return t, i, avail[i] - demand[head]
     return NEVER, -1, np.zeros(demand.shape[1])
 
 
@@ -217,6 +241,13 @@ def _one_jobset(
     heap_t = np.empty(n, dtype=np.int64)  # completions, earliest first
     heap_j = np.empty(n, dtype=np.int64)
     h = 0  # heap size
+    easy = discipline == EASY
+    ends = np.empty(n if easy else 0, dtype=np.int64)  # EASY: expected ends, earliest first
+    ended_by = np.empty(n if easy else 0, dtype=np.int64)
+    frontier_t = np.empty(n if easy else 0, dtype=np.int64)
+    frontier_p = np.empty(n if easy else 0, dtype=np.int64)
+    e = 0
+    done_flag = np.zeros(n, dtype=np.bool_)
     avail = np.empty((machines, d))
     keys = np.empty(n if static else 0)
     for j in range(keys.shape[0]):  # a static order's scores, once
@@ -233,6 +264,9 @@ def _one_jobset(
             where[last] = where[j]
             r -= 1
             done += 1
+            done_flag[j] = True
+        while e and done_flag[ended_by[0]]:  # finished jobs leave the expected ends' top
+            e = heap_pop(ends, ended_by, e)
         while nxt < n and arrival[nxt] <= t:  # arrivals at t
             queue[q] = nxt
             q += 1
@@ -269,10 +303,24 @@ def _one_jobset(
                     run[r], where[j] = j, r
                     r += 1
                     h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
-                if head >= 0 and discipline == EASY:
+                    if easy:
+                        e = heap_push(ends, ended_by, e, t + estimate[j], j)
+                if head >= 0 and easy:
                     hj = order[head]
                     shadow, hm, extra = _head_reservation(
-                        hj, run, r, machine_of, start, estimate, demand, free, capacity, rule, t
+                        hj,
+                        ends,
+                        ended_by,
+                        e,
+                        done_flag,
+                        machine_of,
+                        demand,
+                        free,
+                        capacity,
+                        rule,
+                        t,
+                        frontier_t,
+                        frontier_p,
                     )
                     if reserved[hj] == NEVER:
                         reserved[hj] = shadow
@@ -299,6 +347,7 @@ def _one_jobset(
                         run[r], where[j] = j, r
                         r += 1
                         h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
+                        e = heap_push(ends, ended_by, e, t + estimate[j], j)
                         top = _most_free(free)
             if r > r0:  # some started: keep the waiting jobs, in arrival order
                 w = 0
