@@ -200,15 +200,15 @@ def test_spec_strings_name_discipline_and_rule_in_any_order() -> None:
         parse_policy("fcfs+bestfit:placement=align")
     with pytest.raises(ValueError, match="no job order to queue by"):
         run_policy(pool(ISSUE), make_policy("random+easy"), WHOLE)
-    with pytest.raises(ValueError, match="fast engine only"):
-        run_policy(pool(ISSUE), make_policy("fcfs+easy"), WHOLE, engine="step")
+    with pytest.raises(ValueError, match="fast and step engines, not batched"):
+        run_policy(pool(ISSUE), make_policy("fcfs+easy"), WHOLE, engine="batched")
 
 
 @pytest.mark.parametrize("discipline", ["strict", "easy", "conservative"])
 def test_a_job_larger_than_the_machine_stalls_its_jobset_not_the_loop(discipline: str) -> None:
     """The kernel reports a jobset whose waiting job can never start (a JobSet refuses such a job
     at creation, so this calls the kernel directly) and still schedules the other jobsets."""
-    from schedlab.simulator.cluster import backfill
+    from schedlab.simulator.cluster import backfill, backfill_steps
     from schedlab.simulator.cluster.dispatch import arrival_order
     from schedlab.simulator.cluster.list_scheduler import STALLED
 
@@ -220,6 +220,12 @@ def test_a_job_larger_than_the_machine_stalls_its_jobset_not_the_loop(discipline
     )  # fmt: skip
     assert status.tolist() == [STALLED, 0]
     assert start.tolist() == [0, -1, 0]
+    readable = backfill_steps.schedule_jobset(
+        arrival[:2], run[:2], run[:2], demand[:2], np.array([10.0]), 1,
+        make_policy(f"fcfs+{discipline}"), backfill.DISCIPLINES[discipline],
+    )  # fmt: skip
+    assert readable[0].tolist() == [0, -1]
+    assert readable[3] == STALLED
 
 
 def test_kth_replayed_whole_under_each_discipline(kth) -> None:
