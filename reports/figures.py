@@ -97,9 +97,13 @@ def format_load(load: float | None) -> str:
     return "n/a" if load is None else f"{round(100 * load, 1):g}%"
 
 
-def bucket_label(name: str, bounds: tuple[int, int]) -> str:
-    """``"short (1–3 steps)"``; a one-value bucket reads ``"medium (3 steps)"``."""
+def bucket_label(name: str, bounds: tuple[float, float]) -> str:
+    """``"short (1–3 steps)"``; a one-value bucket reads ``"medium (3 steps)"``. Float bounds
+    are a trace's run times in seconds (:func:`~schedlab.evaluation.metrics.length_buckets`):
+    ``"short (0–600 s)"``."""
     lo, hi = bounds
+    if isinstance(lo, float):
+        return f"{name} ({lo:g} s)" if lo == hi else f"{name} ({lo:g}–{hi:g} s)"
     return f"{name} ({lo} step{'s' * (lo != 1)})" if lo == hi else f"{name} ({lo}–{hi} steps)"
 
 

@@ -29,7 +29,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from schedlab.evaluation.metrics import bucket_expr
+from schedlab.evaluation.metrics import bucket_expr, length_column
 from schedlab.reports.figures import bucket_label, line_style
 from schedlab.reports.output import is_narrow, place_panel_legend
 
@@ -65,7 +65,7 @@ def job_colors(
     bounds = dict(buckets or {})
     label = {b: bucket_label(b, r) for b, r in bounds.items()}
     groups = (
-        jobs.select(bucket_expr(bounds).cast(pl.String)).to_series().to_list() if bounds else []
+        jobs.select(bucket_expr(bounds, length_column(jobs)).cast(pl.String)).to_series().to_list() if bounds else []
     )
     groups = [label.get(g, "other") for g in groups] if bounds else ["all jobs"] * jobs.height
     palette = sns.color_palette("crest", max(len(bounds), 1))
