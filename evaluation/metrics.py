@@ -55,6 +55,10 @@ interpolation). ``utilisation`` exists where results carry real times, ``killed`
 have a ``killed`` column, ``tmdl`` and ``ajer`` for multi-cluster results only
 (:mod:`schedlab.evaluation.multicluster`)."""
 
+TIME_METRICS = frozenset(m for m, name in METRICS.items() if "{time}" in name)
+"""Metrics that are times (seconds or steps, :func:`time_unit`)."""
+NOT_RANKED = frozenset({"utilisation"})
+"""Metrics reported but never compared: higher is better, and the statistics rank lower first."""
 SECONDS = "s"
 STEPS = "steps"
 
@@ -106,17 +110,18 @@ def length_buckets(results: Results) -> dict[str, tuple[float, float]]:
         ranges = sorted((int(v[0]), int(v[1]), str(k)) for k, v in meta.items())
         return {k: (lo, hi) for lo, hi, k in ranges}
     column = length_column(results.table)
-    run = results.table.get_column(column)
-    if run.len() == 0:
+    if results.table.height == 0:
         return {}
-    lo, hi = run.min(), run.max()
-    q1, q2 = (run.quantile(q, interpolation="lower") for q in (1 / 3, 2 / 3))
+    run = pl.col(column)
+    q = [run.quantile(p, interpolation="lower").alias(f"q{p:.3f}") for p in (1 / 3, 2 / 3)]
+    lo, q1, q2, hi = results.table.select(run.min().alias("lo"), *q, run.max().alias("hi")).row(0)
     if column == "duration":
-        terciles = ((lo, q1), (q1 + 1, q2), (q2 + 1, hi))  # type: ignore[operator]
+        q1, q2 = int(q1), int(q2)
+        terciles = ((lo, q1), (q1 + 1, q2), (q2 + 1, hi))
         return {n: r for n, r in zip(TERCILE_NAMES, terciles, strict=True) if r[0] <= r[1]}
     out = {"short": (lo, q1), "medium": (q1, q2), "long": (q2, hi)}
-    keep = ["short", *(["medium"] if q1 < q2 else []), *(["long"] if q2 < hi else [])]  # type: ignore[operator]
-    return {k: out[k] for k in keep}  # type: ignore[misc]
+    keep = ["short", *(["medium"] if q1 < q2 else []), *(["long"] if q2 < hi else [])]
+    return {k: out[k] for k in keep}
 
 
 def length_column(table: pl.DataFrame) -> str:

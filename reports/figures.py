@@ -21,6 +21,7 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
+from schedlab.evaluation.metrics import TIME_METRICS
 from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.registry import policies
 from schedlab.reports.output import fit_text, is_narrow, place_legend
@@ -35,8 +36,21 @@ SHORT_METRIC = {
     "bounded_slowdown": "bounded slowdown",
     "p95_slowdown": "p95 slowdown",
     "max_slowdown": "max slowdown",
+    "max_wait": "max waiting time",
+    "p95_wait": "p95 waiting time",
+    "p99_wait": "p99 waiting time",
+    "utilisation": "utilisation",
+    "killed": "killed jobs",
 }
 """Short names of the per-jobset metrics, for ticks and narrow axis labels."""
+
+
+def short_metric(metric: str, unit: str) -> str:
+    """:data:`SHORT_METRIC` of ``metric``, with the time ``unit`` (``"s"`` or ``"steps"``) for a
+    time metric (:data:`~schedlab.evaluation.metrics.TIME_METRICS`): ``"waiting time (s)"``."""
+    short = SHORT_METRIC.get(metric, metric)
+    return f"{short} ({unit})" if metric in TIME_METRICS else short
+
 
 METRIC_LABELS = {
     "slowdown": "Average job slowdown",
@@ -270,7 +284,7 @@ def plot_length_boxplot(
     *,
     palette: Mapping[str, Any],
     load: float | None = None,
-    buckets: Mapping[str, tuple[int, int]] | None = None,
+    buckets: Mapping[str, tuple[float, float]] | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """Box plot of per-jobset average slowdown by job-length bucket (x) and policy (hue).

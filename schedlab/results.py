@@ -46,8 +46,8 @@ def seconds_inputs(jobs: pl.DataFrame, resource: str, capacity: float) -> list[p
     when present, ``share`` of ``resource`` out of ``capacity``), or none without real times."""
     if "arrival_s" not in jobs.columns or "duration_s" not in jobs.columns:
         return []
-    estimate = ["estimate_s"] if "estimate_s" in jobs.columns else []
-    return ["arrival_s", "duration_s", *estimate, (pl.col(resource) / capacity).alias("share")]
+    times = [c for c in ("arrival_s", "duration_s", "estimate_s") if c in jobs.columns]
+    return [*map(pl.col, times), (pl.col(resource) / capacity).alias("share")]
 
 
 def seconds_results(step: float | None, columns: list[str]) -> list[pl.Expr]:

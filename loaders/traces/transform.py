@@ -187,8 +187,8 @@ def finish(
         and ``weight``), so that ``rows`` need not carry reason columns for millions of rows.
     finalize
         Called with the kept jobs once ``jobset`` and ``job_id`` are assigned (with every
-        column of ``rows``, the times in seconds relative to the jobset's origin); returns the jobs and fix
-        counts to add to the report, e.g. to turn references between rows into ``parents``.
+        column of ``rows``, times in seconds relative to the jobset's origin); returns the jobs
+        and fix counts to add to the report, e.g. to turn references between rows into ``parents``.
     notes
         Facts about the file as a whole for the report (a header line skipped, ...).
     machines
