@@ -29,7 +29,8 @@ class StatsSettings:
     secondary: tuple[str, ...] = ("completion", "bounded_slowdown", "p95_slowdown")
     """Exploratory metrics (vs the reference, Benjamini–Hochberg)."""
     bounded_slowdown_threshold: Annotated[float, Interval(gt=0)] = BSLD_THRESHOLD
-    """τ of the bounded slowdown, in steps."""
+    """τ of the bounded slowdown, in the results' time unit: seconds for a trace (its real
+    times), steps for a workload defined in steps."""
     confidence: Annotated[float, LEVEL] = 0.95
     """Level of the bootstrap confidence intervals."""
     alpha: Annotated[float, LEVEL] = 0.05

@@ -39,7 +39,7 @@ Schema (every key is optional unless marked *required*; unknown keys are errors)
     [metrics]                               # StatsSettings fields (evaluation/settings.py),
     primary = "slowdown"                    #   its defaults; the seed is experiment.seed
     secondary = ["completion", "p95_slowdown"]   # exploratory (BH)
-    bounded_slowdown_threshold = 10         # τ, steps
+    bounded_slowdown_threshold = 10         # τ: seconds for a trace, steps for a generator
     confidence = 0.9                        # bootstrap interval level
     alpha = 0.01                            # significance level of the tests
     n_resamples = 5000                      # bootstrap resamples
@@ -69,7 +69,7 @@ from typing import Annotated, Any, get_args
 import numpy as np
 
 from schedlab.errors import ParameterError, SpecError, UnknownNameError
-from schedlab.evaluation.metrics import METRICS
+from schedlab.evaluation.metrics import METRICS, NOT_RANKED
 from schedlab.evaluation.settings import STATS_FIELDS, StatsSettings
 from schedlab.params import Interval, check_load, check_params, parameters
 from schedlab.registry import (
@@ -512,6 +512,9 @@ def _metrics(t: Table, seed: int) -> StatsSettings:
         bad = [v for v in values if v not in METRICS]
         if bad:
             t.fail(key, f"unknown metric {bad[0]!r}; known: {', '.join(METRICS)}")
+        unranked = [v for v in values if v in NOT_RANKED]
+        if unranked:
+            t.fail(key, f"{unranked[0]!r} is reported, not compared (higher is better)")
     return replace(out, secondary=tuple(m for m in out.secondary if m != out.primary))
 
 

@@ -62,7 +62,7 @@ class Schedules:
     """Resource names (demand columns)."""
     capacity: tuple[float, ...]
     """Cluster capacity per resource (all machines together), in the units of the demands."""
-    length_buckets: dict[str, tuple[int, int]]
+    length_buckets: dict[str, tuple[float, float]]
     """Named inclusive duration ranges (steps) for colouring jobs by length
     (:func:`~schedlab.evaluation.metrics.length_buckets` of the whole results)."""
 

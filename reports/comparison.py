@@ -15,7 +15,7 @@ import polars as pl
 
 from schedlab.evaluation import analysis as an
 from schedlab.evaluation.compare import EXACT_MAX, ZERO_METHOD
-from schedlab.evaluation.metrics import METRICS
+from schedlab.evaluation.metrics import STEPS, metric_name
 from schedlab.evaluation.permutation import PERMUTATIONS, SMALL_BLOCKS
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
@@ -51,11 +51,22 @@ class Comparison:
     """:func:`~schedlab.evaluation.analysis.exploratory`."""
     focus: float | None
     """Offered load of the detailed tables (None: results without a load)."""
+    time_unit: str = STEPS
+    """Unit of the times and of τ (:func:`~schedlab.evaluation.metrics.time_unit`)."""
 
     @property
     def bsld_threshold(self) -> float:
-        """τ of the bounded slowdown (steps), for the text."""
+        """τ of the bounded slowdown (in :attr:`time_unit`), for the text."""
         return self.cfg.bounded_slowdown_threshold
+
+    @property
+    def tau(self) -> str:
+        """``"τ = 10 s"`` (or steps): the bounded slowdown's threshold with its unit."""
+        return f"τ = {self.bsld_threshold:g} {self.time_unit}"
+
+    def name(self, metric: str) -> str:
+        """Display name of ``metric`` with this comparison's time unit."""
+        return metric_name(metric, self.time_unit)
 
     def at_focus(self, df: pl.DataFrame) -> pl.DataFrame:
         """Rows of ``df`` at the focus load."""
@@ -83,8 +94,11 @@ def compare_policies(
     cfg: an.AnalysisConfig,
     order: Sequence[str],
     focus: float | None,
+    *,
+    time_unit: str = STEPS,
 ) -> Comparison:
-    """Compute every table of the comparison (all conditions)."""
+    """Compute every table of the comparison (all conditions); ``time_unit`` is the per-jobset
+    times' (``"s"`` or ``"steps"``)."""
     order = list(order)
     return Comparison(
         cfg=cfg,
@@ -94,6 +108,7 @@ def compare_policies(
         pairwise=an.pairwise(pj, cfg, order),
         exploratory=an.exploratory(pj, pln, cfg, order),
         focus=focus,
+        time_unit=time_unit,
     )
 
 
@@ -119,7 +134,7 @@ def figures(
     if not ranked:
         return out
     rows = comp.at_focus(pj)
-    label = METRICS[cfg.primary]
+    label = comp.name(cfg.primary)
     out["jobset_values.png"] = (
         figure(
             lambda ax: sf.plot_jobset_values(
@@ -128,7 +143,7 @@ def figures(
                 order=ranked,
                 palette=palette,
                 ax=ax,
-                title=f"{METRICS[cfg.primary].capitalize()} {where} "
+                title=f"{comp.name(cfg.primary).capitalize()} {where} "
                 f"({rows.select(pl.struct('seed', 'jobset').n_unique()).item()} jobsets)",
             ),
             (9, 4.5),
@@ -207,13 +222,13 @@ def headline(comp: Comparison) -> str:
     pairs = comp.at_focus(comp.pairwise)
     if pairs.height and (pairs.get_column("n_zero") == pairs.get_column("n")).all():
         return (
-            f"{comp.where().capitalize()}, every policy has the same {METRICS[cfg.primary]} on "
+            f"{comp.where().capitalize()}, every policy has the same {comp.name(cfg.primary)} on "
             f"every jobset: there is no difference to report."
         )
     best = summ.filter(pl.col("policy") == ranked[0]).row(0, named=True)
     text = (
         f"{comp.where().capitalize()}, {ranked[0]} has the best mean rank "
-        f"({num(best['mean_rank'])}) on {METRICS[cfg.primary]}: mean "
+        f"({num(best['mean_rank'])}) on {comp.name(cfg.primary)}: mean "
         f"{ci(best['mean'], best['ci_low'], best['ci_high'])} over {best['n_jobsets']} "
         f"jobsets."
     )
@@ -253,7 +268,7 @@ def blocks(
         ("table", summary_table(comp, ratios)),
         (
             "p",
-            f"Per-jobset {METRICS[cfg.primary]}, over jobsets. Mean rank: average rank within "
+            f"Per-jobset {comp.name(cfg.primary)}, over jobsets. Mean rank: average rank within "
             f"jobsets (1 = best). Ratio: geometric mean over jobsets of policy / "
             f"{cfg.reference} on the same jobset, paired percentile-bootstrap {conf} CI. "
             f"W/T/L: jobsets where the policy is lower / equal / higher than {cfg.reference}. "
@@ -276,7 +291,7 @@ def blocks(
             ("table", pairwise_table(comp.at_focus(comp.pairwise), cfg.alpha)),
             (
                 "p",
-                f"Two-sided Wilcoxon signed-rank tests on per-jobset {METRICS[cfg.primary]}"
+                f"Two-sided Wilcoxon signed-rank tests on per-jobset {comp.name(cfg.primary)}"
                 f" (zero_method={ZERO_METHOD}; exact p-values, ties included, up to "
                 f"{EXACT_MAX} non-zero differences), Holm-adjusted "
                 f"over the pairs at this load. Rank-biserial r = (R+ − R−) / (n(n+1)/2), "
@@ -308,7 +323,7 @@ def blocks(
         (
             "p",
             f"Mean over jobsets of each per-jobset metric [{conf} CI]; bounded slowdown "
-            f"uses τ = {comp.bsld_threshold:g} steps.",
+            f"uses {comp.tau}.",
         ),
     ]
     if "ratio_to_reference.png" in images:

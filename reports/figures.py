@@ -21,6 +21,7 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
+from schedlab.evaluation.metrics import TIME_METRICS
 from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.registry import policies
 from schedlab.reports.output import fit_text, is_narrow, place_legend
@@ -35,8 +36,21 @@ SHORT_METRIC = {
     "bounded_slowdown": "bounded slowdown",
     "p95_slowdown": "p95 slowdown",
     "max_slowdown": "max slowdown",
+    "max_wait": "max waiting time",
+    "p95_wait": "p95 waiting time",
+    "p99_wait": "p99 waiting time",
+    "utilisation": "utilisation",
+    "killed": "killed jobs",
 }
 """Short names of the per-jobset metrics, for ticks and narrow axis labels."""
+
+
+def short_metric(metric: str, unit: str) -> str:
+    """:data:`SHORT_METRIC` of ``metric``, with the time ``unit`` (``"s"`` or ``"steps"``) for a
+    time metric (:data:`~schedlab.evaluation.metrics.TIME_METRICS`): ``"waiting time (s)"``."""
+    short = SHORT_METRIC.get(metric, metric)
+    return f"{short} ({unit})" if metric in TIME_METRICS else short
+
 
 METRIC_LABELS = {
     "slowdown": "Average job slowdown",
@@ -97,9 +111,13 @@ def format_load(load: float | None) -> str:
     return "n/a" if load is None else f"{round(100 * load, 1):g}%"
 
 
-def bucket_label(name: str, bounds: tuple[int, int]) -> str:
-    """``"short (1–3 steps)"``; a one-value bucket reads ``"medium (3 steps)"``."""
+def bucket_label(name: str, bounds: tuple[float, float]) -> str:
+    """``"short (1–3 steps)"``; a one-value bucket reads ``"medium (3 steps)"``. Float bounds
+    are a trace's run times in seconds (:func:`~schedlab.evaluation.metrics.length_buckets`):
+    ``"short (0–600 s)"``."""
     lo, hi = bounds
+    if isinstance(lo, float):
+        return f"{name} ({lo:g} s)" if lo == hi else f"{name} ({lo:g}–{hi:g} s)"
     return f"{name} ({lo} step{'s' * (lo != 1)})" if lo == hi else f"{name} ({lo}–{hi} steps)"
 
 
@@ -266,7 +284,7 @@ def plot_length_boxplot(
     *,
     palette: Mapping[str, Any],
     load: float | None = None,
-    buckets: Mapping[str, tuple[int, int]] | None = None,
+    buckets: Mapping[str, tuple[float, float]] | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """Box plot of per-jobset average slowdown by job-length bucket (x) and policy (hue).

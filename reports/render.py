@@ -22,11 +22,11 @@ import polars as pl
 
 from schedlab.evaluation.analysis import AnalysisConfig, conditions
 from schedlab.evaluation.metrics import (
-    METRICS,
     length_buckets,
     per_jobset,
     per_length,
     policy_order,
+    time_unit,
 )
 from schedlab.evaluation.overview import ratio_overview
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
@@ -64,7 +64,9 @@ def compute(
     pj = per_jobset(results, bsld_threshold=cfg.bounded_slowdown_threshold)
     pln = per_length(results)
     focus = _focus(pj, focus_load)
-    comp = comparison.compare_policies(pj, pln, cfg, policy_order(results), focus)
+    comp = comparison.compare_policies(
+        pj, pln, cfg, policy_order(results), focus, time_unit=time_unit(results.table)
+    )
     by = ("policy", *conditions(pj))
     view = views.compute(
         results,
@@ -131,7 +133,7 @@ def _sweep_figures(c: Computed, palette: dict[str, Any]) -> dict[str, tuple[Plot
                 span="column",
                 gridspec_kw={"height_ratios": [1.3, 1][:rows]},
             ),
-            f"{METRICS[cfg.primary].capitalize()} vs offered load: mean over jobsets of the "
+            f"{c.comp.name(cfg.primary).capitalize()} vs offered load: mean over jobsets of the "
             f"per-jobset average (log scale; bands: {100 * c.confidence:g}% bootstrap CI over "
             f"jobsets)"
             + (
@@ -152,7 +154,7 @@ def _sweep_figures(c: Computed, palette: dict[str, Any]) -> dict[str, tuple[Plot
                 (min(3 + 0.9 * n_loads, 12), 1.2 + 0.45 * len(pols)),
                 span="page" if n_loads > 4 else "column",
             ),
-            f"Ratio of per-jobset {METRICS[cfg.primary]} to {cfg.reference} at every load "
+            f"Ratio of per-jobset {c.comp.name(cfg.primary)} to {cfg.reference} at every load "
             "(blue: better, red: worse); grey numbers are not significant after Holm's "
             "correction.",
         )

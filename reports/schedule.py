@@ -29,7 +29,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from schedlab.evaluation.metrics import bucket_expr
+from schedlab.evaluation.metrics import bucket_expr, length_column
 from schedlab.reports.figures import bucket_label, line_style
 from schedlab.reports.output import is_narrow, place_panel_legend
 
@@ -47,7 +47,7 @@ def job_colors(
     jobs: pl.DataFrame,
     *,
     color_by: Literal["length", "category"] = "length",
-    buckets: Mapping[str, tuple[int, int]] | None = None,
+    buckets: Mapping[str, tuple[float, float]] | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """The colour group of each job and a colour per group (legend order).
 
@@ -64,9 +64,8 @@ def job_colors(
         return groups, {g: qualitative[i % len(qualitative)] for i, g in enumerate(names)}
     bounds = dict(buckets or {})
     label = {b: bucket_label(b, r) for b, r in bounds.items()}
-    groups = (
-        jobs.select(bucket_expr(bounds).cast(pl.String)).to_series().to_list() if bounds else []
-    )
+    bucket = bucket_expr(bounds, length_column(jobs)).cast(pl.String)
+    groups = jobs.select(bucket).to_series().to_list() if bounds else []
     groups = [label.get(g, "other") for g in groups] if bounds else ["all jobs"] * jobs.height
     palette = sns.color_palette("crest", max(len(bounds), 1))
     colors: dict[str, Any] = {label[b]: palette[i] for i, b in enumerate(bounds)}
@@ -118,7 +117,7 @@ def plot_gantt(
     resource: str | None = None,
     capacity: float | None = None,
     color_by: Literal["length", "category"] = "length",
-    buckets: Mapping[str, tuple[int, int]] | None = None,
+    buckets: Mapping[str, tuple[float, float]] | None = None,
     legend: bool = True,
     ax: Axes | None = None,
 ) -> Axes:
@@ -287,7 +286,7 @@ def plot_schedule_diff(
     b: pl.DataFrame,
     *,
     palette: Mapping[str, Any],
-    buckets: Mapping[str, tuple[int, int]] | None = None,
+    buckets: Mapping[str, tuple[float, float]] | None = None,
     color_by: Literal["length", "category"] = "length",
     axes: Sequence[Axes],
 ) -> Sequence[Axes]:

@@ -16,7 +16,7 @@ import polars as pl
 
 import schedlab
 from schedlab.evaluation.compare import EXACT_MAX, TIE_RTOL, ZERO_METHOD
-from schedlab.evaluation.metrics import METRICS, policy_order
+from schedlab.evaluation.metrics import SECONDS, policy_order
 from schedlab.evaluation.stats import CI_METHOD
 from schedlab.reports import comparison, figures
 from schedlab.reports.markup import Block, Table
@@ -44,7 +44,7 @@ class Computed:
     per_length: pl.DataFrame
     summary: pl.DataFrame
     length_summary: pl.DataFrame
-    buckets: dict[str, tuple[int, int]]
+    buckets: dict[str, tuple[float, float]]
     comp: comparison.Comparison
     ratios: pl.DataFrame
     """:func:`~schedlab.evaluation.overview.ratio_overview` of every load."""
@@ -147,7 +147,7 @@ def overview_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Bl
         (
             "p",
             f"Where each policy wins, by how much, and where the difference from "
-            f"{cfg.reference} is not significant ({METRICS[cfg.primary]}; best = lowest mean "
+            f"{cfg.reference} is not significant ({c.comp.name(cfg.primary)}; best = lowest mean "
             f"rank over the jobsets of that load).",
         ),
         ("table", overview_table(c.comp, c.ratios)),
@@ -169,7 +169,7 @@ def sweep_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Block
     for metric in shown:
         rows = c.summary.filter(pl.col("metric") == metric)
         blocks += [
-            ("h3", METRICS[metric].capitalize()),
+            ("h3", c.comp.name(metric).capitalize()),
             ("table", ci_table(rows, "load", _load_label)),
             (
                 "p",
@@ -253,7 +253,10 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
         "reference": cfg.reference,
         "primary metric": cfg.primary,
         "secondary metrics (exploratory)": list(cfg.secondary),
-        "bounded slowdown": f"max(1, C / max(T, τ)), τ = {c.comp.bsld_threshold:g} steps",
+        "bounded slowdown": f"max(1, C / max(T, τ)), {c.comp.tau}",
+        "time unit": "s (a trace's real submit and run times, whatever the time step)"
+        if c.comp.time_unit == SECONDS
+        else "steps (a workload defined in steps)",
         "omnibus": "Friedman (tie-corrected) with Iman–Davenport F; Kendall's W; Nemenyi CD",
         "pairwise": f"Wilcoxon signed-rank, zero_method={ZERO_METHOD}, two-sided, exact up to "
         f"{EXACT_MAX} non-zero differences (else normal approximation); "

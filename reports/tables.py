@@ -14,7 +14,7 @@ import polars as pl
 
 from schedlab.evaluation.permutation import METHOD_LABELS
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.figures import SHORT_METRIC, format_load
+from schedlab.reports.figures import SHORT_METRIC, format_load, short_metric
 from schedlab.reports.markup import Table
 
 if TYPE_CHECKING:
@@ -145,7 +145,8 @@ def secondary_table(comp: Comparison) -> Table:
         for p, m, v, lo, hi in summ.select("policy", "metric", "mean", "ci_low", "ci_high").rows()
     }
     rows = [[p] + [cells.get((p, m), "–") for m in comp.cfg.metrics] for p in comp.ranked()]
-    return Table(["policy", *(SHORT_METRIC.get(m, m) for m in comp.cfg.metrics)], rows)
+    unit = comp.time_unit
+    return Table(["policy", *(short_metric(m, unit) for m in comp.cfg.metrics)], rows)
 
 
 def omnibus_table(comp: Comparison) -> Table:

@@ -42,7 +42,7 @@ class ScheduleViews:
     """The policies drawn side by side: the reference, then the best other one."""
     jobs: pl.DataFrame
     """Per-job results of those policies on the jobset."""
-    buckets: dict[str, tuple[int, int]]
+    buckets: dict[str, tuple[float, float]]
     """Length buckets (job colours)."""
     resources: tuple[str, ...]
     """Resource names (empty: no demands, no views over time)."""

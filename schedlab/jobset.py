@@ -42,7 +42,17 @@ OPTIONAL_COLUMNS: dict[str, pl.DataType] = {
     "source_id": pl.Utf8(),
     "user": pl.Utf8(),
     "parents": pl.List(pl.Int64()),
+    "arrival_s": pl.Float64(),
+    "duration_s": pl.Float64(),
+    "estimate_s": pl.Float64(),
 }
+SECONDS_COLUMNS = ("arrival_s", "duration_s", "estimate_s")
+"""Optional float64 columns of a trace's real times, in seconds (synthetic jobsets, defined in
+steps, have none): ``arrival_s``, the submit time relative to the jobset's own origin (its step
+0, so ``arrival = floor(arrival_s / step)``); ``duration_s``, the recorded run time (0 allowed:
+its ``duration`` is still 1 step); ``estimate_s``, the user's runtime request. They need
+``JobSetMeta.time_step_seconds``; metrics are defined on them whatever the step
+(:mod:`schedlab.evaluation.metrics`). Tools that change ``arrival`` or ``duration`` drop them."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -295,8 +305,9 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
     ]
     if "estimate" in jobs.columns:
         checks.append(("estimate", pl.col("estimate") < 1, "must be >= 1 time step"))
-    for r in meta.resources:
+    for r in (*meta.resources, *(c for c in SECONDS_COLUMNS if c in jobs.columns)):
         checks.append((r, ~pl.col(r).is_finite() | (pl.col(r) < 0), "must be finite and >= 0"))
+    checks += _seconds_checks(jobs, meta)
     for col, bad, rule in checks:
         row = _first_bad(jobs, bad)
         if row is not None:
@@ -322,6 +333,35 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
             )
             raise InfeasibleJobError(msg)
     return jobs
+
+
+SECONDS_RTOL = 1e-9
+"""Relative tolerance of the agreement between times in seconds and in steps (float rounding)."""
+
+
+def _seconds_checks(jobs: pl.DataFrame, meta: JobSetMeta) -> list[tuple[str, pl.Expr, str]]:
+    """Checks that the seconds columns agree with the steps: ``arrival·step <= arrival_s <
+    (arrival + 1)·step`` and ``duration_s <= duration·step`` (within :data:`SECONDS_RTOL`)."""
+    present = [c for c in SECONDS_COLUMNS if c in jobs.columns]
+    if not present:
+        return []
+    step = meta.time_step_seconds
+    if step is None:
+        msg = f"columns {present} (seconds) need the metadata's time_step_seconds"
+        raise JobSetError(msg)
+    checks = []
+    if "arrival_s" in present:
+        t = pl.col("arrival_s")
+        lo, hi = pl.col("arrival") * step, (pl.col("arrival") + 1) * step
+        tol = SECONDS_RTOL * pl.max_horizontal(hi, pl.lit(1.0))
+        rule = f"is not in [arrival, arrival + 1) steps of {step:g} s (column 'arrival')"
+        checks.append(("arrival_s", (t < lo - tol) | (t >= hi + tol), rule))
+    if "duration_s" in present:
+        hi = pl.col("duration") * step
+        tol = SECONDS_RTOL * pl.max_horizontal(hi, pl.lit(1.0))
+        rule = f"exceeds duration steps of {step:g} s (column 'duration')"
+        checks.append(("duration_s", pl.col("duration_s") > hi + tol, rule))
+    return checks
 
 
 def _check_span(jobs: pl.DataFrame) -> None:

@@ -18,9 +18,56 @@ RESULT_COLUMNS = (
     "policy", "jobset", "load", "seed", "job_id", "arrival", "start", "finish", "duration",
     "machine", "slowdown", "completion", "wait",
 )  # fmt: skip
-RESULT_BYTES = 2 * 8 * len(RESULT_COLUMNS)
-"""Memory one result row holds at its peak, in bytes (its 8-byte columns, twice: the
-simulator's table and its concatenation), for size estimates (:mod:`schedlab.sizes`)."""
+SECONDS_RESULT_COLUMNS = ("arrival_s", "run_s", "wait_s", "completion_s", "share")
+"""Columns results add when the JobSet has real times (:data:`~schedlab.jobset.SECONDS_COLUMNS`),
+float64: ``arrival_s`` (seconds since the jobset's origin), ``run_s`` (seconds the job ran,
+:func:`run_seconds`), ``wait_s = max(0, start·step − arrival_s)``, ``completion_s = wait_s +
+run_s`` (the turnaround) and ``share`` (the job's demand of the first resource as a fraction of
+the cluster's capacity of it, for the utilisation)."""
+RESULT_BYTES = 2 * 8 * (len(RESULT_COLUMNS) + len(SECONDS_RESULT_COLUMNS))
+"""Memory one result row holds at its peak, in bytes (its 8-byte columns, with the seconds
+columns of a trace, twice: the simulator's table and its concatenation), for size estimates
+(:mod:`schedlab.sizes`)."""
+MIN_RUN_SECONDS = 1.0
+"""Shortest run time a slowdown divides by, in seconds: SWF's resolution. A job that ran less
+(a 0 s job of a trace) has slowdown ``1 + wait_s / 1 s``."""
+
+
+def run_seconds() -> pl.Expr:
+    """Seconds a job ran (float64), the one place that defines it: its recorded ``duration_s``.
+
+    A job killed at its request (a ``killed`` results column) runs ``min(duration_s,
+    estimate_s)``; that rule belongs here, so that every seconds metric follows it."""
+    return pl.col("duration_s")
+
+
+def seconds_inputs(jobs: pl.DataFrame, resource: str, capacity: float) -> list[pl.Expr]:
+    """Job columns :func:`seconds_results` needs (``arrival_s``, ``duration_s``, ``estimate_s``
+    when present, ``share`` of ``resource`` out of ``capacity``), or none without real times."""
+    if "arrival_s" not in jobs.columns or "duration_s" not in jobs.columns:
+        return []
+    times = [c for c in ("arrival_s", "duration_s", "estimate_s") if c in jobs.columns]
+    return [*map(pl.col, times), (pl.col(resource) / capacity).alias("share")]
+
+
+def seconds_results(step: float | None, columns: list[str]) -> list[pl.Expr]:
+    """Expressions adding :data:`SECONDS_RESULT_COLUMNS` to a results table from its ``start``
+    (steps of ``step`` seconds) and :func:`seconds_inputs`, and replacing the per-job
+    ``slowdown`` by its value on the real times, ``1 + wait_s / max(run_s, MIN_RUN_SECONDS)``
+    (``completion_s / run_s`` for a job of 1 s or more; >= 1); none without real times
+    (``columns``, the table's, lack ``arrival_s``)."""
+    if step is None or "arrival_s" not in columns:
+        return []
+    wait = (pl.col("start") * step - pl.col("arrival_s")).clip(lower_bound=0.0)
+    run = run_seconds()
+    return [
+        pl.col("arrival_s"),
+        run.alias("run_s"),
+        wait.alias("wait_s"),
+        (wait + run).alias("completion_s"),
+        pl.col("share"),
+        (1.0 + wait / pl.max_horizontal(run, pl.lit(MIN_RUN_SECONDS))).alias("slowdown"),
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +77,9 @@ class Results:
     Columns: ``policy`` (str), ``jobset`` (int32), ``load`` (float64, the jobset's target load or
     null), ``seed`` (int64 or null), ``job_id``, ``arrival``, ``start``, ``finish``, ``duration``,
     ``completion = finish − arrival``, ``wait = start − arrival`` (int64, steps) and
-    ``slowdown = completion / duration`` (float64, >= 1).
+    ``slowdown = completion / duration`` (float64, >= 1). When the JobSet has real times (a
+    trace), also :data:`SECONDS_RESULT_COLUMNS`, and ``slowdown`` is on the real times
+    (:func:`seconds_results`): quantizing to steps may change the schedule, never a metric.
 
     ``meta`` holds ``jobset`` (the JobSet metadata), ``policies`` (name -> parameters),
     ``config`` (cluster geometry) and ``length_buckets``; for learned policies run on the batched

@@ -23,7 +23,13 @@ import polars as pl
 from schedlab import sizes
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
-from schedlab.results import RESULT_COLUMNS, Results
+from schedlab.results import (
+    RESULT_COLUMNS,
+    SECONDS_RESULT_COLUMNS,
+    Results,
+    seconds_inputs,
+    seconds_results,
+)
 from schedlab.simulator.check import check_schedule
 from schedlab.simulator.cluster import backfill, backfill_steps
 from schedlab.simulator.cluster.batched import (
@@ -369,7 +375,9 @@ def simulate_cluster(
         (pl.col("load") if "load" in jobs.columns else pl.lit(None, pl.Float64)).alias("load"),
         pl.lit(seed if isinstance(seed, int) else None, pl.Int64).alias("seed"),
         "job_id", "arrival", "duration",
+        *seconds_inputs(jobs, jobset.resources[0], jobset.meta.capacity[0]),
     )  # fmt: skip
+    seconds = seconds_results(jobset.meta.time_step_seconds, base.columns)
     tables = []
     agent_stats = {}
     for policy in policies:
@@ -391,7 +399,8 @@ def simulate_cluster(
             wait=pl.col("start") - pl.col("arrival"),
         )
         .with_columns(slowdown=pl.col("completion") / pl.col("duration"))
-        .select(RESULT_COLUMNS)
+        .with_columns(seconds)
+        .select(*RESULT_COLUMNS, *(SECONDS_RESULT_COLUMNS if seconds else ()))
     )
     resolved = resolve_machines(config, jobset)
     meta = {

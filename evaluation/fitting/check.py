@@ -28,7 +28,7 @@ from schedlab.evaluation.fitting.timeline import timeline
 from schedlab.evaluation.metrics import per_jobset
 from schedlab.evaluation.settings import StatsSettings
 from schedlab.evaluation.stats import summarize
-from schedlab.jobset import JobSet, JobSetMeta, offered_load
+from schedlab.jobset import SECONDS_COLUMNS, JobSet, JobSetMeta, offered_load
 from schedlab.loaders.generators.fitted import FittedGenerator, read_model
 from schedlab.registry import make_policy
 from schedlab.simulator.config import ClusterConfig
@@ -96,7 +96,7 @@ def trace_windows(jobset: JobSet, window: int, n_jobsets: int, rng: np.random.Ge
 def rescale(js: JobSet, factor: float) -> JobSet:
     """Arrival times (and the window) multiplied by ``factor`` (floor), demands untouched."""
     window = max(1, round((js.meta.arrival_window or 1) * factor))
-    jobs = js.jobs.with_columns(
+    jobs = js.jobs.drop(SECONDS_COLUMNS, strict=False).with_columns(
         (pl.col("arrival") * factor).floor().cast(pl.Int64).clip(upper_bound=window - 1)
     )
     prov = {**js.meta.provenance, "time_scale": factor}

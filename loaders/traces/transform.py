@@ -23,10 +23,15 @@ accounts for every row in a :class:`~schedlab.loaders.traces.drop_report.DropRep
 :data:`~schedlab.jobset.MAX_SPAN` (``out_of_range``: e.g. 1e300 or 2^63 seconds; before the
 trace's first arrival ``t0`` is taken, and again relative to it); 3. time window; 4. quantize
 time (``arrival = floor((t − t0)/step)``, ``duration = max(1, ceil(d/step))``; zero-length rows
-are kept as 1-step jobs and counted as a fix); 5. scale resources to the target machines and
+are kept as 1-step jobs and counted as a fix, durations rounded up to whole steps are counted
+as a note); 5. scale resources to the target machines and
 drop jobs larger than one machine (``exceeds_capacity``) or not finite (``out_of_range``); the
 cluster is ``options.machines`` machines, by default the trace's own count; 6. random sample
 of ``sample`` rows; 7. split into jobsets.
+
+The real times stay beside the steps (:data:`~schedlab.jobset.SECONDS_COLUMNS`): ``arrival_s``
+relative to each jobset's origin (its step 0), ``duration_s`` and ``estimate_s``, so metrics are
+defined in seconds whatever the step; quantizing may change the schedule, never a metric.
 
 A load that keeps no row is an error that says what was dropped and why; so is a jobset whose
 span (last arrival + Σ duration) passes :data:`~schedlab.jobset.MAX_SPAN`.
@@ -45,7 +50,7 @@ import numpy as np
 import polars as pl
 
 from schedlab.errors import JobSetError, TraceFormatError
-from schedlab.jobset import MAX_SPAN, JobSet, JobSetMeta
+from schedlab.jobset import MAX_SPAN, SECONDS_COLUMNS, JobSet, JobSetMeta
 from schedlab.loaders.traces.cache import source_sha256
 from schedlab.loaders.traces.drop_report import (
     SAMPLE_SCHEMA,
@@ -182,8 +187,8 @@ def finish(
         and ``weight``), so that ``rows`` need not carry reason columns for millions of rows.
     finalize
         Called with the kept jobs once ``jobset`` and ``job_id`` are assigned (with every
-        column of ``rows`` but ``arrival_s`` and ``duration_s``); returns the jobs and fix
-        counts to add to the report, e.g. to turn references between rows into ``parents``.
+        column of ``rows``, times in seconds relative to the jobset's origin); returns the jobs
+        and fix counts to add to the report, e.g. to turn references between rows into ``parents``.
     notes
         Facts about the file as a whole for the report (a header line skipped, ...).
     machines
@@ -252,6 +257,7 @@ def finish(
         zero = int((good.get_column("duration_s") <= 0).sum())
         if zero:
             fixes["zero_duration_as_one_step"] = fixes.get("zero_duration_as_one_step", 0) + zero
+        notes = [*notes, *_rounding_notes(good, opts.time_step, zero)]
         rows_kept = _weight(good)
         box = [good]  # _quantize consumes the rows column by column (memory)
         del good
@@ -312,7 +318,7 @@ def finish(
 
 Finalize = Callable[[pl.DataFrame], tuple[pl.DataFrame, Mapping[str, int]]]
 """``finish``'s hook on the kept jobs: returns the jobs and fix counts to add."""
-OPTIONAL = ("estimate", "source_id", "user", "category", "parents")
+OPTIONAL = ("estimate", "source_id", "user", "category", "parents", *SECONDS_COLUMNS)
 """Optional JobSet columns a loader's rows may carry through :func:`finish`."""
 
 
@@ -372,32 +378,46 @@ def _partition(rows: pl.DataFrame, dropped: pl.DataFrame | None) -> tuple[pl.Dat
     return rows, pl.concat([empty, *parts], how="vertical")
 
 
+def _rounding_notes(good: pl.DataFrame, step: float, zero: int) -> list[str]:
+    """A note saying how quantizing to steps of ``step`` seconds may change the schedule (not
+    the metrics, defined on the real times): durations rounded up, zero-length jobs made one
+    step long. None at 1 s steps with whole-second durations."""
+    d = pl.col("duration_s")
+    rounded = int(good.select(((d / step).ceil() * step != d) & (d > 0)).sum().item())
+    if not rounded and not zero:
+        return []
+    return [
+        f"time step {step:g} s: {rounded:,} durations rounded up to whole steps and {zero:,} "
+        "zero-length jobs made 1 step long; this may change the schedule, not the metrics, "
+        "which use the real times in seconds (arrival_s, duration_s)"
+    ]
+
+
 def _quantize(box: list[pl.DataFrame], opts: TraceOptions, t0: float | None) -> pl.DataFrame:
     """The rows popped from ``box``, sorted by arrival (then line), with integer ``arrival``
-    and ``duration`` in steps instead of ``arrival_s`` and ``duration_s``."""
+    and ``duration`` in steps beside ``arrival_s`` (seconds since the trace's origin
+    ``t0 + start``; :func:`_split` makes it relative to each jobset's) and ``duration_s``."""
     good = box.pop()
     start = opts.start or 0.0
+    since = pl.col("arrival_s") - (t0 or 0.0) - start
     good = good.with_columns(
-        ((pl.col("arrival_s") - (t0 or 0.0) - start) / opts.time_step).floor().cast(pl.Int64)
-        .alias("arrival"),
+        (since / opts.time_step).floor().cast(pl.Int64).alias("arrival"),
         (pl.col("duration_s") / opts.time_step).ceil().clip(lower_bound=1).cast(pl.Int64)
         .alias("duration"),
     )  # fmt: skip
     if "estimate_s" in good.columns:
         steps = (pl.col("estimate_s") / opts.time_step).ceil().clip(lower_bound=1)
-        good = good.with_columns(steps.cast(pl.Int64).alias("estimate")).drop("estimate_s")
+        good = good.with_columns(steps.cast(pl.Int64).alias("estimate"))
     order = _arrival_order(good)
     if order is None:
-        return good.sort("arrival_s", "line").drop("arrival_s", "duration_s")
-    good = good.drop("duration_s")
+        return good.sort("arrival_s", "line").with_columns(since)
     index = pl.Series(order)
     del order
     columns = {}
     for name in good.columns:  # gather column by column, freeing each original as we go
-        if name != "arrival_s":
-            columns[name] = good.get_column(name).gather(index)
+        columns[name] = good.get_column(name).gather(index)
         good = good.drop(name)
-    return pl.DataFrame(columns)
+    return pl.DataFrame(columns).with_columns(since)
 
 
 def _arrival_order(good: pl.DataFrame) -> np.ndarray | None:
@@ -455,18 +475,24 @@ def _windows(jobs: pl.DataFrame, n: int, size: int, seed: int) -> pl.DataFrame:
 
 
 def _split(jobs: pl.DataFrame, opts: TraceOptions) -> pl.DataFrame:
-    """Assign ``jobset`` and ``job_id`` and make arrivals relative to each jobset's start."""
+    """Assign ``jobset`` and ``job_id`` and make arrivals (steps and seconds) relative to each
+    jobset's origin, its first step: ``arrival_s`` stays within ``arrival``'s step."""
     if (width := _window_steps(opts)) is not None:
         jobs = jobs.with_columns((pl.col("arrival") // width).cast(pl.Int32).alias("jobset"))
-        jobs = jobs.with_columns(pl.col("arrival") - pl.col("jobset").cast(pl.Int64) * width)
+        origin = pl.col("jobset").cast(pl.Int64) * width
     elif opts.windows is not None and opts.jobset_size is not None:
         jobs = _windows(jobs, opts.windows, opts.jobset_size, opts.seed)
-        jobs = jobs.with_columns(pl.col("arrival") - pl.col("arrival").min().over("jobset"))
+        origin = pl.col("arrival").min().over("jobset")
     elif opts.jobset_size is not None:
         jobs = jobs.with_columns(
             (pl.int_range(pl.len()) // opts.jobset_size).cast(pl.Int32).alias("jobset")
         )
-        jobs = jobs.with_columns(pl.col("arrival") - pl.col("arrival").min().over("jobset"))
+        origin = pl.col("arrival").min().over("jobset")
     else:
         jobs = jobs.with_columns(pl.lit(0, pl.Int32).alias("jobset"))
+        origin = pl.lit(0, pl.Int64)
+    jobs = jobs.with_columns(
+        pl.col("arrival") - origin,
+        (pl.col("arrival_s") - origin * opts.time_step).clip(lower_bound=0.0),
+    )
     return jobs.with_columns(pl.int_range(pl.len()).over("jobset").cast(pl.Int64).alias("job_id"))

@@ -68,7 +68,7 @@ def test_per_jobset_matches_hand_computed_means() -> None:
     out = per_jobset(make_results(ROWS, policies=["b", "a"]))
     assert out.columns == [
         "policy", "load", "seed", "jobset", "n_jobs", "slowdown", "completion", "wait",
-        "max_slowdown", "bounded_slowdown", "p95_slowdown",
+        "max_slowdown", "bounded_slowdown", "p95_slowdown", "max_wait", "p95_wait", "p99_wait",
     ]  # fmt: skip
     assert out.select("policy", "jobset").rows() == [("b", 0), ("a", 0), ("a", 1)]
     a0 = out.row(1, named=True)
@@ -83,6 +83,8 @@ def test_per_jobset_matches_hand_computed_means() -> None:
     assert a0["bounded_slowdown"] == pytest.approx((1 + 1 + 1.2) / 3)
     # p95 of slowdowns [1, 1.2, 3], linear: 1.2 + 0.9 · (3 − 1.2)
     assert a0["p95_slowdown"] == pytest.approx(2.82)
+    # waits [0, 2, 2] in steps (synthetic results: no real times, no utilisation)
+    assert (a0["max_wait"], a0["p95_wait"], a0["p99_wait"]) == (2.0, 2.0, 2.0)
 
 
 def test_bounded_slowdown_threshold_and_workload_key() -> None:
