@@ -12,26 +12,30 @@ heuristic's compiled score, :mod:`.dispatch`) and a **placement rule** (:mod:`.p
                   start now if it fits now and does not delay that reservation: it ends (by its
                   estimate) before the reservation, or it uses only capacity of the reserved
                   machine the head will not need then, or another machine.
-``conservative``  every waiting job, in order, gets a reservation in a profile of free capacity
-                  built from the running jobs' estimated ends and the reservations of the jobs
-                  before it; the jobs whose reservation is *now* start. The profile is rebuilt at
-                  every event, so reservations only move earlier (jobs end early, never late,
-                  with exact or over-estimates); no job is delayed by one behind it in order.
+``conservative``  (Mu'alem & Feitelson 2001) every job gets a reservation when it arrives: the
+                  earliest slot in the profile of free capacity (the running jobs' estimated
+                  ends and the reservations already made) that delays no reservation. When a
+                  job ends the waiting jobs are *compressed* in order: each
+                  gives its slot back and takes the earliest one, so reservations only move
+                  earlier and no job starts after its first reservation while jobs end by their
+                  estimates. The jobs whose reservation is *now* start.
 
-Where reservations live: a reservation is a (time, machine) pair of one waiting job, recomputed
-at every decision time from the running jobs' ``start + estimate`` (a job that runs past its
-estimate is expected to end at the next step) and, for ``conservative``, the reservations of the
-jobs ahead of it in order. The first reservation each job got is returned (``reserved``) so that
-:func:`~schedlab.simulator.check.check_discipline` can verify that jobs start no later, which is
-what EASY (for the head) and conservative (for every job) promise when estimates are exact.
+Where reservations live: EASY's (a time and a machine for the head job) is recomputed at every
+decision from the running jobs' ``start + estimate`` (a job that runs past its estimate is
+expected to end at the next step); conservative's are kept per waiting job across decisions
+(``res_t``, ``res_m`` in :func:`_one_jobset`), laid over a profile rebuilt from the running jobs
+at each decision, compressed when jobs end and made again, all of them, when a job past its
+estimate voids one. The first reservation each job got is returned (``reserved``) so that
+:func:`~schedlab.simulator.check.check_discipline` can verify that jobs start no later.
 
-Events are arrivals and (actual) completions; jobs run for their ``runtime`` (the caller passes
+Events are arrivals, (actual) completions and, for conservative, reservation times (a job moved
+earlier by compression can leave a later reservation at a time nothing ends); jobs run for their ``runtime`` (the caller passes
 the run time); order and reservations see only ``estimate``. Per decision: EASY costs
 ``O(k log k + Q·m·d)`` (``k`` the running jobs expected to end before the head's reservation,
 walked in order on a persistent heap of expected ends; Q waiting jobs, m machines, d
 resources); conservative ``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments (R running jobs),
-rebuilt at every decision. :mod:`.backfill_steps` is the same semantics written to be read (the
-step engine's path), which the tests hold this module to.
+rebuilt at every decision with the Q reservations laid over it. :mod:`.backfill_steps` is the
+same semantics written to be read (the step engine's path), which the tests hold this module to.
 """
 
 from __future__ import annotations
@@ -194,6 +198,24 @@ def _split(times: np.ndarray, prof: np.ndarray, p: int, t: int) -> tuple[int, in
 
 
 @numba.njit(cache=True)
+def _occupy(
+    times: np.ndarray, prof: np.ndarray, p: int, t0: int, dur: int, i: int, need: np.ndarray,
+) -> tuple[bool, int]:  # fmt: skip
+    """Take ``need`` from machine ``i`` over ``[t0, t0 + dur)`` (a negative ``need`` gives it
+    back), splitting segments at both ends: ``(whether the profile stays >= 0 there, new p)``."""
+    _, p = _split(times, prof, p, t0)
+    _, p = _split(times, prof, p, t0 + dur)
+    first = np.searchsorted(times[:p], t0, side="right") - 1
+    last = np.searchsorted(times[:p], t0 + dur, side="right") - 1
+    ok = True
+    for s in range(first, last):
+        prof[s, i] -= need
+        for x in range(need.shape[0]):
+            ok = ok and prof[s, i, x] >= -EPS
+    return ok, p
+
+
+@numba.njit(cache=True)
 def _reserve(
     times: np.ndarray, prof: np.ndarray, p: int, need: np.ndarray, dur: int,
     capacity: np.ndarray, rule: int, avail: np.ndarray,
@@ -211,15 +233,61 @@ def _reserve(
                     avail[i, x] = min(avail[i, x], prof[e, i, x])
             e += 1
         i = place(rule, avail, capacity, need)
-        if i < 0:
-            continue
-        _, p = _split(times, prof, p, t1)
-        first = np.searchsorted(times[:p], t0, side="right") - 1
-        last = np.searchsorted(times[:p], t1, side="right") - 1
-        for s in range(first, last):
-            prof[s, i] -= need
-        return t0, i, p
+        if i >= 0:
+            _, p = _occupy(times, prof, p, t0, dur, i, need)
+            return t0, i, p
     return NEVER, -1, p
+
+
+@numba.njit(cache=True)
+def _conservative(
+    order: np.ndarray, run: np.ndarray, r: int, machine_of: np.ndarray, start: np.ndarray,
+    estimate: np.ndarray, demand: np.ndarray, free: np.ndarray, capacity: np.ndarray,
+    rule: int, now: int, ended: bool, res_t: np.ndarray, res_m: np.ndarray, avail: np.ndarray,
+) -> None:  # fmt: skip
+    """Conservative backfilling's reservations at ``now`` (``res_t``/``res_m``: time and
+    machine of each waiting job's reservation, ``-1`` for a job not reserved yet, ``NEVER``
+    for one that fits nowhere), in the profile of the running jobs' expected ends:
+
+    * a job gets its reservation when it arrives, the earliest slot that delays no reservation
+      already made (arrivals of one time in ``order``);
+    * when a job ended (``ended``; before its estimate, or at it after others moved), the
+      waiting jobs are **compressed**, in ``order``: each in turn gives its slot back and takes
+      the earliest one, never later (Mu'alem & Feitelson 2001; pyss does the same), so no job
+      starts after its first reservation while jobs end by their estimates;
+    * a reservation made void by a job running past its estimate (expected, when past it, to
+      end at the next step) is made again, all of them, in ``order``."""
+    q = order.shape[0]
+    times, prof, p = _profile(run, r, machine_of, start, estimate, demand, free, now, 4 * q + 2)
+    feasible = True
+    for x in range(q):
+        j = order[x]
+        if res_t[j] >= 0 and res_t[j] != NEVER:
+            if res_t[j] < now:
+                feasible = False
+            else:
+                ok, p = _occupy(times, prof, p, res_t[j], estimate[j], res_m[j], demand[j])
+                feasible = feasible and ok
+    if not feasible:  # start over: every reservation again, in order
+        times, prof, p = _profile(run, r, machine_of, start, estimate, demand, free, now,
+                                  4 * q + 2)  # fmt: skip
+        for x in range(q):
+            j = order[x]
+            if res_t[j] != NEVER:
+                res_t[j], res_m[j], p = _reserve(times, prof, p, demand[j], estimate[j],
+                                                 capacity, rule, avail)  # fmt: skip
+    elif ended:
+        for x in range(q):
+            j = order[x]
+            if res_t[j] >= 0 and res_t[j] != NEVER:
+                _, p = _occupy(times, prof, p, res_t[j], estimate[j], res_m[j], -demand[j])
+                res_t[j], res_m[j], p = _reserve(times, prof, p, demand[j], estimate[j],
+                                                 capacity, rule, avail)  # fmt: skip
+    for x in range(q):
+        j = order[x]
+        if res_t[j] < 0:
+            res_t[j], res_m[j], p = _reserve(times, prof, p, demand[j], estimate[j], capacity,
+                                             rule, avail)  # fmt: skip
 
 
 @numba.njit(cache=True)
@@ -248,6 +316,9 @@ def _one_jobset(
     frontier_p = np.empty(n if easy else 0, dtype=np.int64)
     e = 0
     done_flag = np.zeros(n, dtype=np.bool_)
+    res_t = np.full(n if discipline == CONSERVATIVE else 0, -1, dtype=np.int64)
+    res_m = np.full(n if discipline == CONSERVATIVE else 0, -1, dtype=np.int64)
+    ended = False  # a job ended at this decision time
     avail = np.empty((machines, d))
     keys = np.empty(n if static else 0)
     for j in range(keys.shape[0]):  # a static order's scores, once
@@ -265,6 +336,7 @@ def _one_jobset(
             r -= 1
             done += 1
             done_flag[j] = True
+            ended = True
         while e and done_flag[ended_by[0]]:  # finished jobs leave the expected ends' top
             e = heap_pop(ends, ended_by, e)
         while nxt < n and arrival[nxt] <= t:  # arrivals at t
@@ -276,15 +348,14 @@ def _one_jobset(
             order = _order(queue, q, estimate, arrival, demand, free, capacity, t, score, knob,
                            keys)  # fmt: skip
             if discipline == CONSERVATIVE:
-                times, prof, p = _profile(run, r, machine_of, start, estimate, demand, free, t,
-                                          2 * q + 2)  # fmt: skip
+                _conservative(order, run, r, machine_of, start, estimate, demand, free, capacity,
+                              rule, t, ended, res_t, res_m, avail)  # fmt: skip
                 for x in range(q):
                     j = order[x]
-                    at, i, p = _reserve(times, prof, p, demand[j], estimate[j], capacity, rule,
-                                        avail)  # fmt: skip
                     if reserved[j] == NEVER:
-                        reserved[j] = at
-                    if at == t:
+                        reserved[j] = res_t[j]
+                    if res_t[j] == t:
+                        i = res_m[j]
                         start[j], machine_of[j] = t, i
                         free[i] -= demand[j]
                         run[r], where[j] = j, r
@@ -356,11 +427,15 @@ def _one_jobset(
                         queue[w] = queue[k]
                         w += 1
                 q = w
+        ended = False
         if done == n:
             break
         t_next = arrival[nxt] if nxt < n else NEVER
         if h:
             t_next = min(t_next, heap_t[0])
+        for k in range(q if discipline == CONSERVATIVE else 0):  # reservations are events too
+            if t < res_t[queue[k]] < t_next:
+                t_next = res_t[queue[k]]
         if t_next == NEVER:
             return STALLED
         t = t_next

@@ -15,13 +15,18 @@ duration, ties in arrival order) and the discipline starts jobs:
                   the placement rule). A later job starts now if it fits now and either ends by
                   its estimate no later than the reservation or fits in what the head leaves
                   free on the reserved machine then (or runs on another machine).
-``conservative``  every waiting job in order gets the earliest reservation in the free-capacity
-                  profile of the running jobs and of the reservations before it; those
-                  reserved at the current time start.
+``conservative``  a job gets a reservation when it arrives: the earliest slot in the profile
+                  of free capacity (the running jobs' expected ends, the reservations already
+                  made) that delays no reservation. When a job ends, the waiting jobs in order
+                  each give their slot back and take the earliest one (compression: never
+                  later). Those reserved at the current time start (reservation times are
+                  events too).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -72,39 +77,74 @@ def _head_reservation(head: int, running: dict[int, int], jobs: dict[str, np.nda
     return NEVER, -1, np.zeros(capacity.size)
 
 
-def _reserve_all(order: list[int], running: dict[int, int], jobs: dict[str, np.ndarray],
-                 free: np.ndarray, capacity: np.ndarray, rule: int, now: int) -> dict[int,
-                 tuple[int, int]]:  # fmt: skip
-    """Conservative reservations ``{job: (time, machine)}`` of ``order``, one after the other,
-    in a profile ``[(from time, free (m, d))]`` of the running jobs' expected ends."""
-    ends = _expected_ends(running, jobs, now)
-    profile = [(now, free.copy())]
-    for t in sorted(set(ends.values())):
-        level = profile[-1][1].copy()
-        for j, end in ends.items():
-            if end == t:
-                level[running[j]] += jobs["demand"][j]
-        profile.append((t, level))
-    out = {}
+class _Profile:
+    """Free capacity from ``now`` on: ``[(from time, free (m, d))]``, each level holding until
+    the next one's time, from the running jobs' expected ends."""
+
+    def __init__(self, running: dict[int, int], jobs: dict[str, np.ndarray], free: np.ndarray,
+                 capacity: np.ndarray, rule: int, now: int) -> None:  # fmt: skip
+        self.jobs, self.capacity, self.rule = jobs, capacity, rule
+        ends = _expected_ends(running, jobs, now)
+        self.levels = [(now, free.copy())]
+        for t in sorted(set(ends.values())):
+            level = self.levels[-1][1].copy()
+            for j, end in ends.items():
+                if end == t:
+                    level[running[j]] += jobs["demand"][j]
+            self.levels.append((t, level))
+
+    def _cut(self, t: int) -> None:
+        """Make ``t`` the time of a level."""
+        times = [x for x, _ in self.levels]
+        if t not in times:
+            at = max(k for k, x in enumerate(times) if x < t)
+            self.levels.insert(at + 1, (t, self.levels[at][1].copy()))
+
+    def take(self, j: int, t0: int, i: int, sign: float = 1.0) -> bool:
+        """Take job ``j``'s demand from machine ``i`` over ``[t0, t0 + estimate)`` (``sign``
+        -1: give it back); whether no level goes negative there."""
+        t1 = t0 + int(self.jobs["estimate"][j])
+        self._cut(t0)
+        self._cut(t1)
+        ok = True
+        for t, level in self.levels:
+            if t0 <= t < t1:
+                level[i] -= sign * self.jobs["demand"][j]
+                ok = ok and bool((level[i] >= -EPS).all())
+        return ok
+
+    def reserve(self, j: int) -> tuple[int, int]:
+        """The earliest (time, machine) where job ``j`` fits for its estimate, taken."""
+        dur = int(self.jobs["estimate"][j])
+        for k, (t0, _) in enumerate(self.levels):
+            covered = [level for t, level in self.levels[k:] if t < t0 + dur]
+            i = place(self.rule, np.minimum.reduce(covered), self.capacity, self.jobs["demand"][j])
+            if i >= 0:
+                self.take(j, t0, i)
+                return t0, i
+        return NEVER, -1
+
+
+def _conservative(order: list[int], slots: dict[int, tuple[int, int]],
+                  profile: Callable[[], _Profile], now: int, ended: bool) -> None:  # fmt: skip
+    """Update the reservations ``slots`` (job -> (time, machine)) of the waiting jobs
+    ``order``: new jobs get the earliest slot that delays no reservation; when jobs ``ended``
+    every job in order gives its slot back and takes the earliest one (compression); if a job
+    past its estimate voided a reservation, all are made again in order."""
+    held = profile()
+    kept = [j for j in order if j in slots and slots[j][0] != NEVER]
+    if not all(slots[j][0] >= now and held.take(j, *slots[j]) for j in kept):
+        held = profile()
+        for j in order:
+            if slots.get(j, (0, 0))[0] != NEVER:
+                slots[j] = held.reserve(j)
+    elif ended:
+        for j in kept:
+            held.take(j, *slots[j], sign=-1.0)
+            slots[j] = held.reserve(j)
     for j in order:
-        need, dur = jobs["demand"][j], int(jobs["estimate"][j])
-        for k, (t0, _) in enumerate(profile):
-            covered = [level for t, level in profile[k:] if t < t0 + dur]
-            i = place(rule, np.minimum.reduce(covered), capacity, need)
-            if i < 0:
-                continue
-            out[j] = (t0, i)
-            times = [t for t, _ in profile]
-            if t0 + dur not in times:  # split the segment holding t0 + dur
-                at = max(x for x, t in enumerate(times) if t < t0 + dur)
-                profile.insert(at + 1, (t0 + dur, profile[at][1].copy()))
-            for t, level in profile:
-                if t0 <= t < t0 + dur:
-                    level[i] -= need
-            break
-        else:
-            out[j] = (NEVER, -1)
-    return out
+        if j not in slots:
+            slots[j] = held.reserve(j)
 
 
 def schedule_jobset(
@@ -122,6 +162,7 @@ def schedule_jobset(
     free = np.tile(np.asarray(capacity, dtype=np.float64), (machines, 1))
     waiting: list[int] = []
     running: dict[int, int] = {}  # job -> machine
+    slots: dict[int, tuple[int, int]] = {}  # conservative: job -> reservation (time, machine)
     rule, arrived, finished = policy.rule, 0, 0
     now = int(arrival[0]) if n else 0
 
@@ -131,7 +172,8 @@ def schedule_jobset(
         running[j] = i
 
     while finished < n:
-        for j in [j for j in running if start[j] + runtime[j] <= now]:
+        ended = [j for j in running if start[j] + runtime[j] <= now]
+        for j in ended:
             free[running.pop(j)] += demand[j]
             finished += 1
         while arrived < n and arrival[arrived] <= now:
@@ -139,7 +181,10 @@ def schedule_jobset(
             arrived += 1
         order = _ordered(waiting, jobs, free, now, policy, capacity)
         if discipline == CONSERVATIVE:
-            for j, (t, i) in _reserve_all(order, running, jobs, free, capacity, rule, now).items():
+            profile = partial(_Profile, running, jobs, free, capacity, rule, now)
+            _conservative(order, slots, profile, now, bool(ended))
+            for j in order:
+                t, i = slots[j]
                 if reserved[j] == NEVER:
                     reserved[j] = t
                 if t == now:
@@ -174,6 +219,7 @@ def schedule_jobset(
             break
         events = [int(arrival[arrived])] if arrived < n else []
         events += [int(start[j] + runtime[j]) for j in running]
+        events += [slots[j][0] for j in waiting if j in slots and now < slots[j][0] < NEVER]
         if not events:
             return start, machine, reserved, STALLED
         now = min(events)

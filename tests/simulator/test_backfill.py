@@ -65,6 +65,22 @@ def test_hand_worked_schedules(spec: str, starts: list[int]) -> None:
     check_schedule(js, s.start, s.machine)
 
 
+def test_conservative_compresses_and_keeps_every_reservation() -> None:
+    """After an early end, waiting jobs move earlier in order, never later: B, reserved at 50
+    on arrival, backfills at 10 when R1 ends 90 s before its estimate, and A follows B (rebuilding
+    every reservation in order instead would put A at 50 and B at 150, past its reservation).
+    pyss (Mu'alem & Feitelson's conservative) gives the same."""
+    rows = [(0, 10, 100, 1), (0, 50, 50, 1), (1, 100, 100, 2), (2, 50, 50, 1)]  # R1 R2 A B
+    frame = pool([(a, run, procs) for a, run, _, procs in rows], capacity=2.0).jobs
+    js = JobSet.create(frame.with_columns(estimate=pl.Series([r[2] for r in rows])),
+                       pool([], 2.0).meta)  # fmt: skip
+    for engine in ("fast", "step"):
+        s = run_policy(js, make_policy("fcfs+conservative"), WHOLE, engine=engine)
+        assert s.start.tolist() == [0, 0, 60, 10]
+        assert s.reserved.tolist() == [0, 0, 100, 50]
+        check_discipline(js, s.start, "conservative", reserved=s.reserved)
+
+
 def test_conservative_protects_every_waiting_job_easy_only_the_head() -> None:
     # 10 procs. Job 1 holds 6 until 10. Job 2 (8 procs) is the head, reserved at 10, leaving 2
     # free then. Job 3 needs all 10, after job 2 (20). Job 4 (2 procs, 50 s) arrives at 3: EASY
