@@ -110,35 +110,44 @@ def check_discipline(
     *,
     reserved: np.ndarray | Sequence[int] | None = None,
     in_arrival_order: bool = True,
+    runtime: np.ndarray | None = None,
 ) -> None:
     """Raise :class:`InvalidScheduleError` unless the schedule keeps what ``discipline``
     promises (:mod:`schedlab.simulator.cluster.backfill`):
 
-    * ``strict``: no job starts before a job that arrived earlier (starts are non-decreasing in
-      arrival order, per jobset);
-    * ``easy`` and ``conservative`` with exact estimates: no job starts after the first
-      reservation it got (``reserved``; EASY reserves for the head job, conservative for every
-      job; a job without one is not checked).
+    * ``strict`` under an arrival order (``in_arrival_order``: FCFS): no job starts before a job
+      that arrived earlier (starts are non-decreasing in arrival order, per jobset);
+    * ``conservative`` under any order, and ``easy`` under an arrival order: no job starts after
+      the first reservation it got (``reserved``; EASY reserves for the head job, conservative
+      for every job when it arrives; a job without one is not checked), in the jobsets where
+      every job ends by its estimate (``runtime``, steps: the run times the schedule used,
+      default the ``duration`` column; compared with the ``estimate`` column when there is one).
+      A job running past its estimate may delay any reservation.
 
-    Both promises are about an arrival order (``in_arrival_order``: FCFS); under another order a
-    job that arrives later may rank ahead and start first, as the discipline allows, so nothing
-    is checked then.
+    Under another order a job that arrives later may rank ahead and start first, as the
+    discipline allows, so strict and EASY check nothing then.
     """
-    if not in_arrival_order:
-        return
     start = np.asarray(start, dtype=np.int64)
     jobs = jobset.jobs
-    if discipline == "strict":
-        from schedlab.simulator.cluster.batched import jobset_bounds
+    from schedlab.simulator.cluster.batched import jobset_bounds
 
-        for lo, hi in itertools.pairwise(jobset_bounds(jobs.get_column("jobset").to_numpy())):
+    bounds = jobset_bounds(jobs.get_column("jobset").to_numpy())
+    if discipline == "strict" and in_arrival_order:
+        for lo, hi in itertools.pairwise(bounds):
             s = start[lo:hi]  # rows are in arrival order within a jobset
             if (bad := np.flatnonzero(np.diff(s) < 0)).size:
                 k = int(lo + bad[0] + 1)
                 _fail(f"strict: job row {k} started at {start[k]}, before the earlier-arrived "
                       f"row {k - 1} (at {start[k - 1]})")  # fmt: skip
-    if discipline in ("easy", "conservative") and reserved is not None:
-        reserved = np.asarray(reserved, dtype=np.int64)
+    promised = discipline == "conservative" or (discipline == "easy" and in_arrival_order)
+    if promised and reserved is not None:
+        reserved = np.asarray(reserved, dtype=np.int64).copy()
+        run = jobs.get_column("duration").to_numpy() if runtime is None else np.asarray(runtime)
+        if "estimate" in jobs.columns:
+            over = run > jobs.get_column("estimate").to_numpy()
+            for lo, hi in itertools.pairwise(bounds):
+                if over[lo:hi].any():
+                    reserved[lo:hi] = np.iinfo(np.int64).max  # nothing promised there
         late = np.flatnonzero(start > reserved)
         if late.size:
             k = int(late[0])

@@ -29,8 +29,9 @@ estimate voids one. The first reservation each job got is returned (``reserved``
 :func:`~schedlab.simulator.check.check_discipline` can verify that jobs start no later.
 
 Events are arrivals, (actual) completions and, for conservative, reservation times (a job moved
-earlier by compression can leave a later reservation at a time nothing ends); jobs run for their ``runtime`` (the caller passes
-the run time); order and reservations see only ``estimate``. Per decision: EASY costs
+earlier by compression can leave a later reservation at a time nothing ends); jobs run for
+their ``runtime`` (the caller passes the run time); order and reservations see only
+``estimate``. Per decision: EASY costs
 ``O(k log k + Q·m·d)`` (``k`` the running jobs expected to end before the head's reservation,
 walked in order on a persistent heap of expected ends; Q waiting jobs, m machines, d
 resources); conservative ``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments (R running jobs),

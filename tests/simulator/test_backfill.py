@@ -160,9 +160,11 @@ def test_compiled_disciplines_match_the_readable_ones(
     check_schedule(js, fast.start, fast.machine, machines=machines)
 
 
-def random_jobsets(seed: int, sets: int = 40, n: int = 25) -> JobSet:
+def random_jobsets(
+    seed: int, sets: int = 40, n: int = 25, factors: tuple[float, ...] = (0.5, 1, 1, 1.5, 3)
+) -> JobSet:
     """``sets`` busy jobsets of ``n`` jobs on 2 resources of capacity 10 per machine, integer
-    demands, run times 1-12 and estimates from half to three times them."""
+    demands, run times 1-12 and estimates ``factors`` times them (rounded up)."""
     rng = np.random.default_rng(seed)
     size = sets * n
     run = rng.integers(1, 13, size)
@@ -171,7 +173,7 @@ def random_jobsets(seed: int, sets: int = 40, n: int = 25) -> JobSet:
         "job_id": np.tile(np.arange(n), sets),
         "arrival": np.sort(rng.integers(0, 30, (sets, n)), axis=1).ravel(),
         "duration": run,
-        "estimate": np.maximum(1, np.ceil(run * rng.choice([0.5, 1, 1, 1.5, 3], size))),
+        "estimate": np.maximum(1, np.ceil(run * rng.choice(factors, size))),
         "cpu": rng.integers(1, 11, size).astype(float),
         "mem": rng.integers(0, 8, size).astype(float),
     })  # fmt: skip
@@ -187,12 +189,15 @@ def test_compiled_disciplines_match_the_readable_ones_on_busy_queues(discipline:
         ["fcfs", "sjf", "hrrn", "tetris"], ["firstfit", "bestfit", "worstfit"]
     )):  # fmt: skip
         machines = 1 + 2 * (k % 2)
-        js = random_jobsets(k)
+        js = random_jobsets(k, factors=(0.5, 1, 1, 1.5, 3) if k % 3 else (1, 1.5, 3))
         config = ClusterConfig(slots=None, machines=machines)
         policy = make_policy(f"{order}+{discipline}+{rule}")
         fast, step = run_policy(js, policy, config), run_policy(js, policy, config, engine="step")
         for name in ("start", "machine", "reserved"):
             np.testing.assert_array_equal(getattr(fast, name), getattr(step, name), err_msg=name)
+        check_schedule(js, fast.start, fast.machine, machines=machines)
+        check_discipline(js, fast.start, discipline, reserved=fast.reserved,
+                         in_arrival_order=order == "fcfs")  # fmt: skip
 
 
 def test_check_discipline_catches_a_broken_promise() -> None:
