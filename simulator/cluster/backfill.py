@@ -26,8 +26,9 @@ jobs ahead of it in order. The first reservation each job got is returned (``res
 what EASY (for the head) and conservative (for every job) promise when estimates are exact.
 
 Events are arrivals and (actual) completions; jobs run for their ``runtime`` (the caller passes
-the recorded duration: killing a job at its request is not modelled yet); order and reservations
-see only ``estimate``. Per decision: EASY costs ``O(R log R + Q·m·d)`` (R running, Q waiting jobs, m
+the recorded duration, or its minimum with the estimate when jobs are killed at their request:
+:attr:`~schedlab.simulator.config.ClusterConfig.overrun`); order and reservations see only
+``estimate``. Per decision: EASY costs ``O(R log R + Q·m·d)`` (R running, Q waiting jobs, m
 machines, d resources); conservative ``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments.
 """
 
@@ -78,7 +79,7 @@ def _order(
         for k in range(q):
             j = queue[k]
             al = alignment_of(free[0], demand[j])
-            keys[k] = -score(estimate[j], arrival[j], j, now, knob, al, capacity2)
+            keys[k] = -score(estimate[j], arrival[j], j, now, knob, al, capacity2, demand[j, 0])
     return queue[:q][np.argsort(keys, kind="mergesort")]
 
 
@@ -220,7 +221,7 @@ def _one_jobset(
     avail = np.empty((machines, d))
     keys = np.empty(n if static else 0)
     for j in range(keys.shape[0]):  # a static order's scores, once
-        keys[j] = -score(estimate[j], arrival[j], j, 0, knob, 0.0, 0.0)
+        keys[j] = -score(estimate[j], arrival[j], j, 0, knob, 0.0, 0.0, demand[j, 0])
     q = r = nxt = done = 0
     t = arrival[0] if n else 0
     while done < n:

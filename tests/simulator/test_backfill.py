@@ -94,10 +94,15 @@ def test_orders_rank_by_the_estimate_unless_clairvoyant() -> None:
         pl.Series("estimate", [10, 2, 50])
     )
     js = JobSet.create(frame, pool([(0, 1, 1)]).meta)
-    by_estimate = run_policy(js, make_policy("sjf+easy"), WHOLE).start.tolist()
-    clairvoyant = run_policy(js, make_policy("sjf+easy:clairvoyant=true"), WHOLE).start.tolist()
+    extend = ClusterConfig(slots=None, overrun="extend")
+    by_estimate = run_policy(js, make_policy("sjf+easy"), extend).start.tolist()
+    clairvoyant = run_policy(js, make_policy("sjf+easy:clairvoyant=true"), extend).start.tolist()
     assert by_estimate == [0, 10, 15]  # job 1 (estimate 2) first
     assert clairvoyant == [0, 13, 10]  # job 2 (runs 3) first
+    # killed at its estimate, job 1 runs 2 steps, and the clairvoyant order sees those 2
+    assert run_policy(js, make_policy("sjf+easy"), WHOLE).start.tolist() == [0, 10, 12]
+    killed = run_policy(js, make_policy("sjf+easy:clairvoyant=true"), WHOLE).start.tolist()
+    assert killed == [0, 10, 12]
 
 
 @settings(max_examples=60, deadline=None)
