@@ -12,14 +12,21 @@ A new heuristic is one class: a score decorated with :func:`score_function` (sig
 :data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`) and a name, plus one registry line::
 
     @score_function
-    def _longest(duration, arrival, index, now, knob, alignment, capacity2):
+    def _longest(duration, arrival, index, now, knob, alignment, capacity2, size):
         return float(duration)
 
     class LJF(Heuristic):
         key, score, static = "ljf", _longest, True
 
 The compiled paths take the score as an argument, so nothing in ``simulator/`` changes and no
-kernel is recompiled.
+kernel is recompiled. A score's ``duration`` is the job's estimate (the user's request) where the
+JobSet has an ``estimate`` column, unless the policy is ``clairvoyant``; jobs still run their
+true duration (or are killed at their estimate:
+:attr:`~schedlab.simulator.config.ClusterConfig.overrun`).
+
+The orders HPC papers compare against rank by waiting time, requested processors (``size``: the
+demand of the first resource, processors for SWF logs) and the estimate: :class:`WFP3`,
+:class:`UNICEP` (Tang et al. 2009) and :class:`F1` (Carastan-Santos and de Camargo 2017).
 """
 
 from __future__ import annotations
@@ -44,30 +51,45 @@ Queue = Literal["greedy", "strict", "easy", "conservative"]
 
 
 def score_function(fn: Any) -> Any:
-    """Compile ``fn(duration, arrival, index, now, knob, alignment, capacity2) -> float``
+    """Compile ``fn(duration, arrival, index, now, knob, alignment, capacity2, size) -> float``
     as a job-order score (a cached ``numba.cfunc`` of :data:`SCORE_SIGNATURE`, which documents
     the features)."""
     return numba.cfunc(SCORE_SIGNATURE, cache=True)(fn)
 
 
 @score_function
-def _shortest(duration, arrival, index, now, knob, alignment, capacity2):
+def _shortest(duration, arrival, index, now, knob, alignment, capacity2, size):
     return 1.0 / duration
 
 
 @score_function
-def _alignment(duration, arrival, index, now, knob, alignment, capacity2):
+def _alignment(duration, arrival, index, now, knob, alignment, capacity2, size):
     return alignment
 
 
 @score_function
-def _tetris(duration, arrival, index, now, knob, alignment, capacity2):
+def _tetris(duration, arrival, index, now, knob, alignment, capacity2, size):
     return knob * alignment / capacity2 + (1.0 - knob) / duration
 
 
 @score_function
-def _response_ratio(duration, arrival, index, now, knob, alignment, capacity2):
+def _response_ratio(duration, arrival, index, now, knob, alignment, capacity2, size):
     return 1.0 + (now - arrival) / duration
+
+
+@score_function
+def _wfp3(duration, arrival, index, now, knob, alignment, capacity2, size):
+    return (float(now - arrival) / duration) ** 3 * size
+
+
+@score_function
+def _unicep(duration, arrival, index, now, knob, alignment, capacity2, size):
+    return float(now - arrival) / (np.log2(max(size, 2.0)) * duration)
+
+
+@score_function
+def _f1(duration, arrival, index, now, knob, alignment, capacity2, size):
+    return -(np.log10(duration) * size + 870.0 * np.log10(max(arrival, 1)))
 
 
 class Heuristic(ParamsMixin):
@@ -85,9 +107,9 @@ class Heuristic(ParamsMixin):
         others), ``easy`` (EASY backfilling) or ``conservative`` (conservative backfilling)
         (:mod:`schedlab.simulator.cluster.backfill`). Named as ``fcfs+easy``.
     clairvoyant : bool
-        With a queue discipline, order and reserve by the true duration instead of the jobs'
-        ``estimate`` (the user's request, when the JobSet has one). ``greedy`` always orders by
-        the true duration (DeepRM's setting).
+        Order (and, under a queue discipline, reserve) by the steps each job will actually run
+        instead of its ``estimate`` (the user's request, when the JobSet has one; without one
+        every policy sees the true duration, DeepRM's setting).
     """
 
     key: ClassVar[str]
@@ -143,8 +165,8 @@ class Heuristic(ParamsMixin):
         each env of the queue view ``obs``; ``mask`` is not needed (the choice always fits)."""
         out = np.empty(obs.envs.size, dtype=np.int64)
         choose_batch(
-            obs.envs, obs.free, obs.view, obs.capacity, obs.demand, obs.duration, obs.arrival,
-            obs.base, obs.now, self.score, self.rule, float(self.knob), self.uniform,
+            obs.envs, obs.free, obs.view, obs.capacity, obs.demand, obs.duration, obs.seen,
+            obs.arrival, obs.base, obs.now, self.score, self.rule, float(self.knob), self.uniform,
             self.uniforms(obs.envs.size), out,
         )  # fmt: skip
         return out
@@ -227,3 +249,40 @@ class RandomPolicy(Heuristic):
     def uniforms(self, n: int) -> np.ndarray:
         """``n`` draws from the current stream (one per job start)."""
         return self._rng.random(n)
+
+
+class WFP3(Heuristic):
+    """WFP3 (Tang, Lan, Desai and Buettner 2009, "Fault-aware, utility-based job scheduling on
+    Blue Gene/P systems", IEEE Cluster, the "WFP" utility with exponent 3): score
+    ``(wait / estimate)³ · size``, highest first, where ``wait = now − arrival`` (steps),
+    ``estimate`` the job's requested run time (steps) and ``size`` its processors. Jobs that
+    waited long relative to their request, and wide jobs, go first."""
+
+    key, score = "wfp3", _wfp3
+
+
+class UNICEP(Heuristic):
+    """UNICEP (Tang et al. 2009, as WFP3): score ``wait / (log2(size) · estimate)``, highest
+    first (``wait = now − arrival``, ``estimate`` the requested run time, both in steps; ``size``
+    the processors). ``log2(1) = 0`` would make every one-processor job rank first whatever it
+    waited; ``log2(max(size, 2))`` is used instead, so a one-processor job ranks as a
+    two-processor one."""
+
+    key, score = "unicep", _unicep
+
+
+class F1(Heuristic):
+    """F1 (Carastan-Santos and de Camargo 2017, "Obtaining dynamic scheduling policies with
+    simulation and machine learning", SC'17, the first of their learned functions): the job with
+    the *lowest* ``log10(estimate) · size + 870 · log10(submit)`` starts first (the score is its
+    negation), ``estimate`` the requested run time and ``submit`` the submit time, in seconds in
+    the paper.
+
+    Here both are in steps, so the constants hold as published at ``time_step = 1`` (SWF logs
+    loaded with one second per step). ``submit`` is the arrival step, counted from the JobSet's
+    time origin (the first job of a trace window arrives at 0): unlike the paper's absolute
+    submit times, the order depends on that origin, because ``log10`` weighs the same gap more
+    near 0. ``log10(max(arrival, 1))`` guards arrival 0 (it counts as 1).
+    """
+
+    key, score, static = "f1", _f1, True

@@ -69,12 +69,17 @@ LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 """Line styles cycled over policies where lines can coincide (CDFs, timelines, baselines)."""
 
 
+_HPC = policies.names(tag="hpc")
 FIXED_COLORS = dict(
-    zip([*policies.names(tag="heuristic"), "deeprm"], COLORBLIND_ORDER, strict=False)
-)
+    zip(
+        [*(h for h in policies.names(tag="heuristic") if h not in _HPC), "deeprm", *_HPC],
+        COLORBLIND_ORDER, strict=False,
+    )
+)  # fmt: skip
 """``"colorblind"`` palette index of the built-in policies, so a policy has the same colour in
 every report: the registered heuristics in registry order, then DeepRM (a policy named
-``deeprm...`` shares DeepRM's vermillion unless taken), take :data:`COLORBLIND_ORDER`."""
+``deeprm...`` shares DeepRM's vermillion unless taken), then the HPC orders (tag ``hpc``), take
+:data:`COLORBLIND_ORDER`."""
 
 
 def policy_palette(policies: Sequence[str]) -> dict[str, Color]:

@@ -185,6 +185,10 @@ for _name, _cls, _summary, _tags in [
      ("baseline",)),
     ("tetris", "TetrisStar", "Tetris*: knob-weighted packing + shortest-job score", ("baseline",)),
     ("hrrn", "HRRN", "highest response ratio next ((wait + duration) / duration)", ()),
+    ("wfp3", "WFP3", "HPC: (wait / estimate)^3 * processors (Tang et al. 2009)", ("hpc",)),
+    ("unicep", "UNICEP", "HPC: wait / (log2(processors) * estimate) (Tang et al. 2009)", ("hpc",)),
+    ("f1", "F1", "HPC: lowest log10(estimate) * processors + 870 log10(submit) first "
+     "(Carastan-Santos & de Camargo 2017)", ("hpc",)),
 ]:  # fmt: skip
     policies.register(
         _name, f"schedlab.policies.heuristics:{_cls}", _summary,

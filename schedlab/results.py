@@ -33,11 +33,13 @@ MIN_RUN_SECONDS = 1.0
 (a 0 s job of a trace) has slowdown ``1 + wait_s / 1 s``."""
 
 
-def run_seconds() -> pl.Expr:
-    """Seconds a job ran (float64), the one place that defines it: its recorded ``duration_s``.
-
-    A job killed at its request (a ``killed`` results column) runs ``min(duration_s,
-    estimate_s)``; that rule belongs here, so that every seconds metric follows it."""
+def run_seconds(columns: list[str]) -> pl.Expr:
+    """Seconds a job ran (float64), the one place that defines it, from a table with
+    ``columns``: its recorded ``duration_s``, or ``min(duration_s, estimate_s)`` for a job
+    killed at its request (a true ``killed``), so that every seconds metric follows it."""
+    if "killed" in columns and "estimate_s" in columns:
+        killed = pl.min_horizontal("duration_s", "estimate_s")
+        return pl.when(pl.col("killed")).then(killed).otherwise(pl.col("duration_s"))
     return pl.col("duration_s")
 
 
@@ -59,7 +61,7 @@ def seconds_results(step: float | None, columns: list[str]) -> list[pl.Expr]:
     if step is None or "arrival_s" not in columns:
         return []
     wait = (pl.col("start") * step - pl.col("arrival_s")).clip(lower_bound=0.0)
-    run = run_seconds()
+    run = run_seconds(columns)
     return [
         pl.col("arrival_s"),
         run.alias("run_s"),

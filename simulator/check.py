@@ -2,8 +2,9 @@
 
 :func:`check_schedule` verifies a schedule from its outputs alone, whatever produced it (an
 engine, a policy, another tool's per-job table): every job of every jobset started exactly once,
-never before it arrived, ran exactly its duration on a machine of the cluster, and no machine was
-ever over capacity. Tests run it over every registered policy
+never before it arrived, ran exactly its run time (its duration, or its estimate where it was
+killed at its request: :func:`~schedlab.simulator.config.job_times`) on a machine of the cluster,
+and no machine was ever over capacity. Tests run it over every registered policy
 (:func:`schedlab.policies.check_policy`).
 """
 
@@ -18,6 +19,7 @@ import polars as pl
 from schedlab.errors import SchedlabError
 from schedlab.jobset import JobSet
 from schedlab.simulator.cluster.placement import EPS
+from schedlab.simulator.config import Overrun, job_times
 
 
 class InvalidScheduleError(SchedlabError, AssertionError):
@@ -35,6 +37,7 @@ def check_schedule(
     *,
     machines: int | None = None,
     finish: np.ndarray | Sequence[int] | None = None,
+    overrun: Overrun = "kill",
 ) -> None:
     """Raise :class:`InvalidScheduleError` unless the schedule is feasible.
 
@@ -49,7 +52,9 @@ def check_schedule(
     machines : int, optional
         m (default: the JobSet's); a machine's capacity is ``jobset.machine_capacity``.
     finish : int, shape ``(n,)``, optional
-        Finish steps as reported (checked to equal ``start + duration``).
+        Finish steps as reported (checked to equal ``start`` + the run time).
+    overrun : ``"kill"`` or ``"extend"``
+        The cluster's :attr:`~schedlab.simulator.config.ClusterConfig.overrun`: the run times.
     """
     jobs = jobset.jobs
     n = len(jobs)
@@ -59,7 +64,7 @@ def check_schedule(
     if start.shape != (n,) or machine.shape != (n,):
         _fail(f"expected one start and machine per job ({n}), got {start.shape}, {machine.shape}")
     arrival = jobs.get_column("arrival").to_numpy()
-    duration = jobs.get_column("duration").to_numpy()
+    duration, _ = job_times(jobset, overrun)
     where = jobs.select("jobset", "job_id")
 
     def job(rows: np.ndarray) -> str:
@@ -73,7 +78,7 @@ def check_schedule(
     if (bad := np.flatnonzero((machine < 0) | (machine >= m))).size:
         _fail(f"a job ran on no machine of the {m}: {job(bad)} (machine {machine[bad[0]]})")
     if finish is not None and (bad := np.flatnonzero(np.asarray(finish) != start + duration)).size:
-        _fail(f"a job did not run exactly its duration: {job(bad)}")
+        _fail(f"a job did not run exactly its run time: {job(bad)}")
     _check_capacity(jobset, start, duration, machine)
 
 
@@ -155,7 +160,9 @@ def check_discipline(
                   f"{reserved[k]}")  # fmt: skip
 
 
-def check_results(jobset: JobSet, table: pl.DataFrame, *, machines: int | None = None) -> None:
+def check_results(
+    jobset: JobSet, table: pl.DataFrame, *, machines: int | None = None, overrun: Overrun = "kill"
+) -> None:
     """:func:`check_schedule` for every policy of a per-job results table (design.md §7)."""
     keys = jobset.jobs.select("jobset", "job_id").with_row_index("row")
     for policy, part in table.group_by("policy", maintain_order=True):
@@ -166,5 +173,5 @@ def check_results(jobset: JobSet, table: pl.DataFrame, *, machines: int | None =
         check_schedule(
             jobset, joined.get_column("start").to_numpy(),
             None if machine is None else machine.to_numpy(), machines=machines,
-            finish=joined.get_column("finish").to_numpy(),
+            finish=joined.get_column("finish").to_numpy(), overrun=overrun,
         )  # fmt: skip

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from schedlab.jobset import JobSet
+
+Overrun = Literal["kill", "extend"]
+"""What happens to a job that runs past its estimate (:attr:`ClusterConfig.overrun`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -20,6 +27,10 @@ class ClusterConfig:
     """Backlog jobs shown in the observation; more keep waiting and are counted."""
     machines: int | None = None
     """m: identical machines sharing the JobSet's capacity (None: the JobSet's own count)."""
+    overrun: Overrun = "kill"
+    """A job that runs past its estimate (the JobSet's ``estimate`` column, the user's request):
+    ``kill`` ends it at its estimate, as batch systems do; ``extend`` lets it run its whole
+    duration. Nothing changes for a JobSet without estimates."""
 
     def __post_init__(self) -> None:
         for name in ("slots", "horizon", "backlog_view", "machines"):
@@ -40,3 +51,22 @@ class ClusterConfig:
         capacity (the cluster grows); a JobSet of m machines keeps its machines' size.
         """
         return np.asarray(capacity, dtype=np.float64) / jobset_machines
+
+
+def job_times(
+    jobset: JobSet, overrun: Overrun, *, clairvoyant: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The steps every job runs and the length a scheduler sees of it, int64, shape ``(n,)``
+    each (rows in ``jobset.jobs`` order).
+
+    A job runs its ``duration``, or ``min(duration, estimate)`` under ``overrun="kill"``. The
+    scheduler sees the ``estimate`` (the user's request) unless it is ``clairvoyant`` (it then
+    sees the steps the job will run); without an ``estimate`` column both are ``duration``.
+    """
+    jobs = jobset.jobs
+    duration = jobs.get_column("duration").to_numpy()
+    if "estimate" not in jobs.columns:
+        return duration, duration
+    estimate = jobs.get_column("estimate").to_numpy()
+    runtime = np.minimum(duration, estimate) if overrun == "kill" else duration
+    return runtime, runtime if clairvoyant else estimate

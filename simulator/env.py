@@ -254,5 +254,5 @@ DeepRMVectorEnv = ClusterVectorEnv
 def _override(
     config: ClusterConfig, slots: int | None, horizon: int | None, machines: int | None
 ) -> ClusterConfig:
-    given = {"slots": slots, "horizon": horizon, "machines": machines}
+    given: dict[str, Any] = {"slots": slots, "horizon": horizon, "machines": machines}
     return replace(config, **{k: v for k, v in given.items() if v is not None})

@@ -32,8 +32,9 @@ class Snapshot:
     ``free[b, k, i, r]``: free amount of resource ``r`` on machine ``i`` at ``now[b] + k``, shape
     ``(B, H, m, d)`` with ``H ≥ horizon``. ``view[b, q]``: job row in visible position ``q`` (-1:
     empty), shape ``(B, q)``. Job arrays are shared by all envs: ``demand`` (``(N, d)``),
-    ``duration``, ``arrival`` (``(N,)``); ``base[b]`` is the row of env ``b``'s first job (a job's
-    index in its jobset is ``row − base``).
+    ``duration`` (steps each job runs), ``seen`` (the length a scheduler sees: the job's
+    estimate where the JobSet has one, else ``duration``), ``arrival`` (``(N,)``); ``base[b]``
+    is the row of env ``b``'s first job (a job's index in its jobset is ``row − base``).
     """
 
     envs: np.ndarray
@@ -44,6 +45,7 @@ class Snapshot:
     view: np.ndarray
     demand: np.ndarray
     duration: np.ndarray
+    seen: np.ndarray
     arrival: np.ndarray
     base: np.ndarray
     """int64, shape ``(B,)``."""

@@ -43,7 +43,7 @@ from schedlab.simulator.cluster.dispatch import arrival_order, choose
 from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
 from schedlab.simulator.cluster.placement import FIRST_FIT
-from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import ModelKind, Policy, model_kind, rollout
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
@@ -117,7 +117,7 @@ def run_policy(
     if rule:
         uniforms = _uniforms(jobset, policy)
         if engine == "batched":
-            model = BatchedEngine.from_jobset(jobset, config)
+            model = BatchedEngine.from_jobset(jobset, config, clairvoyant=policy.clairvoyant)
             model.run_heuristic(
                 policy.score, policy.rule, policy.knob, uniform=policy.uniform, uniforms=uniforms
             )
@@ -167,11 +167,12 @@ def _run_fast(jobset: JobSet, policy: Any, config: ClusterConfig, uniforms: np.n
     jobs = jobset.jobs
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
+    runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
     start, machine, status = run_jobsets(
-        jobs.get_column("arrival").to_numpy(), jobs.get_column("duration").to_numpy(),
-        writable(jobset.demands()), bounds, jobset.machine_capacity,
-        config.n_machines(), WHOLE_QUEUE if config.slots is None else config.slots, policy.score,
-        policy.rule, float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
+        jobs.get_column("arrival").to_numpy(), runtime, seen, writable(jobset.demands()), bounds,
+        jobset.machine_capacity, config.n_machines(),
+        WHOLE_QUEUE if config.slots is None else config.slots, policy.score, policy.rule,
+        float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
     )  # fmt: skip
     _check_stalled(ids, bounds, status == STALLED)
     return Schedule(start, machine)
@@ -190,9 +191,9 @@ def _run_discipline(
 ) -> Schedule:
     """A heuristic under a queue discipline (:mod:`.cluster.backfill`), over the whole queue
     (the discipline sees every waiting job whatever ``config.slots``), ordering and reserving by
-    the jobs' ``estimate`` unless the policy is clairvoyant (or the JobSet has none); the
-    compiled :mod:`.cluster.backfill`, or its readable reference :mod:`.cluster.backfill_steps`
-    on the step engine."""
+    the jobs' ``estimate`` unless the policy is clairvoyant (or the JobSet has none); jobs run
+    as :func:`~schedlab.simulator.config.job_times` says; the compiled :mod:`.cluster.backfill`,
+    or its readable reference :mod:`.cluster.backfill_steps` on the step engine."""
     if engine == "batched":
         msg = f"queue discipline {policy.queue!r} runs on the fast and step engines, not batched"
         raise ValueError(msg)
@@ -202,15 +203,13 @@ def _run_discipline(
     jobs = jobset.jobs
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
-    duration = jobs.get_column("duration").to_numpy()
-    known = "estimate" in jobs.columns and not policy.clairvoyant
-    estimate = jobs.get_column("estimate").to_numpy() if known else duration
+    runtime, estimate = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
     arrival, demand = jobs.get_column("arrival").to_numpy(), writable(jobset.demands())
     discipline = backfill.DISCIPLINES[policy.queue]
     if engine == "step":
         capacity, m = jobset.machine_capacity, config.n_machines()
         parts = [
-            backfill_steps.schedule_jobset(arrival[lo:hi], duration[lo:hi], estimate[lo:hi],
+            backfill_steps.schedule_jobset(arrival[lo:hi], runtime[lo:hi], estimate[lo:hi],
                                            demand[lo:hi], capacity, m, policy, discipline)
             for lo, hi in itertools.pairwise(bounds)
         ]  # fmt: skip
@@ -218,7 +217,7 @@ def _run_discipline(
         status = np.array([p[3] for p in parts], dtype=np.int64)
     else:
         start, machine, reserved, status = backfill.run_jobsets(
-            arrival, duration, estimate, demand, bounds, jobset.machine_capacity,
+            arrival, runtime, estimate, demand, bounds, jobset.machine_capacity,
             config.n_machines(), policy.score, policy.rule, float(policy.knob), discipline,
             bool(policy.static),
         )  # fmt: skip
@@ -278,7 +277,9 @@ def _run_step(jobset: JobSet, policy: Any, config: ClusterConfig, rule: bool) ->
     """The readable engine, one jobset at a time (the reference the compiled paths match)."""
     jobs = jobset.jobs
     arrival = jobs.get_column("arrival").to_numpy()
-    duration = jobs.get_column("duration").to_numpy()
+    duration, seen = job_times(
+        jobset, config.overrun, clairvoyant=bool(getattr(policy, "clairvoyant", False))
+    )
     demand = writable(jobset.demands())
     ids = jobs.get_column("jobset").to_numpy()
     start = np.empty(len(jobs), dtype=np.int64)
@@ -286,7 +287,9 @@ def _run_step(jobset: JobSet, policy: Any, config: ClusterConfig, rule: bool) ->
     for lo, hi in itertools.pairwise(jobset_bounds(ids)):
         policy.reset(seed=int(ids[lo]))
         sim = Engine(
-            Jobs(arrival[lo:hi], duration[lo:hi], demand[lo:hi]), jobset.machine_capacity, config
+            Jobs(arrival[lo:hi], duration[lo:hi], demand[lo:hi], seen[lo:hi]),
+            jobset.machine_capacity,
+            config,
         )
         (_run_work_conserving if rule else _run_agent)(sim, policy)
         start[lo:hi], machine[lo:hi] = sim.start, sim.machine
@@ -330,7 +333,7 @@ def _run_agent(sim: Engine, policy: Policy) -> None:
         scratch = np.empty(snap.free.shape[2:])
         k, i = choose(
             snap.view[0], snap.free[0], scratch, snap.capacity, snap.demand, snap.duration,
-            snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT,
+            snap.seen, snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT,
             np.empty((0, snap.capacity.size)), 0.0, False, 0.0,
         )  # fmt: skip
         if k >= 0:
@@ -367,14 +370,18 @@ def simulate_cluster(
     engine: EngineChoice = "auto",
 ) -> Results:
     """The cluster kind's results builder (call :func:`simulate`): per-job results with the
-    machine each job ran on."""
+    machine each job ran on, and ``killed`` (bool): the job ran past its estimate and was ended
+    there (``config.overrun == "kill"``); its ``duration`` is then the steps it ran, its
+    estimate, not the recorded one (``meta["killed_jobs"]`` counts them per policy's run)."""
     jobs = jobset.jobs
     seed = jobset.meta.provenance.get("seed")
+    runtime, _ = job_times(jobset, config.overrun)
     base = jobs.select(
         "jobset",
         (pl.col("load") if "load" in jobs.columns else pl.lit(None, pl.Float64)).alias("load"),
         pl.lit(seed if isinstance(seed, int) else None, pl.Int64).alias("seed"),
-        "job_id", "arrival", "duration",
+        "job_id", "arrival", pl.Series("duration", runtime, dtype=pl.Int64),
+        (pl.col("duration") > pl.Series(runtime)).alias("killed"),
         *seconds_inputs(jobs, jobset.resources[0], jobset.meta.capacity[0]),
     )  # fmt: skip
     seconds = seconds_results(jobset.meta.time_step_seconds, base.columns)
@@ -400,7 +407,7 @@ def simulate_cluster(
         )
         .with_columns(slowdown=pl.col("completion") / pl.col("duration"))
         .with_columns(seconds)
-        .select(*RESULT_COLUMNS, *(SECONDS_RESULT_COLUMNS if seconds else ()))
+        .select(*RESULT_COLUMNS, "killed", *(SECONDS_RESULT_COLUMNS if seconds else ()))
     )
     resolved = resolve_machines(config, jobset)
     meta = {
@@ -408,6 +415,7 @@ def simulate_cluster(
         "policies": {p.name: p.get_params() for p in policies},
         "config": asdict(resolved),
         "length_buckets": {k: list(v) for k, v in jobset.meta.length_buckets.items()},
+        "killed_jobs": int(base.get_column("killed").sum()),
     }
     if agent_stats:
         meta["agent_stats"] = agent_stats
@@ -417,7 +425,10 @@ def simulate_cluster(
 def _check_finished(jobset: JobSet, model: BatchedEngine) -> None:
     """:func:`~schedlab.simulator.check.check_schedule` of a finished cluster model."""
     p = model.placements()
-    check_schedule(jobset, p.start, p.target, machines=model.machines, finish=p.finish)
+    check_schedule(
+        jobset, p.start, p.target, machines=model.machines, finish=p.finish,
+        overrun=model.config.overrun,
+    )  # fmt: skip
 
 
 CLUSTER = ModelKind(

@@ -21,7 +21,7 @@ from schedlab.registry import (
     trainers,
 )
 
-HEURISTICS = ["random", "fcfs", "sjf", "packer", "tetris", "hrrn"]
+HEURISTICS = ["random", "fcfs", "sjf", "packer", "tetris", "hrrn", "wfp3", "unicep", "f1"]
 
 
 def test_names_in_registration_order_and_by_tag() -> None:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 import polars as pl
 
 from schedlab import sizes
 from schedlab.jobset import JobSet, JobSetMeta
+from schedlab.loaders.generators.estimates import EstimateModel, draw_estimates
+from schedlab.params import Interval
 from schedlab.results import RESULT_BYTES
 
 
@@ -50,10 +52,21 @@ def _json_native(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SyntheticGenerator:
-    """Base class of every generator; subclasses are frozen dataclasses."""
+    """Base class of every generator; subclasses are frozen dataclasses. Every generator takes
+    the estimate model (:mod:`.estimates`) of its jobs' user runtime requests."""
 
     name: ClassVar[str]
+
+    estimate: EstimateModel = "exact"
+    """Users' runtime estimates (the ``estimate`` column): ``exact`` (none written: the
+    duration), ``factor`` (``ceil(duration · f)``, ``f ~ Uniform(1, estimate_factor)``) or
+    ``modal`` (the smallest round request value >= the duration)."""
+    estimate_factor: Annotated[float, Interval(ge=1)] = 5.0
+    """``factor`` model: the largest over-estimate factor."""
+    step_seconds: Annotated[float, Interval(gt=0)] = 60.0
+    """``modal`` model: seconds per time step, to convert the modal request values to steps."""
 
     # -- to be provided by subclasses ----------------------------------------------------------
     def resources(self) -> tuple[str, ...]:
@@ -127,8 +140,9 @@ class SyntheticGenerator:
         children = np.random.SeedSequence(int(seed)).spawn(len(loads))
         frames = []
         for i, (load, child) in enumerate(zip(loads, children, strict=True)):
-            s = self.sample(np.random.default_rng(child), self.rate_for_load(load), n_jobsets)
-            frames.append(self._frame(s, load, first_id=i * n_jobsets))
+            rng = np.random.default_rng(child)
+            s = self.sample(rng, self.rate_for_load(load), n_jobsets)
+            frames.append(self._frame(s, load, first_id=i * n_jobsets, rng=rng))
         jobs = pl.concat(frames)
         present = set(jobs.get_column("jobset").unique().to_list())
         empty = tuple(k for k in range(n_jobsets * len(loads)) if k not in present)
@@ -184,8 +198,18 @@ class SyntheticGenerator:
             "the arrival window",
         )
 
-    def _frame(self, s: Sample, load: float, *, first_id: int) -> pl.DataFrame:
+    def _frame(
+        self, s: Sample, load: float, *, first_id: int, rng: np.random.Generator
+    ) -> pl.DataFrame:
+        """The jobs of ``s`` as JobSet rows, with their estimates (drawn from ``rng`` after the
+        jobs) unless the model is ``exact``."""
         n = s.arrival.shape[0]
+        extra = dict(s.columns)
+        if self.estimate != "exact":
+            extra["estimate"] = draw_estimates(
+                self.estimate, s.duration, rng, factor=self.estimate_factor,
+                step_seconds=self.step_seconds,
+            )  # fmt: skip
         counts = np.bincount(s.jobset, minlength=int(s.jobset.max(initial=-1)) + 1)
         job_id = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)
         return pl.DataFrame(
@@ -197,6 +221,4 @@ class SyntheticGenerator:
                 **{r: s.demand[:, k].astype(np.float64) for k, r in enumerate(self.resources())},
                 "load": np.full(n, load, dtype=np.float64),
             }
-        ).with_columns(
-            v if isinstance(v, pl.Series) else pl.Series(k, v) for k, v in s.columns.items()
-        )
+        ).with_columns(v if isinstance(v, pl.Series) else pl.Series(k, v) for k, v in extra.items())

@@ -219,14 +219,16 @@ class SlotsType(AnyParamType):
 COUNT = click.IntRange(min=1)
 """An integer >= 1."""
 
-SIMULATION_TYPES: dict[str, AnyParamType] = {"slots": SlotsType(), "horizon": COUNT,
-                                                "machines": COUNT}  # fmt: skip
+SIMULATION_TYPES: dict[str, AnyParamType] = {
+    "slots": SlotsType(), "horizon": COUNT, "machines": COUNT,
+    "overrun": click.Choice(["kill", "extend"]),
+}  # fmt: skip
 """The :class:`~schedlab.simulator.config.ClusterConfig` fields ``schedlab simulate`` takes,
 with the types of their options."""
 
 
 def simulation_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--slots`` (M or ``all``), ``--horizon`` and ``--machines``: the fields of a
+    """``--slots`` (M or ``all``), ``--horizon``, ``--machines`` and ``--overrun``: the fields of a
     ClusterConfig (default and help from the dataclass, :func:`config_options`)."""
     from schedlab.simulator.config import ClusterConfig
 

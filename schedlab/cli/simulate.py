@@ -28,11 +28,13 @@ def simulate_cmd(jobs: Path, policy_specs: tuple[str, ...], output: Path, **clus
     """Simulate policies on every jobset of JOBS and write per-job results (with the machine
     each job ran on). Heuristics name a placement rule on several machines: sjf+bestfit.
 
-    --slots, --horizon and --machines are fields of ClusterConfig."""
+    --slots, --horizon, --machines and --overrun are fields of ClusterConfig."""
     made = make_policies(policy_specs or tuple(policies.names(tag="heuristic")))
     results = _simulate(jobs, made, cluster)
     results.write_parquet(output)
     click.echo(f"wrote {output}: {results.table.height} job results for {results.policies}")
+    if killed := results.meta.get("killed_jobs"):
+        click.echo(f"{killed} jobs ran past their estimate and were killed there (--overrun kill)")
 
 
 def make_policies(specs: tuple[str, ...]) -> list[tuple[str, Any]]:

@@ -30,13 +30,14 @@ estimate voids one. The first reservation each job got is returned (``reserved``
 
 Events are arrivals, (actual) completions and, for conservative, reservation times (a job moved
 earlier by compression can leave a later reservation at a time nothing ends); jobs run for
-their ``runtime`` (the caller passes the run time); order and reservations see only
-``estimate``. Per decision: EASY costs
-``O(k log k + Q·m·d)`` (``k`` the running jobs expected to end before the head's reservation,
-walked in order on a persistent heap of expected ends; Q waiting jobs, m machines, d
-resources); conservative ``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments (R running jobs),
-rebuilt at every decision with the Q reservations laid over it. :mod:`.backfill_steps` is the
-same semantics written to be read (the step engine's path), which the tests hold this module to.
+their ``runtime`` (the caller passes the recorded duration, or its minimum with the estimate
+when jobs are killed at their request: :attr:`~schedlab.simulator.config.ClusterConfig.overrun`);
+order and reservations see only ``estimate``. Per decision: EASY costs ``O(k log k + Q·m·d)``
+(``k`` the running jobs expected to end before the head's reservation, walked in order on a
+persistent heap of expected ends; Q waiting jobs, m machines, d resources); conservative
+``O(Q·P·m·d)`` with ``P ≤ R + 2Q`` profile segments (R running jobs), rebuilt at every decision
+with the Q reservations laid over it. :mod:`.backfill_steps` is the same semantics written to be
+read (the step engine's path), which the tests hold this module to.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def _order(
         for k in range(q):
             j = queue[k]
             al = alignment_of(free[0], demand[j])
-            keys[k] = -score(estimate[j], arrival[j], j, now, knob, al, capacity2)
+            keys[k] = -score(estimate[j], arrival[j], j, now, knob, al, capacity2, demand[j, 0])
     return queue[:q][np.argsort(keys, kind="mergesort")]
 
 
@@ -323,7 +324,7 @@ def _one_jobset(
     avail = np.empty((machines, d))
     keys = np.empty(n if static else 0)
     for j in range(keys.shape[0]):  # a static order's scores, once
-        keys[j] = -score(estimate[j], arrival[j], j, 0, knob, 0.0, 0.0)
+        keys[j] = -score(estimate[j], arrival[j], j, 0, knob, 0.0, 0.0, demand[j, 0])
     q = r = nxt = done = 0
     t = arrival[0] if n else 0
     while done < n:

@@ -45,7 +45,7 @@ from schedlab.simulator.cluster.kernels import (
     step_envs,
     valid_mask,
 )
-from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import Placements, Snapshot, View
 
 Objective = Literal["slowdown", "completion"]
@@ -76,7 +76,8 @@ class BatchedEngine:
     Parameters
     ----------
     arrival, duration : int64, shape ``(n,)``
-        Jobs, each env's rows contiguous and sorted by (arrival, job_id).
+        Jobs, each env's rows contiguous and sorted by (arrival, job_id); ``duration`` is the
+        steps each job runs.
     demand : float64, shape ``(n, d)``
     lo, hi : int64, shape ``(B,)``
         Job rows of each env (several envs may replay the same rows).
@@ -96,6 +97,9 @@ class BatchedEngine:
     max_jobs : int, optional
         Most jobs an env will replay (default: the largest ``hi − lo``); needed when ``lo`` and
         ``hi`` are set later (Gymnasium adapters).
+    seen : int64, shape ``(n,)``, optional
+        The length heuristics' scores see of each job (its estimate; default ``duration``).
+        Agents' observations show ``duration``.
     """
 
     kind: ClassVar[str] = "cluster"
@@ -115,6 +119,7 @@ class BatchedEngine:
         skip_forced: bool = True,
         time_limit: np.ndarray | None = None,
         max_jobs: int | None = None,
+        seen: np.ndarray | None = None,
     ) -> None:
         if objective not in ("slowdown", "completion"):
             msg = f"objective must be 'slowdown' or 'completion', got {objective!r}"
@@ -126,6 +131,7 @@ class BatchedEngine:
             raise ValueError(msg)
         arrival = np.ascontiguousarray(arrival, dtype=np.int64)
         duration = np.ascontiguousarray(duration, dtype=np.int64)
+        seen = duration if seen is None else np.ascontiguousarray(seen, dtype=np.int64)
         demand = writable(np.asarray(demand, dtype=np.float64).reshape(arrival.size, -1))
         lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
         capacity = writable(np.asarray(capacity, dtype=np.float64))
@@ -141,7 +147,7 @@ class BatchedEngine:
             time_limit = default_time_limit(arrival, duration, lo, hi, config.horizon)
         r = self.rewards
         self.state = State(
-            arrival, duration, demand, weight.astype(np.float64), lo, hi,
+            arrival, duration, seen, demand, weight.astype(np.float64), lo, hi,
             np.asarray(time_limit, dtype=np.int64), capacity, config.horizon, r.alphas(m),
             float(r.beta), float(r.gamma), np.zeros(B, np.int64), np.zeros((B, H, m, d)),
             np.zeros((B, H)), np.zeros(B), np.zeros(B), np.zeros(B),
@@ -174,16 +180,24 @@ class BatchedEngine:
 
     @classmethod
     def from_jobset(
-        cls, jobset: JobSet, config: ClusterConfig, *, repeats: int = 1, **kwargs: Any
+        cls,
+        jobset: JobSet,
+        config: ClusterConfig,
+        *,
+        repeats: int = 1,
+        clairvoyant: bool = False,
+        **kwargs: Any,
     ) -> BatchedEngine:
         """Envs replaying every jobset of ``jobset``, ``repeats`` envs each, in jobset order, on
-        ``config``'s machines (default: the JobSet's)."""
+        ``config``'s machines (default: the JobSet's); jobs run and are seen as
+        :func:`~schedlab.simulator.config.job_times` says (``config.overrun``, ``clairvoyant``)."""
         jobs = jobset.jobs
         config = resolve_machines(config, jobset)
+        runtime, seen = job_times(jobset, config.overrun, clairvoyant=clairvoyant)
         return cls.for_jobsets(
-            jobs.get_column("arrival").to_numpy(), jobs.get_column("duration").to_numpy(),
-            jobset.demands(), jobset_bounds(jobs.get_column("jobset").to_numpy()),
-            jobset.machine_capacity, config, repeats=repeats, **kwargs,
+            jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(),
+            jobset_bounds(jobs.get_column("jobset").to_numpy()), jobset.machine_capacity, config,
+            repeats=repeats, seen=seen, **kwargs,
         )  # fmt: skip
 
     # -- the Model protocol ----------------------------------------------------------------
@@ -236,7 +250,7 @@ class BatchedEngine:
         s = self.state
         return Snapshot(
             envs=self._envs(envs), free=s.free, capacity=s.capacity, view=s.slot,
-            demand=s.demand, duration=s.duration, arrival=s.arrival, base=s.lo,
+            demand=s.demand, duration=s.duration, seen=s.seen, arrival=s.arrival, base=s.lo,
             backlog=s.bq_tail - s.bq_head, since=s.now - s.last_arr, now=s.now,
             horizon=self.config.horizon, backlog_view=self.config.backlog_view,
         )  # fmt: skip

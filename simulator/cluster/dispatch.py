@@ -41,14 +41,18 @@ SCORE_SIGNATURE = types.float64(
     types.float64,  # knob: the heuristic's parameter (Tetris*)
     types.float64,  # alignment: Σ_r free_r · demand_r on the job's machine (Tetris' packing)
     types.float64,  # capacity2: Σ_r capacity_r² of one machine (the largest alignment)
+    types.float64,  # size: the job's demand of the first resource (processors for SWF logs)
 )
-"""Signature of a job-order score (a ``numba.cfunc`` of scalar features); higher starts first."""
+"""Signature of a job-order score (a ``numba.cfunc`` of scalar features); higher starts first.
+
+``duration`` is what the scheduler sees of the job's length: its ``estimate`` (the user's
+request) where the JobSet has one and the policy is not clairvoyant, else the true duration."""
 
 
 @numba.cfunc(SCORE_SIGNATURE, cache=True)
 def arrival_order(
     duration: int, arrival: int, index: int, now: int, knob: float, alignment: float,
-    capacity2: float,
+    capacity2: float, size: float,
 ) -> float:  # fmt: skip
     """First come, first served: ``−index``. Also the engines' time-limit fallback order."""
     return -float(index)
@@ -110,6 +114,7 @@ def choose(
     capacity: np.ndarray,
     demand: np.ndarray,
     duration: np.ndarray,
+    seen: np.ndarray,
     arrival: np.ndarray,
     base: int,
     now: int,
@@ -134,8 +139,9 @@ def choose(
         Work space.
     capacity : float64, shape ``(d,)``
         One machine's capacity.
-    demand : float64, shape ``(n, d)``; duration, arrival : int64, shape ``(n,)``
-        Jobs (rows as in ``view``).
+    demand : float64, shape ``(n, d)``; duration, seen, arrival : int64, shape ``(n,)``
+        Jobs (rows as in ``view``): ``duration`` is the steps a job runs (the fit is checked
+        for it), ``seen`` the length the score sees (the estimate, or ``duration``).
     base : int
         Row of the jobset's first job (a job's ``index`` is ``row − base``).
     now : int
@@ -178,7 +184,7 @@ def choose(
         if static:
             sc = keys[j]
         else:
-            sc = score(duration[j], arrival[j], j - base, now, knob, alignment, capacity2)
+            sc = score(seen[j], arrival[j], j - base, now, knob, alignment, capacity2, dj[0])
         if better(sc, best_score):
             best, best_machine, best_score = k, i, sc
     return best, best_machine
@@ -225,6 +231,7 @@ def choose_batch(
     capacity: np.ndarray,
     demand: np.ndarray,
     duration: np.ndarray,
+    seen: np.ndarray,
     arrival: np.ndarray,
     base: np.ndarray,
     now: np.ndarray,
@@ -249,18 +256,20 @@ def choose_batch(
     for x in range(envs.shape[0]):
         b = envs[x]
         k, i = choose(
-            view[b], free[b], scratch, capacity, demand, duration, arrival, base[b], now[b],
-            score, dynamic, rule, no_tree, knob, uniform, uniforms[x],
+            view[b], free[b], scratch, capacity, demand, duration, seen, arrival, base[b],
+            now[b], score, dynamic, rule, no_tree, knob, uniform, uniforms[x],
         )  # fmt: skip
         out[x] = 0 if k < 0 else 1 + i * M + k
 
 
 @numba.njit(cache=True)
 def static_keys(
-    score: Any, duration: np.ndarray, arrival: np.ndarray, base: np.ndarray, knob: float
+    score: Any, seen: np.ndarray, arrival: np.ndarray, demand: np.ndarray, base: np.ndarray,
+    knob: float,
 ) -> np.ndarray:  # fmt: skip
-    """The score of every job under a static order (``base[row]``: first row of its jobset)."""
-    keys = np.empty(duration.shape[0])
-    for j in range(duration.shape[0]):
-        keys[j] = score(duration[j], arrival[j], j - base[j], 0, knob, 0.0, 1.0)
+    """The score of every job under a static order (``seen``: the lengths the score sees,
+    ``demand``: shape ``(n, d)``, ``base[row]``: first row of its jobset)."""
+    keys = np.empty(seen.shape[0])
+    for j in range(seen.shape[0]):
+        keys[j] = score(seen[j], arrival[j], j - base[j], 0, knob, 0.0, 1.0, demand[j, 0])
     return keys

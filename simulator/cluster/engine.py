@@ -40,6 +40,9 @@ class Jobs:
     """int64, shape ``(n,)``: run time in steps (>= 1)."""
     demand: np.ndarray
     """float64, shape ``(n, d)``: demand per resource."""
+    seen: np.ndarray | None = None
+    """int64, shape ``(n,)``: the length heuristics' scores see (the estimate); None:
+    ``duration``."""
 
     def __len__(self) -> int:
         return int(self.arrival.shape[0])
@@ -61,6 +64,8 @@ class Engine:
         self.jobs = Jobs(
             jobs.arrival, jobs.duration, np.require(jobs.demand, np.float64, ["C", "W"])
         )
+        self.seen = jobs.duration if jobs.seen is None else jobs.seen
+        """int64, shape ``(n,)``: the length heuristics' scores see."""
         self.capacity = np.require(capacity, np.float64, ["C", "W"])
         self.config = config
         self.machines = config.machines or 1
@@ -145,7 +150,7 @@ class Engine:
         return Snapshot(
             envs=one, free=np.ascontiguousarray(free[None]), capacity=self.capacity,
             view=self.view()[None].copy(), demand=self.jobs.demand,
-            duration=self.jobs.duration, arrival=self.jobs.arrival, base=one,
+            duration=self.jobs.duration, seen=self.seen, arrival=self.jobs.arrival, base=one,
             backlog=np.array([len(self.backlog)]), since=np.array([self.now - last]),
             now=np.array([self.now]), horizon=self.config.horizon,
             backlog_view=self.config.backlog_view,

@@ -19,14 +19,15 @@ from schedlab.simulator.cluster.placement import FIRST_FIT, earliest_fit, fits_f
 
 State = namedtuple(
     "State",
-    "arrival duration demand weight lo hi limit capacity horizon alpha beta gamma "
+    "arrival duration seen demand weight lo hi limit capacity horizon alpha beta gamma "
     "now free dep alloc_w queue_w backlog_w slot bq bq_head bq_tail nxt last_arr n_started "
     "start machine done forced steps withhold_steps withheld",
 )
 """Arrays of the batched state (``B`` envs, ``n`` jobs, ``H`` tracked steps, ``m`` machines,
 ``d`` resources).
 
-Jobs (shared by envs that replay the same jobset): ``arrival``, ``duration`` (int64, ``(n,)``),
+Jobs (shared by envs that replay the same jobset): ``arrival``, ``duration`` (steps run), ``seen``
+(the length heuristics' scores see: the estimate, or ``duration``) (int64, ``(n,)``),
 ``demand`` (float64, ``(n, d)``), ``weight`` (float64, ``(n,)``: reward weight). Reward weights of
 where a job is: ``alpha`` (``(m,)``: allocated to machine ``i``), ``beta`` (visible slots),
 ``gamma`` (backlog). Per env: ``lo``, ``hi`` (its job rows), ``limit`` (time limit), ``now``,
@@ -147,8 +148,8 @@ def _finish_work_conserving(
         while True:
             u = uniforms[s.lo[b] + started] if uniform else 0.0
             q, i = choose(
-                s.slot[b], s.free[b], scratch, s.capacity, s.demand, s.duration, s.arrival, s.lo[b],
-                s.now[b], score, dynamic, rule, no_tree, knob, uniform, u,
+                s.slot[b], s.free[b], scratch, s.capacity, s.demand, s.duration, s.seen, s.arrival,
+                s.lo[b], s.now[b], score, dynamic, rule, no_tree, knob, uniform, u,
             )  # fmt: skip
             if q < 0:
                 break

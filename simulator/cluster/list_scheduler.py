@@ -117,6 +117,7 @@ def _next_in_order(
 def _one_jobset(
     arrival: np.ndarray,
     duration: np.ndarray,
+    seen: np.ndarray,
     demand: np.ndarray,
     capacity: np.ndarray,
     machines: int,
@@ -151,7 +152,7 @@ def _one_jobset(
     # a static order's scores, once; in tree mode the rank of each job (ties by arrival)
     keys = np.empty(0)
     if static and not uniform:
-        keys = static_keys(score, duration, arrival, np.zeros(n, dtype=np.int64), knob)
+        keys = static_keys(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
     order = np.empty(0, dtype=np.int64)
     rank = np.empty(0, dtype=np.int64)
     if tree:
@@ -210,8 +211,8 @@ def _one_jobset(
                 lo = v_head if whole else 0
                 hi = nxt if whole else slots
                 k, machine = choose(
-                    view[lo:hi], profile, scratch, capacity, demand, duration, arrival, 0, t,
-                    score, keys, rule, mtree, knob, uniform, u,
+                    view[lo:hi], profile, scratch, capacity, demand, duration, seen, arrival, 0,
+                    t, score, keys, rule, mtree, knob, uniform, u,
                 )  # fmt: skip
                 if k < 0:
                     break
@@ -249,6 +250,7 @@ def _one_jobset(
 def run_jobsets(
     arrival: np.ndarray,
     duration: np.ndarray,
+    seen: np.ndarray,
     demand: np.ndarray,
     bounds: np.ndarray,
     capacity: np.ndarray,
@@ -265,8 +267,10 @@ def run_jobsets(
 
     Parameters
     ----------
-    arrival, duration : int64 arrays, shape ``(n,)``
-        Jobs of all jobsets, each jobset contiguous and sorted by (arrival, job_id).
+    arrival, duration, seen : int64 arrays, shape ``(n,)``
+        Jobs of all jobsets, each jobset contiguous and sorted by (arrival, job_id): arrival
+        step, steps each job runs, and the length the job order sees (its estimate, or
+        ``duration``).
     demand : float64 array, shape ``(n, d)``
     bounds : int64 array, shape ``(k + 1,)``
         Jobset ``i`` holds rows ``bounds[i]:bounds[i + 1]``.
@@ -299,8 +303,8 @@ def run_jobsets(
         lo = bounds[i]
         hi = bounds[i + 1]
         status[i] = _one_jobset(
-            arrival[lo:hi], duration[lo:hi], demand[lo:hi], capacity, machines, slots, score,
-            rule, knob, uniform, uniforms[lo:hi], static, start[lo:hi],
+            arrival[lo:hi], duration[lo:hi], seen[lo:hi], demand[lo:hi], capacity, machines,
+            slots, score, rule, knob, uniform, uniforms[lo:hi], static, start[lo:hi],
             machine[lo:hi],
         )  # fmt: skip
     return start, machine, status

@@ -116,7 +116,7 @@ def test_seconds_columns_are_validated(tmp_path: Path) -> None:
 def test_synthetic_results_stay_in_steps() -> None:
     js = DeepRMGenerator().generate(0.9, n_jobsets=2, seed=3)
     res = simulate(js, [make_policy("sjf")])
-    assert res.table.columns == list(RESULT_COLUMNS)
+    assert res.table.columns == [*RESULT_COLUMNS, "killed"]
     assert time_unit(res.table) == "steps"
     out = per_jobset(res)
     assert not set(SECONDS_RESULT_COLUMNS) & set(out.columns)

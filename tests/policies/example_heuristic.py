@@ -8,7 +8,7 @@ from schedlab.policies.heuristics import Heuristic, score_function
 
 
 @score_function
-def _longest(duration, arrival, index, now, knob, alignment, capacity2):
+def _longest(duration, arrival, index, now, knob, alignment, capacity2, size):
     return float(duration)
 
 

@@ -97,7 +97,7 @@ def test_export_csv_has_one_row_per_job_with_demands(
 ) -> None:
     paths = export_results(results, tmp_path / "jobs.csv", jobs=jobs)
     df = pl.read_csv(paths["data"])
-    assert df.columns == [*RESULT_COLUMNS, "cpu", "mem"]
+    assert df.columns == [*RESULT_COLUMNS, "killed", "cpu", "mem"]  # the cluster kind adds killed
     assert df.height == results.table.height
     back = df.join(jobs.jobs.select("jobset", "job_id", "cpu"), on=["jobset", "job_id"])
     assert (back["cpu"] == back["cpu_right"]).all()
@@ -108,7 +108,7 @@ def test_export_csv_has_one_row_per_job_with_demands(
     plain = export_results(results, tmp_path / "plain.ndjson", format="ndjson")
     lines = plain["data"].read_text().splitlines()
     assert len(lines) == results.table.height
-    assert set(json.loads(lines[0])) == set(RESULT_COLUMNS)
+    assert set(json.loads(lines[0])) == {*RESULT_COLUMNS, "killed"}
     with pytest.raises(ValueError, match="format must be one of"):
         export_results(results, tmp_path / "x.xlsx", format="xlsx")
 

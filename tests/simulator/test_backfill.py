@@ -18,7 +18,7 @@ from schedlab.jobset import JobSet
 from schedlab.loaders.traces.swf import read_swf
 from schedlab.registry import make_policy, parse_policy
 from schedlab.simulator.check import check_discipline, check_schedule
-from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.run import run_policy
 from tests.strategies import jobsets
 
@@ -110,10 +110,15 @@ def test_orders_rank_by_the_estimate_unless_clairvoyant() -> None:
         pl.Series("estimate", [10, 2, 50])
     )
     js = JobSet.create(frame, pool([(0, 1, 1)]).meta)
-    by_estimate = run_policy(js, make_policy("sjf+easy"), WHOLE).start.tolist()
-    clairvoyant = run_policy(js, make_policy("sjf+easy:clairvoyant=true"), WHOLE).start.tolist()
+    extend = ClusterConfig(slots=None, overrun="extend")
+    by_estimate = run_policy(js, make_policy("sjf+easy"), extend).start.tolist()
+    clairvoyant = run_policy(js, make_policy("sjf+easy:clairvoyant=true"), extend).start.tolist()
     assert by_estimate == [0, 10, 15]  # job 1 (estimate 2) first
     assert clairvoyant == [0, 13, 10]  # job 2 (runs 3) first
+    # killed at its estimate, job 1 runs 2 steps, and the clairvoyant order sees those 2
+    assert run_policy(js, make_policy("sjf+easy"), WHOLE).start.tolist() == [0, 10, 12]
+    killed = run_policy(js, make_policy("sjf+easy:clairvoyant=true"), WHOLE).start.tolist()
+    assert killed == [0, 10, 12]
 
 
 @settings(max_examples=60, deadline=None)
@@ -251,19 +256,25 @@ def test_a_job_larger_than_the_machine_stalls_its_jobset_not_the_loop(discipline
 
 def test_kth_replayed_whole_under_each_discipline(kth) -> None:
     """The bundled KTH-SP2 log on its own machine (100 processors, requests as estimates): every
-    schedule feasible and keeping its promise; FCFS-EASY's longest wait is 262,194 s, the value
-    an independent replay gave (issue 25), and strict FCFS's average wait 389,852 s (390,083 s,
-    the independent replay's figure, with the processors read from the allocation, field 5)."""
+    schedule feasible and keeping its promise; with jobs running their recorded run times
+    (``overrun="extend"``, as the independent replay of issue 25 ran them) FCFS-EASY's longest
+    wait is 262,194 s, the value that replay gave, and strict FCFS's average wait 389,852 s
+    (390,083 s, that replay's figure, with the processors read from the allocation, field 5)."""
     arrival = kth.jobs.get_column("arrival").to_numpy()
     waits = {}
+    extend = ClusterConfig(slots=None, overrun="extend")
     for spec in ("fcfs+strict", "fcfs+easy", "fcfs+conservative", "sjf+easy"):
-        s = run_policy(kth, make_policy(spec), WHOLE)
-        check_schedule(kth, s.start, s.machine)
+        s = run_policy(kth, make_policy(spec), extend)
+        check_schedule(kth, s.start, s.machine, overrun="extend")
         check_discipline(kth, s.start, spec.split("+")[1], in_arrival_order=spec[:4] == "fcfs")
         waits[spec] = s.start - arrival
+        killed = run_policy(kth, make_policy(spec), WHOLE)  # jobs end by their requests
+        check_discipline(kth, killed.start, spec.split("+")[1], reserved=killed.reserved,
+                         in_arrival_order=spec[:4] == "fcfs",
+                         runtime=job_times(kth, "kill")[0])  # fmt: skip
     assert waits["fcfs+easy"].max() == 262_194
     assert round(waits["fcfs+strict"].mean()) == 389_852
     allocated = read_swf(KTH, procs="allocated").jobs
-    strict = run_policy(allocated, make_policy("fcfs+strict"), WHOLE).start
+    strict = run_policy(allocated, make_policy("fcfs+strict"), extend).start
     assert round((strict - allocated.jobs.get_column("arrival").to_numpy()).mean()) == 390_083
     assert waits["fcfs+easy"].mean() < waits["fcfs+conservative"].mean() < 10_000

@@ -208,5 +208,5 @@ def test_check_schedule_rejects_what_the_cluster_forbids() -> None:
     check_schedule(js, [0, 0, 1], [0, 1, 1], machines=2)  # two machines: side by side
     with pytest.raises(InvalidScheduleError, match="no machine of the 2"):
         check_schedule(js, [0, 0, 1], [0, 2, 1], machines=2)
-    with pytest.raises(InvalidScheduleError, match="exactly its duration"):
+    with pytest.raises(InvalidScheduleError, match="exactly its run time"):
         check_schedule(js, [0, 2, 1], finish=[2, 4, 3])
