@@ -62,7 +62,7 @@ def test_every_poisson_parameter_is_checked(tmp_path: Path) -> None:
     ("args", "expected"),
     [
         (["-p", "granularity=job"], "-p: loader 'swf' has no parameter 'granularity' (its "
-         "parameters: max_procs, memory, max_memory, statuses)"),
+         "parameters: max_procs, procs, memory, max_memory, statuses)"),
         (["-p", "memory=usd"], "'memory' of loader 'swf' expects one of 'auto', 'used', "
          "'requested', 'none', got 'usd'; did you mean 'used'?"),
         (["--jobset-size", "0"], "Invalid value for '--jobset-size': 0 is not in the range x>=1"),

@@ -30,13 +30,15 @@ RECORDED = Path(__file__).parent / "data" / "unchanged.json"
 
 def small_spec(path: Path) -> dict:
     """The spec of ``path`` at its highest load, 2 jobsets per generated workload, a sample of
-    200 tasks or jobs of a trace."""
+    200 tasks or jobs of a trace (in 2 windows of 50 where the spec samples windows)."""
     data = tomllib.loads(path.read_text())
     for w in data.get("workloads", []):
         if "generator" in w:
             w["jobsets"] = 2
         else:
             w["options"] = {**w.get("options", {}), "sample": 200}
+            if "windows" in w["options"]:
+                w["options"].update(windows=2, jobset_size=50)
         for key in ("loads", "rates"):
             if key in w:
                 w[key] = w[key][-1:]

@@ -50,7 +50,7 @@ CSVS = {
                     "q75", "n_jobsets"],
     "per_jobset.csv": ["policy", "load", "seed", "jobset", "n_jobs", "slowdown", "completion",
                        "wait", "max_slowdown", "bounded_slowdown", "p95_slowdown", "max_wait",
-                       "p95_wait", "p99_wait"],
+                       "p95_wait", "p99_wait", "killed"],
     "per_length.csv": ["policy", "load", "seed", "jobset", "bucket", "n_jobs", "slowdown",
                        "completion"],
     "length_summary.csv": ["policy", "load", "bucket", "metric", "mean", "ci_low", "ci_high",
