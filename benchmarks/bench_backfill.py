@@ -6,7 +6,9 @@
 2. **1M-job replay** (the :mod:`bench_replay` workload: 1,000 machines of 96 cores, offered load
    1.2, whole queue), ``fcfs+easy`` and ``fcfs+conservative`` end to end (read, simulate, write;
    targets: EASY < 10 s, conservative < 30 s). ``--jobs`` sets its size; conservative runs on
-   at most :data:`CONSERVATIVE_JOBS` (it does not meet its target yet: see the printout).
+   at most :data:`CONSERVATIVE_JOBS`: its profile holds ``m × d`` capacities per segment, and
+   on 1,000 machines with ~50,000 running jobs that does not reach its target (the printout
+   says so).
 
 Run with ``make bench`` (or ``python benchmarks/bench_backfill.py [--jobs N]``).
 """
@@ -32,8 +34,9 @@ WHOLE = ClusterConfig(slots=None)
 SPECS = ("fcfs", "fcfs+strict", "fcfs+easy", "fcfs+conservative", "sjf+easy")
 TARGETS = {"fcfs+easy": 10.0, "fcfs+conservative": 30.0}
 CONSERVATIVE_JOBS = 50_000
-"""Conservative backfilling re-plans every waiting job at every event (``O(Q·P)``): on the
-saturated replay its queue grows with the log, so it is measured on this many jobs only."""
+"""Conservative backfilling lays every reservation over a profile of ``P`` segments of
+``m × d`` capacities rebuilt at each event (``O(Q·P·m·d)``), so it is measured on this many jobs
+only."""
 
 
 def main() -> None:
