@@ -93,6 +93,8 @@ class WorkloadSpec:
 
     name: str
     """Unique name; it labels the workload's results and files."""
+    description: str = ""
+    """What the workload is and how it was cut (e.g. the sampling protocol), for the report."""
     generator: str | None = None
     """Registered generator name (exclusive with ``loader``)."""
     loader: str | None = None

@@ -137,12 +137,19 @@ def schedules(results: Results, jobs: JobSet | None = None) -> Schedules:
 
 def _join_demands(table: pl.DataFrame, jobs: JobSet) -> pl.DataFrame:
     extra = [c for c in ("category",) if c in jobs.jobs.columns and c not in table.columns]
+    killable = "killed" in table.columns and "estimate" in jobs.jobs.columns
     demands = jobs.jobs.select(
-        "jobset", "job_id", pl.col("duration").alias("_duration"), *jobs.resources, *extra
-    )
+        "jobset", "job_id", pl.col("duration").alias("_duration"),
+        *([pl.col("estimate").alias("_estimate")] if killable else []), *jobs.resources, *extra,
+    )  # fmt: skip
     out = table.drop([r for r in jobs.resources if r in table.columns]).join(
         demands, on=["jobset", "job_id"], how="left"
     )
+    if killable:  # a job killed at its request ran its estimate
+        ran = pl.min_horizontal("_duration", "_estimate")
+        out = out.with_columns(
+            pl.when(pl.col("killed")).then(ran).otherwise("_duration").alias("_duration")
+        ).drop("_estimate")
     bad = out.filter(
         pl.col("_duration").is_null() | (pl.col("_duration") != pl.col("duration"))
     ).head(1)

@@ -62,6 +62,7 @@ def _context(exp: Experiment, workload: str) -> dict[str, Any]:
         "missing": exp.missing,
         "skipped": [list(s) for s in exp.spec.skipped],
         "learning": learning,
+        "description": next((w.description for w in exp.spec.workloads if w.name == workload), ""),
     }
 
 
@@ -168,7 +169,8 @@ def write_experiment_report(
             return report.write(out, options)
         paths[workload] = report.write(out / workload, options)["html"]
         summaries.append(report.computed.comp.summary)
-        links.append((workload, f"{workload}/report.html"))
+        about = next((w.description for w in spec.workloads if w.name == workload), "")
+        links.append((f"{workload}: {about}" if about else workload, f"{workload}/report.html"))
     cfg = analysis_config(exp.results[next(iter(exp.results))], settings, reference=wanted)
     order = list(dict.fromkeys(p.name for p in spec.policies))
     across = across_conditions(pl.concat(summaries, how="diagonal_relaxed"), cfg, order)

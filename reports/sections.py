@@ -84,12 +84,14 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
         else (f" at {figures.format_load(first)}" if loads.len() else "")
     )
     workload = provenance.get("generator", provenance.get("path", "unknown"))
+    about = experiment.get("description")
     blocks: list[Block] = [
         ("h1", title),
         (
             "p",
             f"{len(policy_order(c.results))} policies on {n_jobsets} jobsets{span}; "
-            f"workload: {workload}; reference policy: {c.comp.cfg.reference}.",
+            f"workload: {workload}{f' ({about})' if about else ''}; reference policy: "
+            f"{c.comp.cfg.reference}.",
         ),
         (
             "note",
@@ -97,8 +99,7 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
             f"over its jobs, and means, medians, tests and confidence intervals are taken "
             f"over those per-jobset values, paired by jobset, never over pooled jobs. "
             f"CI = percentile bootstrap {conf} over jobsets ({c.n_resamples} resamples, "
-            f"seed {c.seed}). Slowdown = (finish − arrival) / duration, >= 1; times are in "
-            f"simulation steps.",
+            f"seed {c.seed}). {_units(c)}",
         ),
     ]
     if not same_jobsets(c.per_jobset):
@@ -129,6 +130,16 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
     for name, reason in experiment.get("skipped", []):
         blocks.append(("note", f"Optional policy {name} was not run: {reason}."))
     return blocks
+
+
+def _units(c: Computed) -> str:
+    """How slowdown is defined and in which unit times are, for the statistics note."""
+    if c.comp.time_unit == SECONDS:
+        return (
+            "Times are in seconds, on the trace's real submit and run times (a job killed at "
+            "its request ran until it); slowdown = turnaround / run time, >= 1."
+        )
+    return "Slowdown = (finish − arrival) / duration, >= 1; times are in simulation steps."
 
 
 def same_jobsets(pj: pl.DataFrame) -> bool:

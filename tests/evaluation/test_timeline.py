@@ -200,3 +200,17 @@ def test_machine_utilisation_accounts_for_the_work_on_each_machine() -> None:
     got = util.join(expected, on=["jobset", "machine"])
     np.testing.assert_allclose(got["util_cpu"].to_numpy(), got["util"].to_numpy())
     assert ((util["util_cpu"] >= 0) & (util["util_cpu"] <= 1)).all()
+
+
+def test_schedules_of_jobs_killed_at_their_request() -> None:
+    """A job killed at its estimate ran the estimate: its results match the JobSet."""
+    jobs = pl.DataFrame({
+        "jobset": [0, 0], "job_id": [0, 1], "arrival": [0, 1], "duration": [10, 4],
+        "estimate": [6, 4], "cpu": [5.0, 6.0],
+    }, schema_overrides={"jobset": pl.Int32})  # fmt: skip
+    js = JobSet.create(jobs, JobSetMeta(resources=("cpu",), capacity=(10.0,)))
+    res = simulate(js, [FCFS()], {"slots": None})
+    assert res.table.get_column("killed").to_list() == [True, False]
+    s = schedules(Results(res.table.drop("cpu", strict=False), res.meta), js)
+    assert s.jobs.get_column("duration").to_list() == [6, 4]
+    assert s.jobs.get_column("finish").to_list() == [6, 10]
