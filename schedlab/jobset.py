@@ -42,7 +42,12 @@ OPTIONAL_COLUMNS: dict[str, pl.DataType] = {
     "source_id": pl.Utf8(),
     "user": pl.Utf8(),
     "parents": pl.List(pl.Int64()),
+    "task": pl.Int64(),
+    "dag": pl.Int64(),
 }
+"""Optional job columns and their types. ``parents``, ``task`` and ``dag`` describe DAG
+workloads (:mod:`schedlab.dag`): the tasks a row waits for, the task a row is an instance of
+(default: its own ``job_id``) and the DAG job it belongs to."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -311,6 +316,10 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
     if dup is not None:
         msg = f"job_id {dup['job_id']} is not unique within jobset {dup['jobset']} ({_where(dup)})"
         raise JobSetError(msg)
+    if "parents" in jobs.columns:  # references, cycles and dags (linear, compiled)
+        from schedlab.dag import graph
+
+        graph(jobs)
     where = "the cluster" if meta.machines == 1 else f"each of its {meta.machines} machines"
     for r, cap in zip(meta.resources, meta.capacity, strict=True):
         cap = cap / meta.machines

@@ -29,13 +29,19 @@ Granularity (``granularity=``):
 
 * ``"task"`` (default): one job per task row; ``parents`` lists the ``job_id`` of the tasks it
   depends on in the same jobset (see :mod:`schedlab.loaders.traces.alibaba_dag` for the name
-  quirks).
+  quirks) and ``dag`` is the job it belongs to (``j_<n>`` -> n; other job names: a negative
+  hash).
   Edges to tasks that did not make it into the jobset (dropped, not sampled, outside the window,
   in another jobset) are removed and counted as ``parent_outside_jobset_removed``.
 * ``"instance"``: ``instance_num`` copies of each task row (at most ``max_instances``; the
-  trace has tasks with 10^5 instances; capped rows are counted), no ``parents`` (the DAG is
-  between tasks). With ``instances=`` the duration is the task's mean instance duration.
-  The report counts file rows: a row counts as kept when its first instance is kept.
+  trace has tasks with 10^5 instances; capped rows are counted). With ``instances=`` the
+  duration is the task's mean instance duration. The report counts file rows: a row counts as
+  kept when its first instance is kept. The DAG stays between tasks (:mod:`schedlab.dag`):
+  ``task`` is the task's key (its data row, shared by its instances), ``parents`` lists the
+  parent *tasks'* keys (every instance of a task waits for every instance of its parents, in
+  space linear in the instances: no instance-to-instance edges) and ``dag`` is its job. An edge
+  to a task with no instance in the jobset is removed (``parent_outside_jobset_removed``, per
+  task and jobset); a child waits for the parent's instances in its own jobset.
 * ``"job"``: one job per ``job_name`` from its kept tasks: arrival = first start,
   ``job_duration="critical_path"`` (default): the longest path of task durations through the
   DAG (the job's length with unlimited machines), demand = the largest per-instance demand of
@@ -205,7 +211,7 @@ def read_alibaba2018(
         extra_provenance={"alibaba2018": prov},
         selections=[f"status_{s}" for s in STATUSES],
         dropped=parsed.dropped,
-        finalize=_parents_hook(box, n_good) if granularity == "task" else None,
+        finalize=_finalize(box, n_good, granularity),
         notes=[*layout(path).notes(), *(["line 1 is a header line, skipped"] if header else [])],
         machines=TRACE_MACHINES,
     )
@@ -242,10 +248,12 @@ def _rows(
     """The rows handed to ``finish`` (the parsed table is popped from ``box``, so that finish
     holds the only reference and can free it)."""
     good = box.pop("good")
-    dag = None if granularity == "task" else box.pop("dag")
+    dag = box.pop("dag") if granularity == "job" else None
     if granularity == "task":
         keep = ["source_id"] if "source_id" in good.columns else []
-        rows = good.select("line", "arrival_s", "duration_s", "cpu", "mem", *keep).rechunk()
+        rows = good.select(
+            "line", "arrival_s", "duration_s", "cpu", "mem", pl.col("job").alias("dag"), *keep
+        ).rechunk()
         return rows.with_columns(pl.int_range(pl.len(), dtype=pl.Int32).alias("_g"))
     if granularity == "instance":
         rows, capped = _expand(good, max_instances)
@@ -254,6 +262,48 @@ def _rows(
         return rows
     assert dag is not None  # granularity "job": popped above
     return _collapse(good, dag.critical_path, job_duration)
+
+
+def _finalize(box: dict[str, Any], n: int, granularity: str) -> Finalize | None:
+    """``finish``'s hook for the granularity: DAG edges per task or per instance, or none."""
+    if granularity == "task":
+        return _parents_hook(box, n)
+    if granularity == "instance":
+        return _instance_parents_hook(box)
+    return None
+
+
+def _instance_parents_hook(box: dict[str, Any]) -> Finalize:
+    """``finish`` hook at instance granularity: every instance row gets ``task`` (its task's
+    DAG row) and ``parents``, the parent tasks with an instance in the same jobset (linear in
+    the instances: a task's list is repeated per instance, never expanded per parent
+    instance)."""
+
+    def finalize(jobs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+        dag = box.pop("dag")
+        ok = dag.code == dag_mod.OK
+        child = np.repeat(np.arange(dag.offsets.size - 1), np.diff(dag.offsets))[ok]
+        parent = dag.parent[ok].astype(np.int64)
+        edges = pl.DataFrame({"_g": child.astype(np.int64), "parent": parent})
+        del dag, child, ok, parent
+        tasks = jobs.select("jobset", pl.col("_g").cast(pl.Int64)).unique()
+        named = tasks.join(edges, on="_g")
+        kept = named.join(tasks.rename({"_g": "parent"}), on=["jobset", "parent"], how="semi")
+        gone = named.join(kept, on=["jobset", "_g", "parent"], how="anti")
+        lost = gone.select("jobset", "_g").unique().height
+        lists = kept.sort("jobset", "_g", "parent").group_by("jobset", "_g").agg("parent")
+        jobs = (
+            jobs.with_columns(pl.col("_g").cast(pl.Int64))
+            .join(lists, on=["jobset", "_g"], how="left", maintain_order="left")
+            .with_columns(
+                pl.col("parent").fill_null(pl.lit([], pl.List(pl.Int64))).alias("parents"),
+                pl.col("_g").alias("task"),
+            )
+            .drop("_g", "parent")
+        )
+        return jobs, ({"parent_outside_jobset_removed": lost} if lost else {})
+
+    return finalize
 
 
 def _parents_hook(box: dict[str, Any], n: int) -> Finalize:
@@ -295,7 +345,8 @@ def _expand(good: pl.DataFrame, cap: int) -> tuple[pl.DataFrame, int]:
     rows = good.select(
         "line", "arrival_s", "cpu", "mem", *(["source_id"] if "source_id" in good.columns else []),
         (duration if "inst_duration_s" in good.columns else pl.col("duration_s"))
-        .alias("duration_s"),
+        .alias("duration_s"), pl.col("job").alias("dag"),
+        pl.int_range(pl.len(), dtype=pl.Int32).alias("_g"),
     )  # fmt: skip
     rows = rows[take].with_columns(pl.Series("weight", first))
     return rows, int((inst > cap).sum())
