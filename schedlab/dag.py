@@ -165,6 +165,49 @@ def critical_paths(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
     )
 
 
+def levels(g: Graph) -> np.ndarray:
+    """Per row, its level: the most tasks on a path from a root of its dag to it (roots: 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape ``(n_rows,)``.
+    """
+    return _levels(g.order, g.task, g.child_offsets, g.children)
+
+
+def shapes(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
+    """The shape of every DAG job: its tasks, its depth (levels) and its width.
+
+    A task's level is :func:`levels` of its rows; the width is the most tasks on one level.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``jobset`` (int32), ``dag`` (int64), ``tasks`` (uint32, distinct tasks; rows
+        at task granularity), ``depth`` and ``width`` (int64), sorted by jobset and dag.
+    """
+    if "dag" not in jobs.columns:
+        msg = f"DAG shapes need the dag column (the DAG job of each row); have {jobs.columns}"
+        raise ValueError(msg)
+    g = graph(jobs) if g is None else g
+    per_task = (
+        jobs.select("jobset", "dag")
+        .with_columns(pl.Series("_t", g.task), pl.Series("_level", levels(g)))
+        .unique(["_t"], keep="first")
+    )
+    per_level = per_task.group_by("jobset", "dag", "_level").agg(pl.len().alias("n"))
+    return (
+        per_level.group_by("jobset", "dag")
+        .agg(
+            pl.col("n").sum().alias("tasks"),
+            (pl.col("_level").max() + 1).alias("depth"),
+            pl.col("n").max().cast(pl.Int64).alias("width"),
+        )
+        .sort("jobset", "dag")
+    )
+
+
 def _fail(jobs: pl.DataFrame, row: int, what: str) -> None:
     k, j = jobs.get_column("jobset")[row], jobs.get_column("job_id")[row]
     msg = f"column 'parents': jobset {k}, job_id {j} (row {row}) {what}"
@@ -366,3 +409,14 @@ def _rank(order, task, offsets, children, duration):
             best = max(best, rank[children[e]])
         rank[r] = duration[r] + best
     return rank
+
+
+@numba.njit(cache=True)
+def _levels(order, task, offsets, children):
+    level = np.zeros(order.size, np.int64)
+    for r in order:
+        t = task[r]
+        for e in range(offsets[t], offsets[t + 1]):
+            c = children[e]
+            level[c] = max(level[c], level[r] + 1)
+    return level
