@@ -48,7 +48,7 @@ class Graph:
     task_rows: np.ndarray
     """int64, shape ``(n_tasks,)``: rows (instances) per task."""
     n_parents: np.ndarray
-    """int64, shape ``(n_rows,)``: parent tasks each row waits for."""
+    """int32, shape ``(n_rows,)``: parent tasks each row waits for."""
     child_offsets: np.ndarray
     """int64, shape ``(n_tasks + 1,)``: the rows waiting for task ``t`` are
     ``children[child_offsets[t]:child_offsets[t + 1]]`` (CSR)."""
@@ -85,33 +85,35 @@ def graph(jobs: pl.DataFrame) -> Graph:
         another dag, a dependency cycle (with the job ids on it).
     """
     n = jobs.height
-    jobset = jobs.get_column("jobset").to_numpy().astype(np.int64)
-    job_id = jobs.get_column("job_id").to_numpy().astype(np.int64)
-    key = jobs.get_column("task").to_numpy().astype(np.int64) if "task" in jobs.columns else job_id
+    jobset = jobs.get_column("jobset").to_numpy()
+    job_id = jobs.get_column("job_id").to_numpy()
     if "task" in jobs.columns and jobs.get_column("task").null_count():
         _fail(jobs, int(jobs.get_column("task").is_null().arg_true()[0]), "has no task key")
+    key = jobs.get_column("task").to_numpy() if "task" in jobs.columns else job_id
     counts, flat = _lists(jobs)
+    starts = np.zeros(n + 1, np.int64)  # the entries of row r: flat[starts[r]:starts[r + 1]]
+    np.cumsum(counts, out=starts[1:])
     task, tj, tk = _tasks(jobset, key)
-    task_rows = np.bincount(task, minlength=tj.size).astype(np.int64)
-    child = np.repeat(np.arange(n, dtype=np.int64), counts)
-    parent = _lookup(jobset[child], flat, tj, tk)
+    parent = _lookup(jobset, starts, flat, tj, tk)
     if (bad := np.flatnonzero(parent < 0)).size:
         e = int(bad[0])
-        msg = f"names parent {flat[e]}, which is no task of jobset {jobset[child[e]]}"
-        _fail(jobs, int(child[e]), msg)
-    offsets, children = _csr(parent, child, tj.size)
+        r = _row(starts, e)
+        _fail(jobs, r, f"names parent {flat[e]}, which is no task of jobset {jobset[r]}")
+    offsets, children = _csr(parent, starts, tj.size)
     if (e := _repeated(offsets, children)) >= 0:
         t = int(np.searchsorted(offsets, e, side="right") - 1)
         _fail(jobs, int(children[e]), f"names parent {tk[t]} twice")
+    first = _first_rows(task, tj.size)
     if "dag" in jobs.columns:
-        _check_dags(jobs, task, parent, child)
-    n_parents = counts.astype(np.int64)
-    order, done = _topological(task, task_rows, n_parents, offsets, children)
+        _check_dags(jobs, task, first, starts, parent)
+    del parent
+    task_rows = np.bincount(task, minlength=tj.size)
+    order, done = _topological(task, task_rows, counts, offsets, children)
     if done < n:
-        cycle = _cycle(order[done:], task, flat, np.cumsum(counts) - counts, counts, jobset, tj, tk)
+        cycle = _cycle(order[done:], task, flat, starts, jobset, tj, tk)
         ids = " -> ".join(str(job_id[r]) for r in cycle)
         _fail(jobs, int(cycle[0]), f"is on a dependency cycle (job_ids {ids})")
-    return Graph(task, task_rows, n_parents, offsets, children, order)
+    return Graph(task, task_rows, counts, offsets, children, order)
 
 
 def upward_rank(g: Graph, duration: np.ndarray) -> np.ndarray:
@@ -215,22 +217,37 @@ def _fail(jobs: pl.DataFrame, row: int, what: str) -> None:
 
 
 def _lists(jobs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Entries per row (int64, a null list counts 0) and the entries flat (int64)."""
+    """Entries per row (int32, a null list counts 0) and the entries flat (int64)."""
     if "parents" not in jobs.columns:
-        return np.zeros(jobs.height, np.int64), np.empty(0, np.int64)
+        return np.zeros(jobs.height, np.int32), np.empty(0, np.int64)
     lists = jobs.get_column("parents")
-    counts = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+    counts = lists.list.len().fill_null(0).cast(pl.Int32).to_numpy()
     flat = lists.explode(empty_as_null=False, keep_nulls=False)
     if flat.null_count():
         nulls = lists.list.drop_nulls().list.len().fill_null(0).to_numpy() != counts
         _fail(jobs, int(np.flatnonzero(nulls)[0]), "names a null parent")
-    return counts, flat.to_numpy().astype(np.int64)
+    return counts, flat.to_numpy()
+
+
+def _row(starts: np.ndarray, entry: int) -> int:
+    """The row of list entry ``entry``."""
+    return int(np.searchsorted(starts, entry, side="right") - 1)
 
 
 def _tasks(jobset: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Task of each row and the tasks' (jobset, key), sorted lexicographically."""
+    """Task of each row (int64) and the tasks' (jobset, key), sorted lexicographically."""
+    if _strictly_sorted(jobset, key):  # a task per row, in order: no copies
+        return np.arange(jobset.size, dtype=np.int64), jobset, key
     order = np.empty(0, np.int64) if _sorted(jobset, key) else np.lexsort((key, jobset))
     return _number(jobset, key, order)
+
+
+@numba.njit(cache=True)
+def _strictly_sorted(a, b):
+    for i in range(1, a.size):
+        if a[i] < a[i - 1] or (a[i] == a[i - 1] and b[i] <= b[i - 1]):
+            return False
+    return True
 
 
 @numba.njit(cache=True)
@@ -246,8 +263,8 @@ def _number(jobset, key, order):
     """Dense task numbers in (jobset, key) order (``order`` empty: rows already sorted)."""
     n = jobset.size
     task = np.empty(n, np.int64)
-    tj = np.empty(n, np.int64)
-    tk = np.empty(n, np.int64)
+    tj = np.empty(n, jobset.dtype)
+    tk = np.empty(n, key.dtype)
     m = -1
     for i in range(n):
         r = i if order.size == 0 else order[i]
@@ -255,39 +272,71 @@ def _number(jobset, key, order):
             m += 1
             tj[m], tk[m] = jobset[r], key[r]
         task[r] = m
-    return task, tj[: m + 1].copy(), tk[: m + 1].copy()
+    return task, tj[: m + 1], tk[: m + 1]
 
 
 @numba.njit(cache=True)
-def _lookup(jobset, value, tj, tk):
-    """Task of each (jobset, key) pair by binary search in the sorted tasks, -1 if none."""
-    out = np.empty(value.size, np.int64)
-    for e in range(value.size):
-        j, v = jobset[e], value[e]
-        lo, hi = 0, tj.size
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if tj[mid] < j or (tj[mid] == j and tk[mid] < v):
-                lo = mid + 1
+def _find(tj, tk, j, v):
+    """The task (jobset ``j``, key ``v``) by binary search in the sorted tasks, -1 if none."""
+    lo, hi = 0, tj.size
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if tj[mid] < j or (tj[mid] == j and tk[mid] < v):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < tj.size and tj[lo] == j and tk[lo] == v else -1
+
+
+@numba.njit(cache=True)
+def _lookup(jobset, starts, flat, tj, tk):
+    """The task each list entry names, in its row's jobset (-1 if none).
+
+    Keys are usually dense within a jobset (job ids 0, 1, ...): the task of key ``v`` is then
+    at ``first + v - tk[first]`` (``first``: the jobset's first task, found once per run of
+    rows of one jobset); binary search when it is not.
+    """
+    out = np.empty(flat.size, np.int64)
+    j, first = -1, -1
+    for r in range(jobset.size):
+        if starts[r] == starts[r + 1]:
+            continue
+        if jobset[r] != j or first < 0:
+            j = jobset[r]
+            lo, hi = 0, tj.size
+            while lo < hi:  # the first task of jobset j
+                mid = (lo + hi) // 2
+                if tj[mid] < j:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            first = lo
+        for e in range(starts[r], starts[r + 1]):
+            v = flat[e]
+            guess = first + v - tk[first] if first < tj.size else -1
+            if 0 <= guess < tj.size and tj[guess] == j and tk[guess] == v:
+                out[e] = guess
             else:
-                hi = mid
-        out[e] = lo if lo < tj.size and tj[lo] == j and tk[lo] == v else -1
+                out[e] = _find(tj, tk, j, v)
     return out
 
 
 @numba.njit(cache=True)
-def _csr(parent, child, n_tasks):
-    """Children of each task (a stable counting sort of the edges by parent task)."""
+def _csr(parent, starts, n_tasks):
+    """Children of each task (a stable counting sort of the entries by the task they name)."""
     offsets = np.zeros(n_tasks + 1, np.int64)
     for e in range(parent.size):
         offsets[parent[e] + 1] += 1
     for t in range(n_tasks):
         offsets[t + 1] += offsets[t]
-    fill = offsets[:-1].copy()
     children = np.empty(parent.size, np.int64)
-    for e in range(parent.size):
-        children[fill[parent[e]]] = child[e]
-        fill[parent[e]] += 1
+    for r in range(starts.size - 1):  # offsets[t] is task t's cursor, then its end
+        for e in range(starts[r], starts[r + 1]):
+            children[offsets[parent[e]]] = r
+            offsets[parent[e]] += 1
+    for t in range(n_tasks, 0, -1):
+        offsets[t] = offsets[t - 1]
+    offsets[0] = 0
     return offsets, children
 
 
@@ -301,8 +350,16 @@ def _repeated(offsets, children):
     return -1
 
 
+@numba.njit(cache=True)
+def _first_rows(task, n_tasks):
+    first = np.full(n_tasks, -1, np.int64)
+    for r in range(task.size - 1, -1, -1):
+        first[task[r]] = r
+    return first
+
+
 def _check_dags(
-    jobs: pl.DataFrame, task: np.ndarray, parent: np.ndarray, child: np.ndarray
+    jobs: pl.DataFrame, task: np.ndarray, first: np.ndarray, starts: np.ndarray, parent: np.ndarray
 ) -> None:
     """Every row of a task in one dag, and every parent task in its child's dag."""
     dag = jobs.get_column("dag")
@@ -311,18 +368,29 @@ def _check_dags(
         k, j = jobs.get_column("jobset")[row], jobs.get_column("job_id")[row]
         msg = f"column 'dag' has a missing value at row {row} (jobset {k}, job_id {j})"
         raise JobSetError(msg)
-    d = dag.to_numpy().astype(np.int64)
-    first = np.full(int(task.max(initial=-1)) + 1, -1, np.int64)
-    first[task[::-1]] = np.arange(task.size)[::-1]  # the first row of each task
-    if (bad := np.flatnonzero(d != d[first[task]])).size:
-        r = int(bad[0])
+    d = dag.to_numpy()
+    r, e = _dag_mismatch(d, task, first, starts, parent)
+    if e < 0 and r >= 0:
         other = d[first[task[r]]]
         _fail(jobs, r, f"is in dag {d[r]} but another row of its task is in dag {other}")
-    if (bad := np.flatnonzero(d[child] != d[first[parent]])).size:
-        e = int(bad[0])
-        r, p = int(child[e]), int(first[parent[e]])
+    if e >= 0:
+        p = int(first[parent[e]])
         j = jobs.get_column("job_id")[p]
         _fail(jobs, r, f"in dag {d[r]} waits for job_id {j} in dag {d[p]}")
+
+
+@numba.njit(cache=True)
+def _dag_mismatch(d, task, first, starts, parent):
+    """The first row in another dag than its task's first row (row, -1), else the first entry
+    naming a task of another dag (row, entry), else (-1, -1)."""
+    for r in range(task.size):
+        if d[r] != d[first[task[r]]]:
+            return r, -1
+    for r in range(task.size):
+        for e in range(starts[r], starts[r + 1]):
+            if d[r] != d[first[parent[e]]]:
+                return r, e
+    return -1, -1
 
 
 @numba.njit(cache=True)
@@ -363,17 +431,13 @@ def _topological(task, task_rows, n_parents, offsets, children):
 
 
 @numba.njit(cache=True)
-def _cycle(stuck, task, flat, start, counts, jobset, tj, tk):
+def _cycle(stuck, task, flat, starts, jobset, tj, tk):
     """Rows of one cycle among the ``stuck`` rows (each waits, through a stuck parent task, for
     another stuck row): walk to a stuck row of a stuck parent task until a row repeats."""
-    n = task.size
-    is_stuck = np.zeros(n, np.bool_)
-    for r in stuck:
-        is_stuck[r] = True
     row_of = np.full(tj.size, -1, np.int64)  # one stuck row per task
     for r in stuck:
         row_of[task[r]] = r
-    pos = np.full(n, -1, np.int64)
+    pos = np.full(task.size, -1, np.int64)
     path = np.empty(stuck.size + 1, np.int64)
     r, k = stuck[0], 0
     while pos[r] < 0:
@@ -381,16 +445,10 @@ def _cycle(stuck, task, flat, start, counts, jobset, tj, tk):
         path[k] = r
         k += 1
         nxt = -1
-        for e in range(start[r], start[r] + counts[r]):
-            lo, hi = 0, tj.size  # the parent's task, as in _lookup
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if tj[mid] < jobset[r] or (tj[mid] == jobset[r] and tk[mid] < flat[e]):
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if row_of[lo] >= 0:
-                nxt = row_of[lo]
+        for e in range(starts[r], starts[r + 1]):
+            t = _find(tj, tk, jobset[r], flat[e])
+            if row_of[t] >= 0:
+                nxt = row_of[t]
                 break
         r = nxt
     out = path[pos[r] : k + 1].copy()

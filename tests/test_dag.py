@@ -88,3 +88,28 @@ def test_instances_wait_for_every_instance_of_their_parent_tasks() -> None:
 def test_critical_paths_need_the_dag_column() -> None:
     with pytest.raises(ValueError, match="need the dag column"):
         dag.critical_paths(jobset(_chain().drop("dag")).jobs)
+
+
+@pytest.mark.parametrize("instances", [1, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_levels_and_shapes_match_brute_force(seed: int, instances: int) -> None:
+    jobs = jobset(random_dag_jobs(seed, instances=instances)).jobs
+    g = dag.graph(jobs)
+    key = jobs.get_column("task" if instances > 1 else "job_id").to_list()
+    sets, lists = jobs.get_column("jobset").to_list(), jobs.get_column("parents").to_list()
+    level: dict = {}
+    for r in g.order.tolist():  # the longest chain of tasks above each row, by its parents
+        above = [level[(sets[r], p)] + 1 for p in lists[r]]
+        level[(sets[r], key[r])] = max(level.get((sets[r], key[r]), 0), *above, 0)
+    expected = [level[(s, k)] for s, k in zip(sets, key, strict=True)]
+    assert dag.levels(g).tolist() == expected
+    shapes = dag.shapes(jobs, g)
+    tasks = jobs.select("jobset", "dag", pl.Series("k", key), pl.Series("l", expected)).unique()
+    per = tasks.group_by("jobset", "dag", "l").len()
+    want = per.group_by("jobset", "dag").agg(
+        pl.col("len").sum().alias("tasks"), (pl.col("l").max() + 1).alias("depth"),
+        pl.col("len").max().cast(pl.Int64).alias("width"),
+    ).sort("jobset", "dag")  # fmt: skip
+    assert shapes.select("tasks", "depth", "width").rows() == want.select(
+        pl.col("tasks").cast(pl.UInt32), "depth", "width"
+    ).rows()
