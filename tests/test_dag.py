@@ -110,6 +110,7 @@ def test_levels_and_shapes_match_brute_force(seed: int, instances: int) -> None:
         pl.col("len").sum().alias("tasks"), (pl.col("l").max() + 1).alias("depth"),
         pl.col("len").max().cast(pl.Int64).alias("width"),
     ).sort("jobset", "dag")  # fmt: skip
-    assert shapes.select("tasks", "depth", "width").rows() == want.select(
-        pl.col("tasks").cast(pl.UInt32), "depth", "width"
-    ).rows()
+    assert (
+        shapes.select("tasks", "depth", "width").rows()
+        == want.select(pl.col("tasks").cast(pl.UInt32), "depth", "width").rows()
+    )
