@@ -280,39 +280,46 @@ def _instance_parents_hook(box: dict[str, Any]) -> Finalize:
     instance)."""
 
     def finalize(jobs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
-        dag = box.pop("dag")
-        ok = dag.code == dag_mod.OK
-        child = np.repeat(np.arange(dag.offsets.size - 1), np.diff(dag.offsets))[ok]
-        parent = dag.parent[ok].astype(np.int64)
-        edges = pl.DataFrame({"_g": child.astype(np.int64), "parent": parent})
-        del dag, child, ok, parent
-        tasks = jobs.select("jobset", pl.col("_g").cast(pl.Int64)).unique()
-        named = tasks.join(edges, on="_g")
-        kept = named.join(tasks.rename({"_g": "parent"}), on=["jobset", "parent"], how="semi")
-        gone = named.join(kept, on=["jobset", "_g", "parent"], how="anti")
-        lost = gone.select("jobset", "_g").unique().height
-        lists = kept.sort("jobset", "_g", "parent").group_by("jobset", "_g").agg("parent")
-        jobs = (
-            jobs.with_columns(pl.col("_g").cast(pl.Int64))
-            .join(lists, on=["jobset", "_g"], how="left", maintain_order="left")
-            .with_columns(
-                pl.col("parent").fill_null(pl.lit([], pl.List(pl.Int64))).alias("parents"),
-                pl.col("_g").alias("task"),
-            )
-            .drop("_g", "parent")
-        )
+        jobs, lost = _joined_parents(jobs, box.pop("dag"), "_g")
+        jobs = jobs.rename({"_g": "task"})
         return jobs, ({"parent_outside_jobset_removed": lost} if lost else {})
 
     return finalize
 
 
+def _joined_parents(jobs: pl.DataFrame, dag: dag_mod.Dag, value: str) -> tuple[pl.DataFrame, int]:
+    """``parents`` by joins on (jobset, DAG row): the ``value`` column (``job_id`` or ``_g``) of
+    each parent with a row in the child's jobset, for rows that repeat a DAG row (instances,
+    overlapping windows); also how many (jobset, DAG row) pairs lost an edge."""
+    ok = dag.code == dag_mod.OK
+    child = np.repeat(np.arange(dag.offsets.size - 1, dtype=np.int64), np.diff(dag.offsets))[ok]
+    edges = pl.DataFrame({"_g": child, "_p": dag.parent[ok].astype(np.int64)})
+    del dag, child, ok
+    jobs = jobs.with_columns(pl.col("_g").cast(pl.Int64))
+    nodes = jobs.select("jobset", "_g", pl.col(value).alias("_v")).unique(["jobset", "_g"])
+    named = nodes.select("jobset", "_g").join(edges, on="_g")
+    kept = named.join(nodes.rename({"_g": "_p"}), on=["jobset", "_p"])
+    lost = named.join(kept, on=["jobset", "_g", "_p"], how="anti").select("jobset", "_g")
+    lists = kept.sort("jobset", "_g", "_v").group_by("jobset", "_g").agg(pl.col("_v"))
+    jobs = (
+        jobs.join(lists, on=["jobset", "_g"], how="left", maintain_order="left")
+        .with_columns(pl.col("_v").fill_null(pl.lit([], pl.List(pl.Int64))).alias("parents"))
+        .drop("_v")
+    )
+    return jobs, lost.unique().height
+
+
 def _parents_hook(box: dict[str, Any], n: int) -> Finalize:
     """``finish`` hook: parent rows -> ``parents`` job ids within the same jobset (the DAG is
-    popped from ``box`` and freed once used)."""
+    popped from ``box`` and freed once used). Rows are usually distinct DAG rows (a compiled
+    pass); windows that overlap repeat rows in several jobsets (joins per jobset)."""
 
     def finalize(jobs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
         dag = box.pop("dag")
         g = jobs.get_column("_g").to_numpy()
+        if np.bincount(g, minlength=n).max(initial=0) > 1:  # overlapping windows repeat rows
+            jobs, lost = _joined_parents(jobs, dag, "job_id")
+            return jobs.drop("_g"), ({"parent_outside_jobset_removed": lost} if lost else {})
         job_id = np.full(n, -1, dtype=np.int64)
         job_id[g] = jobs.get_column("job_id").to_numpy()
         jobset = np.full(n, -1, dtype=np.int32)

@@ -100,6 +100,18 @@ def test_instance_granularity_keeps_edges_inside_each_jobset() -> None:
     dag.graph(jobs)
 
 
+def test_overlapping_windows_keep_each_jobsets_own_parents() -> None:
+    options = TraceOptions(jobset_size=4, windows=3, seed=1)  # 4 start rows of 7: overlaps
+    r = read_alibaba2018(DAG, options=options, source_ids=True)
+    jobs = r.jobs.jobs
+    assert jobs.get_column("source_id").n_unique() < jobs.height  # rows repeat across windows
+    wanted = {"j_1/R3_1_2": {"j_1/M1", "j_1/M2"}, "j_1/J4_3": {"j_1/R3_1_2"}}
+    for _, part in r.jobs.split():
+        name = dict(zip(part["job_id"], part["source_id"], strict=True))
+        for sid, ps in zip(part["source_id"], part["parents"].to_list(), strict=True):
+            assert {name[p] for p in ps} == wanted.get(sid, set()) & set(name.values())
+
+
 def test_instance_granularity_cap() -> None:
     r = read_alibaba2018(DAG, granularity="instance", max_instances=2)
     assert len(r.jobs) == 2 + 1 + 2 + 1 + 2 + 1 + 1
