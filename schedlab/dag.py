@@ -137,6 +137,31 @@ def upward_rank(g: Graph, duration: np.ndarray) -> np.ndarray:
     return _rank(g.order, g.task, g.child_offsets, g.children, np.asarray(duration, np.int64))
 
 
+def earliest_starts(g: Graph, release: np.ndarray, duration: np.ndarray) -> np.ndarray:
+    """Per row, its start with unlimited machines: ``max(release, its parent tasks' finish)``.
+
+    With ``release`` = each row's own arrival this is the ``trace`` release rule; with its DAG
+    job's arrival (its first task's) for every row, the ``dag`` rule, under which each job's
+    completion time equals its critical path exactly (:func:`critical_paths`).
+
+    Parameters
+    ----------
+    g
+        The graph of the rows.
+    release, duration
+        int, shape ``(n_rows,)``: when each row may start at the earliest, and its duration
+        (steps).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape ``(n_rows,)``, steps.
+    """
+    release = np.asarray(release, np.int64)
+    duration = np.asarray(duration, np.int64)
+    return _earliest(g.order, g.task, g.child_offsets, g.children, release, duration)
+
+
 def critical_paths(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
     """Per DAG job, its length with unlimited machines: the largest :func:`upward_rank`.
 
@@ -478,3 +503,15 @@ def _levels(order, task, offsets, children):
             c = children[e]
             level[c] = max(level[c], level[r] + 1)
     return level
+
+
+@numba.njit(cache=True)
+def _earliest(order, task, offsets, children, release, duration):
+    start = release.copy()
+    for r in order:  # a row's start is final once every row before it in the order is placed
+        t = task[r]
+        end = start[r] + duration[r]
+        for e in range(offsets[t], offsets[t + 1]):
+            c = children[e]
+            start[c] = max(start[c], end)
+    return start

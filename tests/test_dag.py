@@ -114,3 +114,15 @@ def test_levels_and_shapes_match_brute_force(seed: int, instances: int) -> None:
         shapes.select("tasks", "depth", "width").rows()
         == want.select(pl.col("tasks").cast(pl.UInt32), "depth", "width").rows()
     )
+
+
+@pytest.mark.parametrize("instances", [1, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_earliest_starts_match_brute_force(seed: int, instances: int) -> None:
+    jobs = jobset(random_dag_jobs(seed, instances=instances)).jobs
+    g = dag.graph(jobs)
+    duration = jobs.get_column("duration").to_numpy()
+    start = dag.earliest_starts(g, np.zeros(jobs.height, np.int64), duration)
+    assert (start + duration).tolist() == earliest_finish(jobs)
+    late = dag.earliest_starts(g, np.full(jobs.height, 100), duration)
+    assert (late == start + 100).all()

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import polars as pl
 import pytest
 
+from schedlab import dag
 from schedlab.evaluation.jobs import per_job, per_jobset_jobs
 from schedlab.jobset import JobSet
+from schedlab.loaders.traces.alibaba2018 import read_alibaba2018
+from schedlab.loaders.traces.options import TraceOptions
 from schedlab.results import Results
+from schedlab.simulator.check import check_precedence
 from tests.dag_helpers import earliest_finish, jobset, random_dag_jobs
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _results(js: JobSet, policy: str, start: np.ndarray) -> Results:
@@ -71,3 +80,20 @@ def test_needs_a_dag_workload() -> None:
     js = jobset(random_dag_jobs(0).drop("dag"))
     with pytest.raises(ValueError, match="need a JobSet with a dag column"):
         per_job(_results(js, "x", np.zeros(js.jobs.height, np.int64)), js)
+
+
+@pytest.mark.parametrize("granularity", ["task", "instance"])
+def test_real_sample_with_unlimited_machines_jct_is_the_critical_path(
+    v2018_dags: Path, granularity: str
+) -> None:
+    options = TraceOptions(time_step=10, jobset_window=3600)
+    js = read_alibaba2018(v2018_dags, options=options, granularity=granularity).jobs
+    jobs = js.jobs
+    g = dag.graph(jobs)
+    release = jobs.select(pl.col("arrival").min().over("jobset", "dag")).to_series().to_numpy()
+    duration = jobs.get_column("duration").to_numpy()
+    start = dag.earliest_starts(g, release, duration)  # the dag release rule
+    check_precedence(js, start, start + duration)
+    table = per_job(_results(js, "unlimited", start), js)
+    assert table.height == jobs.select("jobset", "dag").n_unique()
+    assert (table.get_column("jct") == table.get_column("critical_path")).all()
