@@ -42,10 +42,15 @@ OPTIONAL_COLUMNS: dict[str, pl.DataType] = {
     "source_id": pl.Utf8(),
     "user": pl.Utf8(),
     "parents": pl.List(pl.Int64()),
+    "task": pl.Int64(),
+    "dag": pl.Int64(),
     "arrival_s": pl.Float64(),
     "duration_s": pl.Float64(),
     "estimate_s": pl.Float64(),
 }
+"""Optional job columns and their types. ``parents``, ``task`` and ``dag`` describe DAG
+workloads (:mod:`schedlab.dag`): the tasks a row waits for, the task a row is an instance of
+(default: its own ``job_id``) and the DAG job it belongs to."""
 SECONDS_COLUMNS = ("arrival_s", "duration_s", "estimate_s")
 """Optional float64 columns of a trace's real times, in seconds (synthetic jobsets, defined in
 steps, have none): ``arrival_s``, the submit time relative to the jobset's own origin (its step
@@ -322,6 +327,10 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
     if dup is not None:
         msg = f"job_id {dup['job_id']} is not unique within jobset {dup['jobset']} ({_where(dup)})"
         raise JobSetError(msg)
+    if "parents" in jobs.columns:  # references, cycles and dags (linear, compiled)
+        from schedlab.dag import graph
+
+        graph(jobs)
     where = "the cluster" if meta.machines == 1 else f"each of its {meta.machines} machines"
     for r, cap in zip(meta.resources, meta.capacity, strict=True):
         cap = cap / meta.machines

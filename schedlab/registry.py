@@ -161,6 +161,8 @@ for _name, _target, _summary in [
      "Liu et al.: intervals b with probability p else a (33/1, p=0.5), scaled; DeepRM jobs"),
     ("liu-beta", "liu:LiuBetaGenerator",
      "Liu et al.: intervals a + (b−a)·Beta(alpha, beta) (2, 2), scaled; DeepRM jobs"),
+    ("dag", "dag_jobs:DagGenerator",
+     "DAG jobs (chain, fork-join, or shapes fitted by `schedlab fit`) of DeepRM tasks, Poisson"),
 ]:  # fmt: skip
     generators.register(
         _name, f"schedlab.loaders.generators.{_target}", _summary, tags=("synthetic",)

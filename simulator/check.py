@@ -6,16 +6,23 @@ never before it arrived, ran exactly its run time (its duration, or its estimate
 killed at its request: :func:`~schedlab.simulator.config.job_times`) on a machine of the cluster,
 and no machine was ever over capacity. Tests run it over every registered policy
 (:func:`schedlab.policies.check_policy`).
+
+:func:`check_precedence` verifies the order a DAG workload imposes (no job starts before every
+row of every task it names in ``parents`` has finished; :mod:`schedlab.dag`), and
+:func:`precedence_violations` / :func:`precedence_table` count what breaks it, for schedules of
+engines that do not enforce precedence.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
+from schedlab import dag
 from schedlab.errors import SchedlabError
 from schedlab.jobset import JobSet
 from schedlab.simulator.cluster.placement import EPS
@@ -175,3 +182,104 @@ def check_results(
             None if machine is None else machine.to_numpy(), machines=machines,
             finish=joined.get_column("finish").to_numpy(), overrun=overrun,
         )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Precedence:
+    """How a schedule keeps the precedence of a DAG workload (:func:`precedence_violations`).
+
+    An *edge* is one entry of a job's ``parents`` (a parent task; at instance granularity the
+    job waits for every row of that task); it is violated when the job starts before the
+    task's last row finishes.
+    """
+
+    edges: int
+    """Edges (entries of ``parents``)."""
+    violated_edges: int
+    """Edges whose job starts before its parent task finishes."""
+    jobs_with_parents: int
+    """Jobs (rows) with at least one parent."""
+    violating_jobs: int
+    """Jobs with at least one violated edge."""
+    first: tuple[int, int, int, int] | None
+    """The violation of the earliest-starting violating job (ties: the first row): its row,
+    its start, the row of the parent task that finished last, and that row's finish."""
+
+
+def precedence_violations(
+    jobset: JobSet, start: np.ndarray | Sequence[int], finish: np.ndarray | Sequence[int]
+) -> Precedence:
+    """Count the edges of ``jobset``'s DAGs that a schedule breaks (linear in rows + edges).
+
+    Parameters
+    ----------
+    jobset : JobSet
+        The jobs (rows in ``jobset.jobs`` order); without ``parents`` nothing can be violated.
+    start, finish : int, shape ``(n,)``
+        Start and finish step of every job.
+    """
+    start = np.asarray(start, dtype=np.int64)
+    finish = np.asarray(finish, dtype=np.int64)
+    g = dag.graph(jobset.jobs)
+    parent, child = g.edges()
+    last = np.full(g.task_rows.size, -1, np.int64)  # the row of each task that finishes last
+    by_finish = np.argsort(finish, kind="stable")
+    last[g.task[by_finish]] = by_finish
+    bad = start[child] < finish[last[parent]]
+    rows = np.unique(child[bad])
+    first = None
+    if rows.size:
+        e = np.flatnonzero(bad)
+        e = e[np.lexsort((child[e], -finish[last[parent[e]]], start[child[e]]))[0]]
+        p = int(last[parent[e]])
+        first = (int(child[e]), int(start[child[e]]), p, int(finish[p]))
+    return Precedence(
+        edges=int(child.size),
+        violated_edges=int(bad.sum()),
+        jobs_with_parents=int((g.n_parents > 0).sum()),
+        violating_jobs=int(rows.size),
+        first=first,
+    )
+
+
+def check_precedence(
+    jobset: JobSet, start: np.ndarray | Sequence[int], finish: np.ndarray | Sequence[int]
+) -> None:
+    """Raise :class:`InvalidScheduleError` if a job starts before one of its parents finishes,
+    naming the earliest such job, its parent and how many edges and jobs break the order
+    (shapes as :func:`precedence_violations`)."""
+    v = precedence_violations(jobset, start, finish)
+    if v.first is None:
+        return
+    row, at, parent, done = v.first
+    jobs = jobset.jobs
+    k, j, p = jobs["jobset"][row], jobs["job_id"][row], jobs["job_id"][parent]
+    _fail(
+        f"jobset {k}, job_id {j} started at step {at} before its parent job_id {p} finished at "
+        f"step {done}: {v.violated_edges:,} of {v.edges:,} edges violated, by "
+        f"{v.violating_jobs:,} of the {v.jobs_with_parents:,} jobs with parents"
+    )
+
+
+def precedence_table(jobset: JobSet, table: pl.DataFrame) -> pl.DataFrame:
+    """:func:`precedence_violations` for every policy of a per-job results table.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per policy (in table order): ``policy`` and the counts of :class:`Precedence`
+        (``edges``, ``violated_edges``, ``jobs_with_parents``, ``violating_jobs``, int64).
+    """
+    keys = jobset.jobs.select("jobset", "job_id").with_row_index("row")
+    rows = []
+    for (policy,), part in table.group_by("policy", maintain_order=True):
+        joined = keys.join(part, on=["jobset", "job_id"], how="left").sort("row")
+        if joined.height != part.height or joined.get_column("start").null_count():
+            _fail(f"policy {policy!r}: results do not hold every job of the JobSet once")
+        v = precedence_violations(jobset, joined["start"].to_numpy(), joined["finish"].to_numpy())
+        rows.append({"policy": policy, "edges": v.edges, "violated_edges": v.violated_edges,
+                     "jobs_with_parents": v.jobs_with_parents,
+                     "violating_jobs": v.violating_jobs})  # fmt: skip
+    schema = {"policy": pl.Utf8, **dict.fromkeys(
+        ("edges", "violated_edges", "jobs_with_parents", "violating_jobs"), pl.Int64)}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)

@@ -29,13 +29,19 @@ Granularity (``granularity=``):
 
 * ``"task"`` (default): one job per task row; ``parents`` lists the ``job_id`` of the tasks it
   depends on in the same jobset (see :mod:`schedlab.loaders.traces.alibaba_dag` for the name
-  quirks).
+  quirks) and ``dag`` is the job it belongs to (``j_<n>`` -> n; other job names: a negative
+  hash).
   Edges to tasks that did not make it into the jobset (dropped, not sampled, outside the window,
   in another jobset) are removed and counted as ``parent_outside_jobset_removed``.
 * ``"instance"``: ``instance_num`` copies of each task row (at most ``max_instances``; the
-  trace has tasks with 10^5 instances; capped rows are counted), no ``parents`` (the DAG is
-  between tasks). With ``instances=`` the duration is the task's mean instance duration.
-  The report counts file rows: a row counts as kept when its first instance is kept.
+  trace has tasks with 10^5 instances; capped rows are counted). With ``instances=`` the
+  duration is the task's mean instance duration. The report counts file rows: a row counts as
+  kept when its first instance is kept. The DAG stays between tasks (:mod:`schedlab.dag`):
+  ``task`` is the task's key (its data row, shared by its instances), ``parents`` lists the
+  parent *tasks'* keys (every instance of a task waits for every instance of its parents, in
+  space linear in the instances: no instance-to-instance edges) and ``dag`` is its job. An edge
+  to a task with no instance in the jobset is removed (``parent_outside_jobset_removed``, per
+  task and jobset); a child waits for the parent's instances in its own jobset.
 * ``"job"``: one job per ``job_name`` from its kept tasks: arrival = first start,
   ``job_duration="critical_path"`` (default): the longest path of task durations through the
   DAG (the job's length with unlimited machines), demand = the largest per-instance demand of
@@ -205,7 +211,7 @@ def read_alibaba2018(
         extra_provenance={"alibaba2018": prov},
         selections=[f"status_{s}" for s in STATUSES],
         dropped=parsed.dropped,
-        finalize=_parents_hook(box, n_good) if granularity == "task" else None,
+        finalize=_finalize(box, n_good, granularity),
         notes=[*layout(path).notes(), *(["line 1 is a header line, skipped"] if header else [])],
         machines=TRACE_MACHINES,
     )
@@ -242,10 +248,12 @@ def _rows(
     """The rows handed to ``finish`` (the parsed table is popped from ``box``, so that finish
     holds the only reference and can free it)."""
     good = box.pop("good")
-    dag = None if granularity == "task" else box.pop("dag")
+    dag = box.pop("dag") if granularity == "job" else None
     if granularity == "task":
         keep = ["source_id"] if "source_id" in good.columns else []
-        rows = good.select("line", "arrival_s", "duration_s", "cpu", "mem", *keep).rechunk()
+        rows = good.select(
+            "line", "arrival_s", "duration_s", "cpu", "mem", pl.col("job").alias("dag"), *keep
+        ).rechunk()
         return rows.with_columns(pl.int_range(pl.len(), dtype=pl.Int32).alias("_g"))
     if granularity == "instance":
         rows, capped = _expand(good, max_instances)
@@ -256,13 +264,62 @@ def _rows(
     return _collapse(good, dag.critical_path, job_duration)
 
 
+def _finalize(box: dict[str, Any], n: int, granularity: str) -> Finalize | None:
+    """``finish``'s hook for the granularity: DAG edges per task or per instance, or none."""
+    if granularity == "task":
+        return _parents_hook(box, n)
+    if granularity == "instance":
+        return _instance_parents_hook(box)
+    return None
+
+
+def _instance_parents_hook(box: dict[str, Any]) -> Finalize:
+    """``finish`` hook at instance granularity: every instance row gets ``task`` (its task's
+    DAG row) and ``parents``, the parent tasks with an instance in the same jobset (linear in
+    the instances: a task's list is repeated per instance, never expanded per parent
+    instance)."""
+
+    def finalize(jobs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+        jobs, lost = _joined_parents(jobs, box.pop("dag"), "_g")
+        jobs = jobs.rename({"_g": "task"})
+        return jobs, ({"parent_outside_jobset_removed": lost} if lost else {})
+
+    return finalize
+
+
+def _joined_parents(jobs: pl.DataFrame, dag: dag_mod.Dag, value: str) -> tuple[pl.DataFrame, int]:
+    """``parents`` by joins on (jobset, DAG row): the ``value`` column (``job_id`` or ``_g``) of
+    each parent with a row in the child's jobset, for rows that repeat a DAG row (instances,
+    overlapping windows); also how many (jobset, DAG row) pairs lost an edge."""
+    ok = dag.code == dag_mod.OK
+    child = np.repeat(np.arange(dag.offsets.size - 1, dtype=np.int64), np.diff(dag.offsets))[ok]
+    edges = pl.DataFrame({"_g": child, "_p": dag.parent[ok].astype(np.int64)})
+    del dag, child, ok
+    jobs = jobs.with_columns(pl.col("_g").cast(pl.Int64))
+    nodes = jobs.select("jobset", "_g", pl.col(value).alias("_v")).unique(["jobset", "_g"])
+    named = nodes.select("jobset", "_g").join(edges, on="_g")
+    kept = named.join(nodes.rename({"_g": "_p"}), on=["jobset", "_p"])
+    lost = named.join(kept, on=["jobset", "_g", "_p"], how="anti").select("jobset", "_g")
+    lists = kept.sort("jobset", "_g", "_v").group_by("jobset", "_g").agg(pl.col("_v"))
+    jobs = (
+        jobs.join(lists, on=["jobset", "_g"], how="left", maintain_order="left")
+        .with_columns(pl.col("_v").fill_null(pl.lit([], pl.List(pl.Int64))).alias("parents"))
+        .drop("_v")
+    )
+    return jobs, lost.unique().height
+
+
 def _parents_hook(box: dict[str, Any], n: int) -> Finalize:
     """``finish`` hook: parent rows -> ``parents`` job ids within the same jobset (the DAG is
-    popped from ``box`` and freed once used)."""
+    popped from ``box`` and freed once used). Rows are usually distinct DAG rows (a compiled
+    pass); windows that overlap repeat rows in several jobsets (joins per jobset)."""
 
     def finalize(jobs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
         dag = box.pop("dag")
         g = jobs.get_column("_g").to_numpy()
+        if np.bincount(g, minlength=n).max(initial=0) > 1:  # overlapping windows repeat rows
+            jobs, lost = _joined_parents(jobs, dag, "job_id")
+            return jobs.drop("_g"), ({"parent_outside_jobset_removed": lost} if lost else {})
         job_id = np.full(n, -1, dtype=np.int64)
         job_id[g] = jobs.get_column("job_id").to_numpy()
         jobset = np.full(n, -1, dtype=np.int32)
@@ -295,7 +352,8 @@ def _expand(good: pl.DataFrame, cap: int) -> tuple[pl.DataFrame, int]:
     rows = good.select(
         "line", "arrival_s", "cpu", "mem", *(["source_id"] if "source_id" in good.columns else []),
         (duration if "inst_duration_s" in good.columns else pl.col("duration_s"))
-        .alias("duration_s"),
+        .alias("duration_s"), pl.col("job").alias("dag"),
+        pl.int_range(pl.len(), dtype=pl.Int32).alias("_g"),
     )  # fmt: skip
     rows = rows[take].with_columns(pl.Series("weight", first))
     return rows, int((inst > cap).sum())

@@ -10,8 +10,8 @@ the columns
 * ``arrival_s``, ``duration_s`` (float64, seconds) and one float64 column per resource in the
   trace's native units; optional ``estimate_s`` (float64, seconds: the user's runtime request,
   quantized like the duration into the JobSet's ``estimate``), ``source_id``, ``user``,
-  ``category``, ``parents``, and ``weight`` (int64: file rows a row stands for, when rows are
-  merged or copied).
+  ``category``, ``parents``, ``task``, ``dag``, and ``weight`` (int64: file rows a row stands
+  for, when rows are merged or copied).
 
 The rows are processed as a good part and a dropped part: each step moves the rows it drops
 (with messages built for them only), so millions of good rows carry no reason columns.
@@ -318,7 +318,7 @@ def finish(
 
 Finalize = Callable[[pl.DataFrame], tuple[pl.DataFrame, Mapping[str, int]]]
 """``finish``'s hook on the kept jobs: returns the jobs and fix counts to add."""
-OPTIONAL = ("estimate", "source_id", "user", "category", "parents", *SECONDS_COLUMNS)
+OPTIONAL = ("estimate", "source_id", "user", "category", "parents", "task", "dag", *SECONDS_COLUMNS)
 """Optional JobSet columns a loader's rows may carry through :func:`finish`."""
 
 

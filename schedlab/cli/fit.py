@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +16,9 @@ from schedlab.cli.options import (
     output_option,
     seed_option,
 )
+
+if TYPE_CHECKING:
+    from schedlab.jobset import JobSet
 
 
 @click.command("fit", cls=Command)
@@ -83,6 +87,9 @@ def fit_cmd(
     """Fit a workload model to the JobSet JOBS; write OUTPUT/model.json and a fit report.
 
     Generate from it with `schedlab generate fitted --model OUTPUT/model.json --load 0.9 ...`.
+    A JobSet with DAGs (parents, dag) also gets its DAG shapes summarised (OUTPUT/dag_shape.csv)
+    and fitted (OUTPUT/dag_shape.json, for `schedlab generate dag -p shape=fitted
+    -p shape_model=OUTPUT/dag_shape.json`).
     """
     from schedlab.evaluation.fitting.check import heuristic_check
     from schedlab.evaluation.fitting.workload import fit
@@ -113,6 +120,8 @@ def fit_cmd(
         f"{result.arrivals.filter(result.arrivals['selected'])['model'][0]}; "
         f"wrote {model_path}"
     )
+    if "parents" in js.jobs.columns and "dag" in js.jobs.columns:
+        _fit_dags(js, output)
     outcome = None
     if check:
         config = ClusterConfig(slots=slots, horizon=horizon)
@@ -126,3 +135,22 @@ def fit_cmd(
         )
     paths = write_fit_report(result, output, check=outcome, title=f"Workload fit of {jobs.name}")
     click.echo(f"report: {paths['html']}  (Markdown: {paths['md']})")
+
+
+def _fit_dags(js: JobSet, output: Path) -> None:
+    """Summarise and fit the DAG shapes of ``js``: ``dag_shape.csv`` and ``dag_shape.json``."""
+    from schedlab.evaluation.fitting.dags import dag_shape_summary, fit_dag_shape
+    from schedlab.io import write_text_atomic
+
+    shape = fit_dag_shape(js)
+    shape.model.save(output / "dag_shape.json")
+    summary = dag_shape_summary(shape)
+    write_text_atomic(output / "dag_shape.csv", summary.write_csv())
+    click.echo(f"DAG shapes of {shape.jobs.height:,} jobs (wrote dag_shape.json, dag_shape.csv):")
+    for row in summary.iter_rows(named=True):
+        click.echo(
+            f"  {row['quantity']}: mean {row['mean']:.3g}, median {row['median']:g}, "
+            f"p95 {row['p95']:g}, max {row['max']}"
+            if row["n"]
+            else f"  {row['quantity']}: none"
+        )

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from schedlab import dag
 from schedlab.errors import TraceFormatError
 from schedlab.jobset import JobSet
 from schedlab.loaders.traces import alibaba2018_parse as parse
@@ -24,6 +25,7 @@ from schedlab.loaders.traces.alibaba2018 import MACHINE_CPU, TRACE_MACHINES, rea
 from schedlab.loaders.traces.drop_report import LoadResult
 from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.registry import loaders
+from tests.dag_helpers import brute_ranks
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 DAG = DATA / "alibaba2018_dag.csv"
@@ -66,6 +68,7 @@ def test_task_granularity_hand_computed() -> None:
     assert _col(r, "cpu") == [1.0, 0.5, 2.0, 1.0, 0.5, 1.0, 1.0]  # plan_cpu / 100 cores
     assert _col(r, "mem") == [0.5, 0.2, 1.0, 0.3, 0.1, 0.2, 0.2]
     assert _col(r, "parents") == [[], [], [0, 1], [2], [], [], []]
+    assert _col(r, "dag") == [1, 1, 1, 1, 2, 2, 3]  # j_<n>
     assert r.jobs.meta.machines == TRACE_MACHINES  # the trace's own cluster by default
     assert tuple(r.jobs.machine_capacity) == (MACHINE_CPU, 100.0)
     assert r.jobs.meta.units == ("core", "normalized memory")
@@ -78,7 +81,35 @@ def test_instance_granularity_copies_each_task() -> None:
     assert len(r.jobs) == 2 + 1 + 3 + 1 + 4 + 1 + 1
     assert (r.report.rows_read, r.report.rows_kept) == (8, 7)  # the report counts file rows
     assert _col(r, "duration") == [10, 10, 5, 20, 20, 20, 1, 60, 60, 60, 60, 10, 15]
-    assert "parents" not in r.jobs.jobs.columns
+    # the DAG stays between tasks: each instance names its parent tasks once
+    assert _col(r, "task") == [0, 0, 1, 2, 2, 2, 3, 4, 4, 4, 4, 5, 6]
+    assert _col(r, "parents") == [[], [], [], [0, 1], [0, 1], [0, 1], [2], [], [], [], [], [], []]
+    assert _col(r, "dag") == [1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3]
+    g = dag.graph(r.jobs.jobs)
+    assert g.n_edges == 7
+    assert g.task_rows.tolist() == [2, 1, 3, 1, 4, 1, 1]
+    assert dag.critical_paths(r.jobs.jobs, g).get_column("critical_path").to_list() == [31, 60, 15]
+
+
+def test_instance_granularity_keeps_edges_inside_each_jobset() -> None:
+    r = read_alibaba2018(DAG, granularity="instance", options=TraceOptions(jobset_size=4))
+    jobs = r.jobs.jobs  # R3_1_2's instances are split over jobsets 0 and 1
+    assert _col(r, "jobset") == [0] * 4 + [1] * 4 + [2] * 4 + [3]
+    assert _col(r, "parents")[3:7] == [[0, 1], [], [], [2]]  # M1 and M2 are in jobset 0 only
+    assert r.report.fixed["parent_outside_jobset_removed"] == 1  # (jobset 1, R3_1_2)
+    dag.graph(jobs)
+
+
+def test_overlapping_windows_keep_each_jobsets_own_parents() -> None:
+    options = TraceOptions(jobset_size=4, windows=3, seed=1)  # 4 start rows of 7: overlaps
+    r = read_alibaba2018(DAG, options=options, source_ids=True)
+    jobs = r.jobs.jobs
+    assert jobs.get_column("source_id").n_unique() < jobs.height  # rows repeat across windows
+    wanted = {"j_1/R3_1_2": {"j_1/M1", "j_1/M2"}, "j_1/J4_3": {"j_1/R3_1_2"}}
+    for _, part in r.jobs.split():
+        name = dict(zip(part["job_id"], part["source_id"], strict=True))
+        for sid, ps in zip(part["source_id"], part["parents"].to_list(), strict=True):
+            assert {name[p] for p in ps} == wanted.get(sid, set()) & set(name.values())
 
 
 def test_instance_granularity_cap() -> None:
@@ -547,6 +578,15 @@ def test_real_sample_dag_is_clean(real) -> None:
     assert graph.number_of_edges() == 61_548  # 61,549 distinct named edges, one to a Failed task
     job = {j: s.split("/")[0] for j, s in zip(jobs["job_id"], jobs["source_id"], strict=True)}
     assert all(job[p] == job[c] for p, c in graph.edges)
+
+
+def test_real_sample_dags_and_ranks(real) -> None:
+    jobs = real.jobs.jobs
+    job = jobs.get_column("source_id").str.extract(r"^j_(\d+)/", 1).cast(pl.Int64)
+    assert jobs.get_column("dag").to_list() == job.to_list()
+    g = dag.graph(jobs)
+    assert g.n_edges == 61_548
+    assert dag.upward_rank(g, jobs.get_column("duration").to_numpy()).tolist() == brute_ranks(jobs)
 
 
 def test_real_sample_names_match_a_regex_reference(v2018_dags: Path) -> None:

@@ -1,0 +1,105 @@
+"""Jobs measured as jobs: per-DAG-job completion times and slowdowns from per-task results.
+
+A DAG workload's job (a ``dag`` of the JobSet, :mod:`schedlab.dag`) is what a cluster operator
+is judged on: it *arrives* with its first task, *finishes* with its last one, and its **job
+completion time** (JCT) is the difference. Its **job slowdown** is the JCT over its **critical
+path**: the job's length with unlimited machines (the longest chain of task durations through
+its DAG). When precedence is enforced JCT >= critical path, with equality under unlimited
+capacity when every task starts as soon as its parents have finished; a schedule that ignores
+precedence can run a job's chain in parallel and show a job slowdown below 1.
+
+As in :mod:`schedlab.evaluation.metrics`, the statistical unit is the **jobset**:
+:func:`per_jobset_jobs` reduces the jobs of one (policy, jobset) to one row. Times are in steps.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from schedlab.dag import critical_paths
+from schedlab.evaluation.metrics import keys, policy_order
+from schedlab.jobset import JobSet
+from schedlab.results import Results
+
+JOB_METRICS = {
+    "jct": "average job completion time (steps)",
+    "job_slowdown": "average job slowdown (JCT / critical path)",
+    "p95_job_slowdown": "95th-percentile job slowdown",
+    "max_job_slowdown": "largest job slowdown",
+}
+"""Per-jobset metrics of :func:`per_jobset_jobs` (all: lower is better), named for reports."""
+
+
+def per_job(results: Results, jobset: JobSet) -> pl.DataFrame:
+    """One row per (policy, load, seed, jobset, dag): the DAG job's times.
+
+    Parameters
+    ----------
+    results
+        Per-task results of ``jobset`` (with a ``workload`` column, that is a key too).
+    jobset
+        The simulated JobSet, with ``dag`` (and ``parents``).
+
+    Returns
+    -------
+    polars.DataFrame
+        The keys of :func:`~schedlab.evaluation.metrics.keys`, ``dag`` (int64), ``tasks``
+        (uint32, its rows), ``arrival`` (int64, its first task's arrival), ``finish`` (int64,
+        its last task's finish), ``jct`` (int64, ``finish − arrival``), ``critical_path``
+        (int64) and ``job_slowdown`` (float64, ``jct / critical_path``), all in steps. Sorted
+        by policy (simulation order), the other keys and dag.
+
+    Raises
+    ------
+    ValueError
+        If the JobSet has no ``dag`` column or a result names no job of it.
+    """
+    if "dag" not in jobset.jobs.columns:
+        msg = "per-job metrics need a JobSet with a dag column (a DAG workload)"
+        raise ValueError(msg)
+    table = results.table
+    key = keys(table)
+    rows = table.join(
+        jobset.jobs.select("jobset", "job_id", "dag"), on=["jobset", "job_id"], how="left"
+    )
+    if rows.get_column("dag").null_count():
+        bad = rows.filter(pl.col("dag").is_null()).row(0, named=True)
+        msg = f"result of jobset {bad['jobset']}, job_id {bad['job_id']} is no job of the JobSet"
+        raise ValueError(msg)
+    paths = critical_paths(jobset.jobs).select("jobset", "dag", "critical_path")
+    out = (
+        rows.group_by(*key, "dag")
+        .agg(pl.len().alias("tasks"), pl.col("arrival").min(), pl.col("finish").max())
+        .join(paths, on=["jobset", "dag"], how="left")
+        .with_columns((pl.col("finish") - pl.col("arrival")).alias("jct"))
+        .with_columns((pl.col("jct") / pl.col("critical_path")).alias("job_slowdown"))
+    )
+    return _sorted(out, policy_order(results), ("dag",))
+
+
+def per_jobset_jobs(results: Results, jobset: JobSet) -> pl.DataFrame:
+    """One row per (policy, load, seed, jobset): averages over its DAG jobs (:func:`per_job`).
+
+    Returns
+    -------
+    polars.DataFrame
+        The keys, ``n_dags`` (uint32), ``jct`` (float64, mean job completion time, steps),
+        ``job_slowdown`` (float64, mean), ``p95_job_slowdown`` (float64, 95th percentile over
+        the jobset's jobs, linear interpolation) and ``max_job_slowdown`` (float64). Sorted by
+        policy (simulation order) and the other keys.
+    """
+    jobs = per_job(results, jobset)
+    slowdown = pl.col("job_slowdown")
+    out = jobs.group_by(keys(jobs)).agg(
+        pl.len().alias("n_dags"),
+        pl.col("jct").mean().cast(pl.Float64),
+        slowdown.mean(),
+        slowdown.quantile(0.95, interpolation="linear").alias("p95_job_slowdown"),
+        slowdown.max().alias("max_job_slowdown"),
+    )
+    return _sorted(out, policy_order(results))
+
+
+def _sorted(df: pl.DataFrame, order: list[str], extra: tuple[str, ...] = ()) -> pl.DataFrame:
+    rank = pl.col("policy").replace_strict(order, list(range(len(order))), return_dtype=pl.Int64)
+    return df.sort(rank, *keys(df)[1:], *extra, nulls_last=True)
