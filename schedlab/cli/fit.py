@@ -18,6 +18,8 @@ from schedlab.cli.options import (
 )
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from schedlab.jobset import JobSet
 
 
@@ -87,9 +89,9 @@ def fit_cmd(
     """Fit a workload model to the JobSet JOBS; write OUTPUT/model.json and a fit report.
 
     Generate from it with `schedlab generate fitted --model OUTPUT/model.json --load 0.9 ...`.
-    A JobSet with DAGs (parents, dag) also gets its DAG shapes summarised (OUTPUT/dag_shape.csv)
-    and fitted (OUTPUT/dag_shape.json, for `schedlab generate dag -p shape=fitted
-    -p shape_model=OUTPUT/dag_shape.json`).
+    A JobSet with DAGs (parents, dag) also gets its DAG shapes summarised (in the report and
+    OUTPUT/dag_shape.csv) and fitted (OUTPUT/dag_shape.json, for `schedlab generate dag
+    -p shape=fitted -p shape_model=OUTPUT/dag_shape.json`).
     """
     from schedlab.evaluation.fitting.check import heuristic_check
     from schedlab.evaluation.fitting.workload import fit
@@ -120,8 +122,7 @@ def fit_cmd(
         f"{result.arrivals.filter(result.arrivals['selected'])['model'][0]}; "
         f"wrote {model_path}"
     )
-    if "parents" in js.jobs.columns and "dag" in js.jobs.columns:
-        _fit_dags(js, output)
+    dags = _fit_dags(js, output) if {"parents", "dag"} <= set(js.jobs.columns) else None
     outcome = None
     if check:
         config = ClusterConfig(slots=slots, horizon=horizon)
@@ -133,20 +134,21 @@ def fit_cmd(
             f"trace vs synthetic = {outcome.kendall_tau:.2f} by mean slowdown, "
             f"{outcome.kendall_tau_ranks:.2f} by average rank"
         )
-    paths = write_fit_report(result, output, check=outcome, title=f"Workload fit of {jobs.name}")
+    paths = write_fit_report(
+        result, output, check=outcome, title=f"Workload fit of {jobs.name}", dags=dags
+    )
     click.echo(f"report: {paths['html']}  (Markdown: {paths['md']})")
 
 
-def _fit_dags(js: JobSet, output: Path) -> None:
-    """Summarise and fit the DAG shapes of ``js``: ``dag_shape.csv`` and ``dag_shape.json``."""
+def _fit_dags(js: JobSet, output: Path) -> pl.DataFrame:
+    """Fit the DAG shapes of ``js`` (``dag_shape.json``); echo and return their summary (the
+    report's ``dag_shape.csv``)."""
     from schedlab.evaluation.fitting.dags import dag_shape_summary, fit_dag_shape
-    from schedlab.io import write_text_atomic
 
     shape = fit_dag_shape(js)
     shape.model.save(output / "dag_shape.json")
     summary = dag_shape_summary(shape)
-    write_text_atomic(output / "dag_shape.csv", summary.write_csv())
-    click.echo(f"DAG shapes of {shape.jobs.height:,} jobs (wrote dag_shape.json, dag_shape.csv):")
+    click.echo(f"DAG shapes of {shape.jobs.height:,} jobs (wrote dag_shape.json):")
     for row in summary.iter_rows(named=True):
         click.echo(
             f"  {row['quantity']}: mean {row['mean']:.3g}, median {row['median']:g}, "
@@ -154,3 +156,4 @@ def _fit_dags(js: JobSet, output: Path) -> None:
             if row["n"]
             else f"  {row['quantity']}: none"
         )
+    return summary

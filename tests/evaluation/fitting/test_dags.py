@@ -69,6 +69,7 @@ def test_fit_cli_writes_the_dag_shape(trace: JobSet, tmp_path: Path) -> None:
     assert "depth: mean 5.09, median 4, p95 10, max 54" in out
     shape = tmp_path / "fit" / "dag_shape.json"
     assert (tmp_path / "fit" / "dag_shape.csv").is_file()
+    assert "DAG shapes" in (tmp_path / "fit" / "fit_report.md").read_text()
     out = run_ok("generate", "dag", "-p", "shape=fitted", "-p", f"shape_model={shape}",
                  "--load", "0.9", "--jobsets", "20", "--seed", "1",
                  "-o", str(tmp_path / "gen.parquet"))  # fmt: skip
