@@ -59,9 +59,10 @@ def per_job(results: Results, jobset: JobSet) -> pl.DataFrame:
         raise ValueError(msg)
     table = results.table
     key = keys(table)
-    rows = table.join(
-        jobset.jobs.select("jobset", "job_id", "dag"), on=["jobset", "job_id"], how="left"
-    )
+    rows = table.drop("arrival").join(
+        jobset.jobs.select("jobset", "job_id", "dag", "arrival"), on=["jobset", "job_id"],
+        how="left",
+    )  # a job arrives at its first task's arrival in the trace (the results' is its ready time)
     if rows.get_column("dag").null_count():
         bad = rows.filter(pl.col("dag").is_null()).row(0, named=True)
         msg = f"result of jobset {bad['jobset']}, job_id {bad['job_id']} is no job of the JobSet"

@@ -31,6 +31,11 @@ class ClusterConfig:
     """A job that runs past its estimate (the JobSet's ``estimate`` column, the user's request):
     ``kill`` ends it at its estimate, as batch systems do; ``extend`` lets it run its whole
     duration. Nothing changes for a JobSet without estimates."""
+    release: Literal["dag", "trace"] = "dag"
+    """When a task of a DAG workload (a JobSet with ``parents``) may start at the earliest,
+    besides after its parents: ``dag``, when its DAG job arrives (its first task's arrival);
+    ``trace``, at its own arrival (:mod:`~schedlab.simulator.cluster.precedence`). Nothing
+    changes for a JobSet without ``parents``."""
 
     def __post_init__(self) -> None:
         for name in ("slots", "horizon", "backlog_view", "machines"):

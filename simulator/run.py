@@ -43,6 +43,7 @@ from schedlab.simulator.cluster.dispatch import arrival_order, choose
 from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
 from schedlab.simulator.cluster.placement import FIRST_FIT
+from schedlab.simulator.cluster.precedence import Precedence, engine_arrays
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import ModelKind, Policy, model_kind, rollout
 
@@ -82,6 +83,9 @@ class Schedule:
     stats: dict[str, Any] | None = None
     reserved: np.ndarray | None = None
     """Under a queue discipline: the first reservation of every job (``NEVER``: none)."""
+    ready: np.ndarray | None = None
+    """For a DAG workload: when each task became ready (its release and its parents' finish,
+    :mod:`.cluster.precedence`); None: at its arrival."""
 
 
 def schedule(
@@ -104,7 +108,17 @@ def run_policy(
     if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
     check_size(jobset, config, batched=engine == "batched" or not rule)
+    prec = Precedence.of(jobset, config.release)
+    if prec.dag and not (rule and engine in ("auto", "fast")):
+        msg = (
+            f"policy {policy.name!r}: tasks waiting for their parents (a DAG workload) are "
+            "scheduled by the heuristics' greedy list scheduler (the fast engine) only, so far"
+        )
+        raise ValueError(msg)
     if rule and getattr(policy, "queue", "greedy") != "greedy":
+        if prec.dag:
+            msg = f"queue discipline {policy.queue!r} on a DAG workload: not supported yet"
+            raise ValueError(msg)
         return _run_discipline(jobset, policy, config, engine)
     if engine == "fast" and not rule:
         msg = f"policy {policy.name!r} is not a list-scheduling heuristic; it has no fast path"
@@ -123,7 +137,7 @@ def run_policy(
             )
             p = model.placements()
             return Schedule(p.start, p.target)
-        return _run_fast(jobset, policy, config, uniforms)
+        return _run_fast(jobset, policy, config, uniforms, prec)
     return _run_batched_agent(jobset, policy, config)
 
 
@@ -163,19 +177,22 @@ def _uniforms(jobset: JobSet, policy: Any) -> np.ndarray:
     return uniforms
 
 
-def _run_fast(jobset: JobSet, policy: Any, config: ClusterConfig, uniforms: np.ndarray) -> Schedule:
+def _run_fast(
+    jobset: JobSet, policy: Any, config: ClusterConfig, uniforms: np.ndarray, prec: Precedence
+) -> Schedule:
     jobs = jobset.jobs
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
-    start, machine, status = run_jobsets(
+    start, machine, ready, status = run_jobsets(
         jobs.get_column("arrival").to_numpy(), runtime, seen, writable(jobset.demands()), bounds,
         jobset.machine_capacity, config.n_machines(),
         WHOLE_QUEUE if config.slots is None else config.slots, policy.score, policy.rule,
         float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
+        engine_arrays(prec),
     )  # fmt: skip
     _check_stalled(ids, bounds, status == STALLED)
-    return Schedule(start, machine)
+    return Schedule(start, machine, ready=ready if prec.dag else None)
 
 
 def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> None:
@@ -372,7 +389,9 @@ def simulate_cluster(
     """The cluster kind's results builder (call :func:`simulate`): per-job results with the
     machine each job ran on, and ``killed`` (bool): the job ran past its estimate and was ended
     there (``config.overrun == "kill"``); its ``duration`` is then the steps it ran, its
-    estimate, not the recorded one (``meta["killed_jobs"]`` counts them per policy's run)."""
+    estimate, not the recorded one (``meta["killed_jobs"]`` counts them per policy's run). A
+    DAG task's ``arrival`` is when it became ready (:attr:`Schedule.ready`), so its wait counts
+    from then; its JobSet row keeps the trace's arrival."""
     jobs = jobset.jobs
     seed = jobset.meta.provenance.get("seed")
     runtime, _ = job_times(jobset, config.overrun)
@@ -391,13 +410,17 @@ def simulate_cluster(
         result = run_policy(jobset, policy, config, engine=engine)
         if result.stats is not None:
             agent_stats[policy.name] = result.stats
-        tables.append(
-            base.with_columns(
-                pl.lit(policy.name).alias("policy"),
-                pl.Series("start", result.start, dtype=pl.Int64),
-                pl.Series("machine", result.machine, dtype=pl.Int64),
-            )
+        table = base.with_columns(
+            pl.lit(policy.name).alias("policy"),
+            pl.Series("start", result.start, dtype=pl.Int64),
+            pl.Series("machine", result.machine, dtype=pl.Int64),
         )
+        if result.ready is not None:  # a DAG task arrives (is visible) when it is ready
+            table = table.with_columns(pl.Series("arrival", result.ready, dtype=pl.Int64))
+            if "arrival_s" in table.columns:
+                step = jobset.meta.time_step_seconds or 1.0
+                table = table.with_columns((pl.col("arrival") * step).alias("arrival_s"))
+        tables.append(table)
     table = (
         pl.concat(tables)
         .with_columns(finish=pl.col("start") + pl.col("duration"))

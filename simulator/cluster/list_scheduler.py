@@ -23,6 +23,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from schedlab.simulator.cluster import precedence
 from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for, static_keys
 from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree, tree_set
 
@@ -130,10 +131,21 @@ def _one_jobset(
     static: bool,
     start: np.ndarray,
     machine_of: np.ndarray,
+    ready: np.ndarray,
+    lo: int,
+    prec: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
 ) -> int:
     n = arrival.shape[0]
     if n == 0:
         return 0
+    release, n_parents, task, task_left, child_offsets, children = prec
+    release = release[lo : lo + n]
+    waiting = n_parents[lo : lo + n].copy()  # parent tasks each job still waits for
+    task_end = np.zeros(task_left.shape[0], dtype=np.int64)
+    ready[:] = release  # becomes max(release, parents' ends): the job's admission time
+    rel_t = np.empty(n, dtype=np.int64)  # known ready times, (time, row) order
+    rel_r = np.empty(n, dtype=np.int64)
+    rel = precedence.roots(release, waiting, rel_t, rel_r)
     d = capacity.shape[0]
     profile = np.empty((1, machines, d))  # nothing is reserved ahead: free now is all
     free = profile[0]
@@ -143,8 +155,10 @@ def _one_jobset(
     gone = np.full(d, np.inf)
     whole = slots == WHOLE_QUEUE
     tree = whole and static and not uniform
-    # visible jobs: the slots, or the whole queue in arrival order (-1 = started)
-    view = np.full(n if whole else slots, -1, dtype=np.int64)
+    # visible jobs: the slots, or the whole queue in arrival order (-1 = started or empty,
+    # -2 = not ready yet)
+    view = np.full(n if whole else slots, -2 if whole else -1, dtype=np.int64)
+    top = 0  # whole queue: one past the last ready row
     v_head = 0  # whole queue: first entry of view that may still wait
     backlog = np.empty(n, dtype=np.int64)
     b_head = 0
@@ -169,10 +183,9 @@ def _one_jobset(
     heap_key = np.empty(n, dtype=np.int64)
     heap_val = np.empty(n, dtype=np.int64)
     heap_size = 0
-    nxt = 0
     started = 0
     draws = 0
-    t = arrival[0]
+    t = rel_t[0]
     while started < n:
         while heap_size > 0 and heap_key[0] <= t:
             j = heap_val[0]
@@ -181,9 +194,12 @@ def _one_jobset(
             free[i] += demand[j]
             if mtree.shape[0]:
                 tree_set(mtree, i, free[i], False)
-        while nxt < n and arrival[nxt] <= t:
+        while rel > 0 and rel_t[0] <= t:  # jobs ready by now, in (ready time, row) order
+            nxt = rel_r[0]
+            rel = precedence.pop(rel_t, rel_r, rel)
             if whole:
                 view[nxt] = nxt
+                top = max(top, nxt + 1)
                 if tree:
                     tree_set(jtree, rank[nxt], demand[nxt], True)
             else:
@@ -196,7 +212,6 @@ def _one_jobset(
                 if not placed:
                     backlog[b_tail] = nxt
                     b_tail += 1
-            nxt += 1
         while True:
             if tree:
                 r, machine = _next_in_order(jtree, mtree, order, demand, free, capacity, rule)
@@ -205,22 +220,22 @@ def _one_jobset(
                 j = order[r]
                 tree_set(jtree, r, gone, True)
             else:
-                while whole and v_head < nxt and view[v_head] < 0:
+                while whole and v_head < top and view[v_head] == -1:
                     v_head += 1
                 u = uniforms[draws] if uniform else 0.0
-                lo = v_head if whole else 0
-                hi = nxt if whole else slots
+                first = v_head if whole else 0
+                last = top if whole else slots
                 k, machine = choose(
-                    view[lo:hi], profile, scratch, capacity, demand, duration, seen, arrival, 0,
-                    t, score, keys, rule, mtree, knob, uniform, u,
+                    view[first:last], profile, scratch, capacity, demand, duration, seen, ready,
+                    0, t, score, keys, rule, mtree, knob, uniform, u,
                 )  # fmt: skip
                 if k < 0:
                     break
                 if uniform:
                     draws += 1
-                j = view[lo + k]
+                j = view[first + k]
                 if whole:
-                    view[lo + k] = -1
+                    view[first + k] = -1
                 elif b_head < b_tail:
                     view[k] = backlog[b_head]
                     b_head += 1
@@ -232,14 +247,17 @@ def _one_jobset(
             if mtree.shape[0]:
                 tree_set(mtree, machine, free[machine], False)
             heap_size = heap_push(heap_key, heap_val, heap_size, t + duration[j], j)
+            rel = precedence.on_start(j, t + duration[j], lo, release, task, task_left, task_end,
+                                      child_offsets, children, waiting, ready, rel_t, rel_r,
+                                      rel)  # fmt: skip
             started += 1
         if started == n:
             break
         t_next = np.iinfo(np.int64).max
         if heap_size > 0:
             t_next = heap_key[0]
-        if nxt < n and arrival[nxt] < t_next:
-            t_next = arrival[nxt]
+        if rel > 0 and rel_t[0] < t_next:
+            t_next = rel_t[0]
         if t_next == np.iinfo(np.int64).max:
             return STALLED
         t = t_next
@@ -262,7 +280,8 @@ def run_jobsets(
     uniform: bool,
     uniforms: np.ndarray,
     static: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    prec: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Schedule every jobset with one heuristic.
 
     Parameters
@@ -287,17 +306,23 @@ def run_jobsets(
     static : bool
         The score depends only on the job (the whole queue may use the ordered tree, and a
         first-fit machine tree).
+    prec : tuple
+        :func:`.precedence.engine_arrays`: release (int64, ``(n,)``), parent tasks per job,
+        task per job, jobs per task (a copy: it is consumed), and the CSR of the jobs waiting
+        for each task (empty arrays without precedence).
 
     Returns
     -------
-    start, machine : int64 arrays, shape ``(n,)``
-        Start step and machine of every job.
+    start, machine, ready : int64 arrays, shape ``(n,)``
+        Start step and machine of every job, and when it became ready (its arrival, or for a
+        DAG task its release and parents' finish).
     status : int64 array, shape ``(k,)``
         0 for a completed jobset, ``STALLED`` if jobs were left that could never start.
     """
     k = bounds.shape[0] - 1
     start = np.full(arrival.shape[0], -1, dtype=np.int64)
     machine = np.full(arrival.shape[0], -1, dtype=np.int64)
+    ready = np.empty(arrival.shape[0], dtype=np.int64)
     status = np.zeros(k, dtype=np.int64)
     for i in range(k):
         lo = bounds[i]
@@ -305,6 +330,6 @@ def run_jobsets(
         status[i] = _one_jobset(
             arrival[lo:hi], duration[lo:hi], seen[lo:hi], demand[lo:hi], capacity, machines,
             slots, score, rule, knob, uniform, uniforms[lo:hi], static, start[lo:hi],
-            machine[lo:hi],
+            machine[lo:hi], ready[lo:hi], lo, prec,
         )  # fmt: skip
-    return start, machine, status
+    return start, machine, ready, status

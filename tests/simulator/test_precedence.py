@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import polars as pl
 import pytest
 
+from schedlab.jobset import JobSet, JobSetMeta
+from schedlab.registry import make_policy
 from schedlab.simulator.check import (
     InvalidScheduleError,
     check_precedence,
+    check_schedule,
     precedence_table,
     precedence_violations,
 )
+from schedlab.simulator.cluster.precedence import Precedence
+from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.run import run_policy, simulate
 from tests.dag_helpers import earliest_finish, jobset, random_dag_jobs
 
 
@@ -80,3 +89,74 @@ def test_precedence_table_per_policy() -> None:
     assert out.rows() == [("a", 4, 0, 3, 0), ("b", 4, 2, 3, 2)]
     with pytest.raises(InvalidScheduleError, match="policy 'a': results do not hold every job"):
         precedence_table(js, table.head(3))
+
+
+# -- the engines enforce precedence ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("capacity", "rule", "policy", "starts"),
+    [
+        (4.0, "dag", "fcfs", [0, 1, 1, 4]),  # room for all: the earliest schedule
+        (1.0, "dag", "sjf", [0, 1, 3, 6]),  # one at a time: task 1 (2 steps) before 2 (3)
+        (1.0, "dag", "fcfs", [0, 1, 3, 6]),
+        (4.0, "trace", "fcfs", [0, 1, 1, 10]),  # task 3 is released at its own arrival
+    ],
+)
+def test_engine_starts_a_task_once_its_parents_finish(
+    capacity: float, rule: str, policy: str, starts: list[int]
+) -> None:
+    js = JobSet.create(_diamond(arrival=[0, 0, 0, 10]),
+                       JobSetMeta(resources=("cpu",), capacity=(capacity,)))  # fmt: skip
+    s = run_policy(js, make_policy(policy), ClusterConfig(slots=None, release=rule))
+    assert s.start.tolist() == starts
+    finish = s.start + js.jobs["duration"].to_numpy()
+    check_precedence(js, s.start, finish)
+    res = simulate(js, [make_policy(policy)], {"slots": None, "release": rule})
+    assert (res.table["wait"] >= 0).all()  # a task's wait counts from when it was ready
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("slots", [None, 3])
+def test_random_dags_keep_precedence_and_capacity(seed: int, slots: int | None) -> None:
+    frame = random_dag_jobs(seed, instances=1 + seed % 3)
+    rng = np.random.default_rng(seed)
+    arrival = pl.col("dag").rank("dense").cast(pl.Int64) * int(rng.integers(0, 4))
+    frame = frame.with_columns(arrival.alias("arrival"),
+                               pl.Series("cpu", rng.integers(1, 4, frame.height) * 1.0))
+    js = jobset(frame.sort("jobset", "arrival", "job_id"))
+    for rule in ("dag", "trace"):
+        for name in ("fcfs", "sjf", "hrrn", "random", "tetris+bestfit"):
+            config = ClusterConfig(slots=slots, release=rule, machines=1 + seed % 2)
+            s = run_policy(js, make_policy(name), config)
+            finish = s.start + js.jobs["duration"].to_numpy()
+            check_schedule(js, s.start, s.machine, machines=config.machines)
+            check_precedence(js, s.start, finish)
+            assert s.ready is not None
+            assert (s.start >= s.ready).all()
+            release = Precedence.of(js, rule).release
+            assert (s.ready >= release).all()
+
+
+def test_unlimited_capacity_gives_every_job_its_critical_path(v2018_dags: Path) -> None:
+    """On the real sample with room for every task, each job's completion time is its critical
+    path under the ``dag`` release (and no shorter under ``trace``)."""
+    from schedlab.evaluation.jobs import per_job
+    from schedlab.loaders.traces.alibaba2018 import read_alibaba2018
+    from schedlab.loaders.traces.options import TraceOptions
+
+    js = read_alibaba2018(v2018_dags, options=TraceOptions(time_step=10)).jobs
+    for rule, exact in (("dag", True), ("trace", False)):
+        res = simulate(js, [make_policy("sjf")], {"slots": None, "release": rule})
+        jobs = per_job(res, js)
+        assert (jobs["jct"] >= jobs["critical_path"]).all()
+        assert (jobs["jct"] == jobs["critical_path"]).all() == exact
+        assert precedence_table(js, res.table)["violated_edges"].to_list() == [0]
+
+
+def test_engines_without_precedence_refuse_a_dag_workload() -> None:
+    js = jobset(_diamond())
+    with pytest.raises(ValueError, match="DAG workload"):
+        run_policy(js, make_policy("fcfs"), ClusterConfig(slots=None), engine="step")
+    with pytest.raises(ValueError, match="DAG workload"):
+        run_policy(js, make_policy("fcfs+easy"), ClusterConfig(slots=None))

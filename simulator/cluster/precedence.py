@@ -1,0 +1,160 @@
+"""When jobs become ready: arrivals, and for DAG workloads precedence (issue 26).
+
+Every engine admits a job into its queue at its **ready time**: its ``release`` and, when the
+JobSet has ``parents`` (:mod:`schedlab.dag`), no earlier than the finish of every row of every
+task it waits for. Two release rules (``ClusterConfig.release``):
+
+``dag``    (default) a DAG job arrives at its first task's arrival: every row of the job is
+           released then, so its root tasks are ready then and every other task when its last
+           parent finishes (a job's completion time with unlimited machines is its critical
+           path);
+``trace``  each row is released at its own arrival, and no earlier than its parents' finish.
+
+A row's ready time is known as soon as every row of its parent tasks has *started* (a start
+fixes a finish), so engines learn it when they start a job (:func:`on_start`) and keep the
+known, not yet admitted rows in a heap ordered by (ready time, row): rows ready at the same
+time are admitted in row (arrival) order in every engine. Without ``parents`` every row is a
+root released at its arrival, and the heap yields rows in arrival order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numba
+import numpy as np
+import polars as pl
+
+from schedlab.jobset import JobSet
+
+Release = Literal["dag", "trace"]
+
+
+@dataclass(frozen=True, slots=True)
+class Precedence:
+    """What the engines need of a JobSet's precedence, over its rows (in ``jobs`` order).
+
+    ``release`` (int64, ``(n,)``, steps) and the graph of :func:`schedlab.dag.graph`: parent
+    tasks per row ``n_parents``, ``task`` per row, ``task_rows`` per task, the rows waiting for
+    each task ``children[child_offsets[t]:child_offsets[t + 1]]`` (global rows). Without
+    precedence the graph arrays are empty and every row is a root."""
+
+    release: np.ndarray
+    n_parents: np.ndarray
+    task: np.ndarray
+    task_rows: np.ndarray
+    child_offsets: np.ndarray
+    children: np.ndarray
+
+    @property
+    def dag(self) -> bool:
+        """Whether some row waits for another."""
+        return self.children.size > 0
+
+    @classmethod
+    def of(cls, jobset: JobSet, release: Release = "dag") -> Precedence:
+        """The precedence of ``jobset`` under ``release`` (see the module docstring); ``dag``
+        needs the ``dag`` column (the DAG job of each row) and falls back to ``trace``
+        without it."""
+        jobs = jobset.jobs
+        arrival = jobs.get_column("arrival").to_numpy()
+        if "parents" not in jobs.columns:
+            empty = np.zeros(0, np.int64)
+            return cls(arrival, np.zeros(len(jobs), np.int64), empty, empty, empty, empty)
+        from schedlab.dag import graph
+
+        g = graph(jobs)
+        if release == "dag" and "dag" in jobs.columns:
+            first = pl.col("arrival").min().over("jobset", "dag")
+            arrival = jobs.select(first).to_series().to_numpy()
+        return cls(
+            np.ascontiguousarray(arrival, np.int64), g.n_parents.astype(np.int64), g.task,
+            g.task_rows.astype(np.int64), g.child_offsets, g.children,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always")
+def _before(t: np.ndarray, r: np.ndarray, a: int, b: int) -> bool:
+    return t[a] < t[b] or (t[a] == t[b] and r[a] < r[b])
+
+
+@numba.njit(cache=True)
+def push(t: np.ndarray, r: np.ndarray, size: int, time: int, row: int) -> int:
+    """Push ``(time, row)`` on the heap ``t``/``r`` of ``size`` items; the new size."""
+    i = size
+    t[i], r[i] = time, row
+    while i > 0:
+        p = (i - 1) // 2
+        if not _before(t, r, i, p):
+            break
+        t[p], t[i] = t[i], t[p]
+        r[p], r[i] = r[i], r[p]
+        i = p
+    return size + 1
+
+
+@numba.njit(cache=True)
+def pop(t: np.ndarray, r: np.ndarray, size: int) -> int:
+    """Remove the smallest (time, row); the new size."""
+    size -= 1
+    t[0], r[0] = t[size], r[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and _before(t, r, c + 1, c):
+            c += 1
+        if not _before(t, r, c, i):
+            break
+        t[c], t[i] = t[i], t[c]
+        r[c], r[i] = r[i], r[c]
+        i = c
+    return size
+
+
+@numba.njit(cache=True)
+def roots(release: np.ndarray, n_parents: np.ndarray, t: np.ndarray, r: np.ndarray) -> int:
+    """Push every row waiting for nothing at its release (rows local to one jobset)."""
+    size = 0
+    for j in range(release.shape[0]):
+        if n_parents[j] == 0:
+            size = push(t, r, size, release[j], j)
+    return size
+
+
+@numba.njit(cache=True)
+def on_start(
+    j: int, finish: int, lo: int, release: np.ndarray, task: np.ndarray, task_left: np.ndarray,
+    task_end: np.ndarray, child_offsets: np.ndarray, children: np.ndarray,
+    waiting: np.ndarray, ready: np.ndarray, t: np.ndarray, r: np.ndarray, size: int,
+) -> int:  # fmt: skip
+    """Row ``j`` (local; ``lo`` is its jobset's first global row) started and ends at
+    ``finish``: when it is the last row of its task to start, every row waiting for the task
+    learns one more parent's end, and a row with no parent left is pushed at its ready time
+    (``max(release, parents' ends)``). ``task_left``, ``task_end`` (per task) and ``waiting``,
+    ``ready`` (per local row) are updated; returns the heap's new size."""
+    if task.shape[0] == 0:
+        return size
+    k = task[lo + j]
+    task_left[k] -= 1
+    task_end[k] = max(task_end[k], finish)
+    if task_left[k]:
+        return size
+    for e in range(child_offsets[k], child_offsets[k + 1]):
+        c = children[e] - lo
+        ready[c] = max(ready[c], task_end[k])
+        waiting[c] -= 1
+        if waiting[c] == 0:
+            size = push(t, r, size, max(release[c], ready[c]), c)
+    return size
+
+
+def engine_arrays(
+    prec: Precedence,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The tuple the compiled engines take: ``(release, n_parents, task, task_rows (a copy,
+    consumed), child_offsets, children)``."""
+    return (prec.release, prec.n_parents, prec.task, prec.task_rows.copy(), prec.child_offsets,
+            prec.children)  # fmt: skip
