@@ -25,7 +25,9 @@ import polars as pl
 from schedlab import dag
 from schedlab.errors import SchedlabError
 from schedlab.jobset import JobSet
+from schedlab.simulator.cluster import precedence
 from schedlab.simulator.cluster.placement import EPS
+from schedlab.simulator.cluster.precedence import Release
 from schedlab.simulator.config import Overrun, job_times
 
 
@@ -45,8 +47,12 @@ def check_schedule(
     machines: int | None = None,
     finish: np.ndarray | Sequence[int] | None = None,
     overrun: Overrun = "kill",
+    release: Release = "dag",
 ) -> None:
-    """Raise :class:`InvalidScheduleError` unless the schedule is feasible.
+    """Raise :class:`InvalidScheduleError` unless the schedule is feasible: every job starts,
+    no earlier than its release (its arrival; for a DAG task under the ``dag`` release rule,
+    its DAG job's arrival), on a machine, within capacity, and, for a DAG workload, after every
+    row of every parent task finished (:func:`check_precedence`).
 
     Parameters
     ----------
@@ -62,6 +68,8 @@ def check_schedule(
         Finish steps as reported (checked to equal ``start`` + the run time).
     overrun : ``"kill"`` or ``"extend"``
         The cluster's :attr:`~schedlab.simulator.config.ClusterConfig.overrun`: the run times.
+    release : ``"dag"`` or ``"trace"``
+        The cluster's :attr:`~schedlab.simulator.config.ClusterConfig.release` (DAG workloads).
     """
     jobs = jobset.jobs
     n = len(jobs)
@@ -70,7 +78,8 @@ def check_schedule(
     m = jobset.meta.machines if machines is None else machines
     if start.shape != (n,) or machine.shape != (n,):
         _fail(f"expected one start and machine per job ({n}), got {start.shape}, {machine.shape}")
-    arrival = jobs.get_column("arrival").to_numpy()
+    prec = precedence.Precedence.of(jobset, release)
+    arrival = prec.release
     duration, _ = job_times(jobset, overrun)
     where = jobs.select("jobset", "job_id")
 
@@ -81,12 +90,14 @@ def check_schedule(
     if (bad := np.flatnonzero(start < 0)).size:
         _fail(f"a job never started: {job(bad)}")
     if (bad := np.flatnonzero(start < arrival)).size:
-        _fail(f"a job started before it arrived: {job(bad)}")
+        _fail(f"a job started before it was released (arrived): {job(bad)}")
     if (bad := np.flatnonzero((machine < 0) | (machine >= m))).size:
         _fail(f"a job ran on no machine of the {m}: {job(bad)} (machine {machine[bad[0]]})")
     if finish is not None and (bad := np.flatnonzero(np.asarray(finish) != start + duration)).size:
         _fail(f"a job did not run exactly its run time: {job(bad)}")
     _check_capacity(jobset, start, duration, machine)
+    if prec.dag:
+        check_precedence(jobset, start, start + duration)
 
 
 def _check_capacity(
@@ -168,8 +179,9 @@ def check_discipline(
 
 
 def check_results(
-    jobset: JobSet, table: pl.DataFrame, *, machines: int | None = None, overrun: Overrun = "kill"
-) -> None:
+    jobset: JobSet, table: pl.DataFrame, *, machines: int | None = None,
+    overrun: Overrun = "kill", release: Release = "dag",
+) -> None:  # fmt: skip
     """:func:`check_schedule` for every policy of a per-job results table (design.md §7)."""
     keys = jobset.jobs.select("jobset", "job_id").with_row_index("row")
     for policy, part in table.group_by("policy", maintain_order=True):
@@ -180,7 +192,7 @@ def check_results(
         check_schedule(
             jobset, joined.get_column("start").to_numpy(),
             None if machine is None else machine.to_numpy(), machines=machines,
-            finish=joined.get_column("finish").to_numpy(), overrun=overrun,
+            finish=joined.get_column("finish").to_numpy(), overrun=overrun, release=release,
         )  # fmt: skip
 
 

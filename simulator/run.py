@@ -30,7 +30,7 @@ from schedlab.results import (
     seconds_inputs,
     seconds_results,
 )
-from schedlab.simulator.check import check_schedule
+from schedlab.simulator.check import check_precedence, check_schedule
 from schedlab.simulator.cluster import backfill, backfill_steps
 from schedlab.simulator.cluster.batched import (
     BatchedEngine,
@@ -416,6 +416,7 @@ def simulate_cluster(
             pl.Series("machine", result.machine, dtype=pl.Int64),
         )
         if result.ready is not None:  # a DAG task arrives (is visible) when it is ready
+            check_precedence(jobset, result.start, result.start + runtime)
             table = table.with_columns(pl.Series("arrival", result.ready, dtype=pl.Int64))
             if "arrival_s" in table.columns:
                 step = jobset.meta.time_step_seconds or 1.0

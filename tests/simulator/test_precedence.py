@@ -130,7 +130,7 @@ def test_random_dags_keep_precedence_and_capacity(seed: int, slots: int | None) 
             config = ClusterConfig(slots=slots, release=rule, machines=1 + seed % 2)
             s = run_policy(js, make_policy(name), config)
             finish = s.start + js.jobs["duration"].to_numpy()
-            check_schedule(js, s.start, s.machine, machines=config.machines)
+            check_schedule(js, s.start, s.machine, machines=config.machines, release=rule)
             check_precedence(js, s.start, finish)
             assert s.ready is not None
             assert (s.start >= s.ready).all()
@@ -160,3 +160,12 @@ def test_engines_without_precedence_refuse_a_dag_workload() -> None:
         run_policy(js, make_policy("fcfs"), ClusterConfig(slots=None), engine="step")
     with pytest.raises(ValueError, match="DAG workload"):
         run_policy(js, make_policy("fcfs+easy"), ClusterConfig(slots=None))
+
+
+def test_check_schedule_holds_tasks_to_their_release_and_parents() -> None:
+    js = jobset(_diamond(arrival=[0, 0, 0, 10]))
+    check_schedule(js, [0, 1, 1, 4], release="dag")  # its DAG job arrived at 0
+    with pytest.raises(InvalidScheduleError, match="before it was released"):
+        check_schedule(js, [0, 1, 1, 4], release="trace")  # task 3 arrives at 10
+    with pytest.raises(InvalidScheduleError, match="before its parent"):
+        check_schedule(js, [0, 1, 1, 3])  # task 3 starts as task 2 still runs
