@@ -63,6 +63,11 @@ def _shortest(duration, arrival, index, now, knob, alignment, capacity2, size):
 
 
 @score_function
+def _longest(duration, arrival, index, now, knob, alignment, capacity2, size):
+    return float(duration)
+
+
+@score_function
 def _alignment(duration, arrival, index, now, knob, alignment, capacity2, size):
     return alignment
 
@@ -118,6 +123,9 @@ class Heuristic(ParamsMixin):
     static: ClassVar[bool] = False
     uniform: ClassVar[bool] = False
     """Pick uniformly among the jobs that fit (Random) instead of by score."""
+    sees: ClassVar[str] = "length"
+    """What the score's ``duration`` is: a job's ``length`` (its estimate, or its duration
+    when clairvoyant), or for DAG orders its remaining critical path (``rank``)."""
     models: ClassVar[frozenset[str]] = frozenset({"cluster"})
     view: ClassVar[QueueView] = QueueView()
     knob: float = 0.0
@@ -286,3 +294,25 @@ class F1(Heuristic):
     """
 
     key, score, static = "f1", _f1, True
+
+
+class CPF(Heuristic):
+    """Critical path first (DAG workloads): the ready task with the longest remaining path to
+    its DAG job's end starts first. The score sees each task's *upward rank*, its own length
+    plus the longest chain of tasks waiting for it (:func:`schedlab.dag.upward_rank`, over the
+    lengths the scheduler sees: estimates unless clairvoyant). Without a DAG the rank is the
+    job's length: longest job first."""
+
+    key, score, static = "cpf", _longest, True
+    sees = "rank"
+
+
+class SRJF(Heuristic):
+    """Shortest remaining job first by remaining critical path (DAG workloads): the ready task
+    whose remaining path to its DAG job's end (its upward rank, as for :class:`CPF`) is
+    shortest starts first, so jobs near their end finish first. The remaining path is the
+    task's own, not the maximum over its job's other ready branches (a job-level order would
+    need a per-job aggregate the compiled scores do not see). Without a DAG: SJF."""
+
+    key, score, static = "srjf", _shortest, True
+    sees = "rank"

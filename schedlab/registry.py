@@ -191,6 +191,8 @@ for _name, _cls, _summary, _tags in [
     ("unicep", "UNICEP", "HPC: wait / (log2(processors) * estimate) (Tang et al. 2009)", ("hpc",)),
     ("f1", "F1", "HPC: lowest log10(estimate) * processors + 870 log10(submit) first "
      "(Carastan-Santos & de Camargo 2017)", ("hpc",)),
+    ("cpf", "CPF", "DAG: critical path first (longest remaining path to the job's end)", ("dag",)),
+    ("srjf", "SRJF", "DAG: shortest remaining job first, by remaining critical path", ("dag",)),
 ]:  # fmt: skip
     policies.register(
         _name, f"schedlab.policies.heuristics:{_cls}", _summary,

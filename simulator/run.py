@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from schedlab import sizes
+from schedlab.dag import graph, upward_rank
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import (
@@ -184,6 +185,8 @@ def _run_fast(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
+    if getattr(policy, "sees", "length") == "rank" and prec.dag:
+        seen = upward_rank(graph(jobs), seen)
     start, machine, ready, status = run_jobsets(
         jobs.get_column("arrival").to_numpy(), runtime, seen, writable(jobset.demands()), bounds,
         jobset.machine_capacity, config.n_machines(),

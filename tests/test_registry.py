@@ -21,7 +21,19 @@ from schedlab.registry import (
     trainers,
 )
 
-HEURISTICS = ["random", "fcfs", "sjf", "packer", "tetris", "hrrn", "wfp3", "unicep", "f1"]
+HEURISTICS = [
+    "random",
+    "fcfs",
+    "sjf",
+    "packer",
+    "tetris",
+    "hrrn",
+    "wfp3",
+    "unicep",
+    "f1",
+    "cpf",
+    "srjf",
+]
 
 
 def test_names_in_registration_order_and_by_tag() -> None:

@@ -122,8 +122,9 @@ def test_random_dags_keep_precedence_and_capacity(seed: int, slots: int | None) 
     frame = random_dag_jobs(seed, instances=1 + seed % 3)
     rng = np.random.default_rng(seed)
     arrival = pl.col("dag").rank("dense").cast(pl.Int64) * int(rng.integers(0, 4))
-    frame = frame.with_columns(arrival.alias("arrival"),
-                               pl.Series("cpu", rng.integers(1, 4, frame.height) * 1.0))
+    frame = frame.with_columns(
+        arrival.alias("arrival"), pl.Series("cpu", rng.integers(1, 4, frame.height) * 1.0)
+    )
     js = jobset(frame.sort("jobset", "arrival", "job_id"))
     for rule in ("dag", "trace"):
         for name in ("fcfs", "sjf", "hrrn", "random", "tetris+bestfit"):
@@ -169,3 +170,20 @@ def test_check_schedule_holds_tasks_to_their_release_and_parents() -> None:
         check_schedule(js, [0, 1, 1, 4], release="trace")  # task 3 arrives at 10
     with pytest.raises(InvalidScheduleError, match="before its parent"):
         check_schedule(js, [0, 1, 1, 3])  # task 3 starts as task 2 still runs
+
+
+@pytest.mark.parametrize(
+    ("policy", "starts"),
+    [("cpf", [0, 1, 4, 2]), ("srjf", [2, 3, 4, 0]), ("sjf", [0, 1, 2, 3])],
+)
+def test_dag_orders_rank_by_remaining_critical_path(policy: str, starts: list[int]) -> None:
+    """A chain 0 -> 1 -> 2 (1 step each, remaining paths 3, 2, 1) and a lone 2-step task 3, one
+    processor: CPF starts the longest remaining path first, SRJF the shortest."""
+    jobs = pl.DataFrame(
+        {"jobset": [0] * 4, "job_id": [0, 1, 2, 3], "arrival": [0] * 4, "duration": [1, 1, 1, 2],
+         "cpu": [1.0] * 4, "parents": [[], [0], [1], []], "dag": [0, 0, 0, 1]},
+        schema_overrides={"parents": pl.List(pl.Int64)},
+    )  # fmt: skip
+    js = JobSet.create(jobs, JobSetMeta(resources=("cpu",), capacity=(1.0,)))
+    s = run_policy(js, make_policy(policy), ClusterConfig(slots=None))
+    assert s.start.tolist() == starts
