@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_alibaba2018_load import FULL_ROWS, SAMPLE_CSV, build_big_file, measure
+from bench_alibaba2018_load import FULL_ROWS, SAMPLE_CSV, measure
 
 from schedlab.loaders.traces.cache import cache_dir
 
