@@ -42,6 +42,9 @@ METRICS = {
     "p99_wait": "99th-percentile job waiting time ({time})",
     "utilisation": "utilisation of the first resource (fraction)",
     "killed": "jobs killed at their runtime request (count)",
+    "jct": "average DAG job completion time ({time})",
+    "job_slowdown": "average DAG job slowdown (completion / critical path)",
+    "p95_job_slowdown": "95th-percentile DAG job slowdown",
     "tmdl": "total missed deadlines (TMDL, multi-cluster)",
     "ajer": "average job execution-time ratio (AJER, %, multi-cluster)",
 }
@@ -53,7 +56,14 @@ Turnaround (completion) = wait + run time; slowdown = turnaround / run time (a r
 max(1, turnaround / max(run time, τ)); percentiles are over the jobs of one jobset (linear
 interpolation). ``utilisation`` exists where results carry real times, ``killed`` where they
 have a ``killed`` column, ``tmdl`` and ``ajer`` for multi-cluster results only
-(:mod:`schedlab.evaluation.multicluster`)."""
+(:mod:`schedlab.evaluation.multicluster`).
+
+Job metrics: a job of a DAG workload is its tasks (results with
+:data:`~schedlab.results.DAG_RESULT_COLUMNS`): its completion time (``jct``) is its last task's
+finish minus its first task's arrival, its slowdown that over its critical path, on the
+schedule's steps (times the time step in seconds for a trace, so that a job with room for every
+task has slowdown 1 exactly). Elsewhere every job is its own one-task DAG: ``jct`` is the
+turnaround and ``job_slowdown`` the slowdown."""
 
 TIME_METRICS = frozenset(m for m, name in METRICS.items() if "{time}" in name)
 """Metrics that are times (seconds or steps, :func:`time_unit`)."""
@@ -199,8 +209,33 @@ def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> p
         *_utilisation(table),
         *_killed(table),
         *_liu_metrics(table),
-    )
+        *(() if "dag" in table.columns else (
+            completion.mean().alias("jct"), pl.col("slowdown").mean().alias("job_slowdown"),
+            pl.col("slowdown").quantile(0.95, interpolation="linear").alias("p95_job_slowdown"),
+        )),
+    )  # fmt: skip
+    if "dag" in table.columns:
+        out = out.join(_dag_jobs(results), on=keys(table), how="left", nulls_equal=True)
     return _sorted(out, policy_order(results))
+
+
+def _dag_jobs(results: Results) -> pl.DataFrame:
+    """Per jobset, mean DAG job completion time (the results' time unit), mean and 95th
+    percentile job slowdown (float64)."""
+    table = results.table
+    scale = 1.0
+    if time_unit(table) == SECONDS:
+        scale = float(results.meta.get("jobset", {}).get("time_step_seconds") or 1.0)
+    jobs = table.group_by(*keys(table), "dag").agg(
+        (pl.col("finish").max() - pl.col("job_arrival").first()).alias("jct"),
+        pl.col("critical_path").first(),
+    )
+    slowdown = pl.col("jct") / pl.col("critical_path")
+    return jobs.group_by(keys(table)).agg(
+        (pl.col("jct").mean() * scale).alias("jct"),
+        slowdown.mean().alias("job_slowdown"),
+        slowdown.quantile(0.95, interpolation="linear").alias("p95_job_slowdown"),
+    )
 
 
 def _utilisation(table: pl.DataFrame) -> list[pl.Expr]:

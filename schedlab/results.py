@@ -24,6 +24,10 @@ float64: ``arrival_s`` (seconds since the jobset's origin), ``run_s`` (seconds t
 :func:`run_seconds`), ``wait_s = max(0, start·step − arrival_s)``, ``completion_s = wait_s +
 run_s`` (the turnaround) and ``share`` (the job's demand of the first resource as a fraction of
 the cluster's capacity of it, for the utilisation)."""
+DAG_RESULT_COLUMNS = ("dag", "job_arrival", "critical_path")
+"""Columns results of a DAG workload add (int64): each task's DAG job, the job's arrival (its
+first task's, steps) and its critical path (its length with unlimited machines, steps), so
+that :func:`~schedlab.evaluation.metrics.per_jobset` measures jobs as jobs."""
 RESULT_BYTES = 2 * 8 * (len(RESULT_COLUMNS) + len(SECONDS_RESULT_COLUMNS))
 """Memory one result row holds at its peak, in bytes (its 8-byte columns, with the seconds
 columns of a trace, twice: the simulator's table and its concatenation), for size estimates

@@ -21,10 +21,11 @@ import numpy as np
 import polars as pl
 
 from schedlab import sizes
-from schedlab.dag import graph, upward_rank
+from schedlab.dag import critical_paths, graph, upward_rank
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import (
+    DAG_RESULT_COLUMNS,
     RESULT_COLUMNS,
     SECONDS_RESULT_COLUMNS,
     Results,
@@ -406,6 +407,8 @@ def simulate_cluster(
         (pl.col("duration") > pl.Series(runtime)).alias("killed"),
         *seconds_inputs(jobs, jobset.resources[0], jobset.meta.capacity[0]),
     )  # fmt: skip
+    if "dag" in jobs.columns:  # DAG jobs, measured as jobs (evaluation.metrics.per_jobset)
+        base = base.with_columns(_dag_columns(jobset, runtime))
     seconds = seconds_results(jobset.meta.time_step_seconds, base.columns)
     tables = []
     agent_stats = {}
@@ -434,7 +437,12 @@ def simulate_cluster(
         )
         .with_columns(slowdown=pl.col("completion") / pl.col("duration"))
         .with_columns(seconds)
-        .select(*RESULT_COLUMNS, "killed", *(SECONDS_RESULT_COLUMNS if seconds else ()))
+        .select(
+            *RESULT_COLUMNS,
+            "killed",
+            *(SECONDS_RESULT_COLUMNS if seconds else ()),
+            *(DAG_RESULT_COLUMNS if "dag" in jobs.columns else ()),
+        )
     )
     resolved = resolve_machines(config, jobset)
     meta = {
@@ -447,6 +455,18 @@ def simulate_cluster(
     if agent_stats:
         meta["agent_stats"] = agent_stats
     return Results(table, meta)
+
+
+def _dag_columns(jobset: JobSet, runtime: np.ndarray) -> list[pl.Series]:
+    """Per task, its DAG job: ``dag``, ``job_arrival`` (the job's first task's arrival) and
+    ``critical_path`` (the job's length with unlimited machines, on the steps tasks run), int64
+    steps, rows in ``jobset.jobs`` order."""
+    jobs = jobset.jobs.with_columns(pl.Series("duration", runtime, dtype=pl.Int64))
+    paths = critical_paths(jobs).select("jobset", "dag", "critical_path")
+    per_task = jobs.select(
+        "jobset", "dag", pl.col("arrival").min().over("jobset", "dag").alias("job_arrival")
+    ).join(paths, on=["jobset", "dag"], how="left", maintain_order="left")
+    return [per_task.get_column(c) for c in DAG_RESULT_COLUMNS]
 
 
 def _check_finished(jobset: JobSet, model: BatchedEngine) -> None:

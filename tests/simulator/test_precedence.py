@@ -187,3 +187,17 @@ def test_dag_orders_rank_by_remaining_critical_path(policy: str, starts: list[in
     js = JobSet.create(jobs, JobSetMeta(resources=("cpu",), capacity=(1.0,)))
     s = run_policy(js, make_policy(policy), ClusterConfig(slots=None))
     assert s.start.tolist() == starts
+
+
+def test_jobs_are_measured_as_jobs() -> None:
+    """Per-jobset job metrics: the diamond on room for all finishes in its critical path (job
+    slowdown 1); on one processor it takes 7 steps for a critical path of 5."""
+    from schedlab.evaluation.metrics import per_jobset
+
+    for capacity, jct in ((4.0, 5.0), (1.0, 7.0)):
+        js = JobSet.create(_diamond(), JobSetMeta(resources=("cpu",), capacity=(capacity,)))
+        res = simulate(js, [make_policy("sjf")], {"slots": None})
+        assert res.table["critical_path"].to_list() == [5] * 4
+        row = per_jobset(res).row(0, named=True)
+        assert row["jct"] == jct
+        assert row["job_slowdown"] == jct / 5
