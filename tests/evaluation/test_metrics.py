@@ -69,6 +69,7 @@ def test_per_jobset_matches_hand_computed_means() -> None:
     assert out.columns == [
         "policy", "load", "seed", "jobset", "n_jobs", "slowdown", "completion", "wait",
         "max_slowdown", "bounded_slowdown", "p95_slowdown", "max_wait", "p95_wait", "p99_wait",
+        "jct", "job_slowdown", "p95_job_slowdown",
     ]  # fmt: skip
     assert out.select("policy", "jobset").rows() == [("b", 0), ("a", 0), ("a", 1)]
     a0 = out.row(1, named=True)
@@ -85,6 +86,8 @@ def test_per_jobset_matches_hand_computed_means() -> None:
     assert a0["p95_slowdown"] == pytest.approx(2.82)
     # waits [0, 2, 2] in steps (synthetic results: no real times, no utilisation)
     assert (a0["max_wait"], a0["p95_wait"], a0["p99_wait"]) == (2.0, 2.0, 2.0)
+    # without DAGs every job is a one-task job: its completion time and slowdown
+    assert (a0["jct"], a0["job_slowdown"]) == (a0["completion"], a0["slowdown"])
 
 
 def test_bounded_slowdown_threshold_and_workload_key() -> None:

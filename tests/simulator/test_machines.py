@@ -199,7 +199,7 @@ def test_check_schedule_rejects_what_the_cluster_forbids() -> None:
     check_schedule(js, [0, 2, 1])  # j2 beside j0; j1 after j0
     with pytest.raises(InvalidScheduleError, match="never started"):
         check_schedule(js, [0, -1, 1])
-    with pytest.raises(InvalidScheduleError, match="before it arrived"):
+    with pytest.raises(InvalidScheduleError, match="before it was released"):
         check_schedule(js, [0, 2, 0])
     with pytest.raises(
         InvalidScheduleError, match="machine 0 of jobset 0 is over capacity at step 1"
