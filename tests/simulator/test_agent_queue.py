@@ -17,7 +17,9 @@ from schedlab.simulator.check import check_discipline, check_schedule
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.env import ClusterEnv, ClusterVectorEnv
+from schedlab.simulator.model import rollout
 from schedlab.simulator.run import run_policy, simulate
+from schedlab.simulator.views.deeprm_image import DeepRMImage
 from tests.strategies import agent_cases, deeprm_jobset, jobset_arrays
 
 # One machine of capacity 10, one resource. Job 0 (8 units, 5 steps) arrives at 0; at step 1
@@ -166,6 +168,39 @@ def test_easy_never_delays_the_heads_reservation(
 @pytest.fixture(scope="module")
 def small() -> JobSet:
     return deeprm_jobset(0.7, n_jobsets=3, seed=1)
+
+
+def _fcfs_first_fit(engine: BatchedEngine):
+    """An ``act`` for :func:`rollout`: the earliest-arrived job the mask allows, on its lowest
+    allowed machine (void if none)."""
+    M = engine.config.slots or 0
+
+    def act(obs: object, mask: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        out = np.zeros(envs.size, np.int64)
+        for x, b in enumerate(envs):
+            allowed = [
+                (engine.state.slot[b, a % M], a // M, a + 1) for a in np.flatnonzero(mask[x, 1:])
+            ]
+            out[x] = min(allowed)[2] if allowed else 0
+        return out
+
+    return act
+
+
+@pytest.mark.parametrize("queue", ["strict", "easy"])
+@pytest.mark.parametrize("machines", [1, 2])
+def test_fcfs_agent_seeing_every_job_is_the_fcfs_heuristic(
+    small: JobSet, queue: str, machines: int
+) -> None:
+    # with more slots than jobs the agent sees the whole queue, as the heuristics' disciplines:
+    # taking the earliest-arrived allowed job on its first allowed machine is fcfs+strict or
+    # fcfs+easy (first fit), whose kernel (cluster/backfill.py) was written apart
+    config = ClusterConfig(machines=machines, slots=64)
+    engine = BatchedEngine.from_jobset(small, config, queue=queue)
+    rollout(engine, view=DeepRMImage(), act=_fcfs_first_fit(engine))
+    heuristic = run_policy(small, make_policy(f"fcfs+{queue}"), config)
+    np.testing.assert_array_equal(engine.all_starts(), heuristic.start)
+    np.testing.assert_array_equal(engine.placements().target, heuristic.machine)
 
 
 def test_env_checker_passes_under_easy(small: JobSet) -> None:
