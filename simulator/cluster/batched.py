@@ -36,8 +36,8 @@ but void is valid (no choice to make), adding those steps' rewards to the decisi
 
 Every job finishes: an environment still running at its time limit (by default the last arrival
 plus the sum of all durations plus ``T``, i.e. slower than running the jobs one by one) is
-finished by FCFS start-now placement on the first fitting machine, and the jobs so placed are
-counted in :attr:`forced`.
+finished by FCFS start-now placement on the first fitting machine (under strict or easy, on the
+lowest machine the discipline allows), and the jobs so placed are counted in :attr:`forced`.
 """
 
 from __future__ import annotations

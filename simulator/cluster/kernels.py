@@ -277,6 +277,33 @@ def _finish_work_conserving(
 
 
 @numba.njit(cache=True)
+def _finish_under_discipline(s: State, b: int) -> tuple[float, int]:
+    """FCFS start-now placement of env ``b`` under its strict or easy discipline (the
+    earliest-arrived job it allows now, on the lowest machine it allows) until every job is
+    placed; (reward, jobs started)."""
+    reward = 0.0
+    started = 0
+    n = s.hi[b] - s.lo[b]
+    while s.n_started[b] < n:
+        res = _env_reservation(s, b)
+        pick, machine = -1, -1
+        for q in range(s.slot.shape[1]):
+            j = s.slot[b, q]
+            if j < 0 or (pick >= 0 and j > s.slot[b, pick]):
+                continue
+            for i in range(s.free.shape[2]):
+                if _offset(s, b, q, i, res) == 0:
+                    pick, machine = q, i
+                    break
+        if pick >= 0:
+            _place(s, b, pick, machine, 0)
+            started += 1
+        else:
+            reward += _advance(s, b, False)
+    return reward + _tail(s, b), started
+
+
+@numba.njit(cache=True)
 def _any_valid(s: State, b: int) -> bool:
     res = _env_reservation(s, b)
     for q in range(s.slot.shape[1]):
@@ -322,7 +349,8 @@ def reset_envs(
 @numba.njit(cache=True)
 def settle(s: State, b: int, skip_forced: bool, fallback: Any) -> float:
     """After an action: skip forced steps, close a finished episode, enforce the time limit
-    (``fallback``: the order that finishes an env at its limit on first-fit machines: FCFS)."""
+    (``fallback``: the order that finishes an env at its limit on first-fit machines: FCFS;
+    under strict or easy, FCFS under the discipline: :func:`_finish_under_discipline`)."""
     reward = 0.0
     n = s.hi[b] - s.lo[b]
     while skip_forced and s.n_started[b] < n and s.now[b] < s.limit[b] and not _any_valid(s, b):
@@ -331,7 +359,12 @@ def settle(s: State, b: int, skip_forced: bool, fallback: Any) -> float:
         reward += _tail(s, b)
         s.done[b] = True
     elif s.now[b] >= s.limit[b]:
-        extra, started = _finish_work_conserving(s, b, fallback, FIRST_FIT, 0.0, False, np.zeros(0))
+        if s.queue[0] == GREEDY:
+            extra, started = _finish_work_conserving(
+                s, b, fallback, FIRST_FIT, 0.0, False, np.zeros(0)
+            )
+        else:
+            extra, started = _finish_under_discipline(s, b)
         s.forced[b] += started
         reward += extra
         s.done[b] = True

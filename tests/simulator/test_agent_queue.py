@@ -89,6 +89,20 @@ def test_strict_skips_forced_steps_to_when_the_head_fits() -> None:
     np.testing.assert_array_equal(engine.action_mask()[0], [1, 1, 0, 0, 0])
 
 
+@pytest.mark.parametrize("queue", ["strict", "easy"])
+def test_the_time_limit_finishes_fcfs_under_the_discipline(queue: str) -> None:
+    engine = BatchedEngine(
+        ARRIVAL, DURATION, DEMAND, np.array([0]), np.array([5]), np.array([10.0]), HAND,
+        queue=queue, time_limit=np.array([1]),
+    )  # fmt: skip
+    engine.step(np.array([0]))  # the agent withholds job 0 until the limit
+    assert engine.done[0]
+    assert int(engine.forced[0]) == 5
+    # job 0 at 1, the head when it fits (6), job 2 beside job 0 under EASY only
+    expected = [1, 6, 1, 9, 9] if queue == "easy" else [1, 6, 9, 9, 9]
+    np.testing.assert_array_equal(engine.starts(0), expected)
+
+
 def test_a_tie_between_machines_leaves_the_head_a_machine() -> None:
     # Two machines of 10 units, each with an 8-unit job to step 5; the head needs 9 units
     # and may start at 5 on either, so a long 2-unit job may start now on one of them.
