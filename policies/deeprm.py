@@ -23,6 +23,7 @@ import torch
 from schedlab.errors import SchedlabError
 from schedlab.policies.base import ParamsMixin
 from schedlab.policies.networks import Logits, make_network
+from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
 FORMAT, VERSION = "schedlab.deeprm", 1
@@ -140,15 +141,23 @@ class DeepRMPolicy(ParamsMixin):
         Seed of the sampling: ``default_rng([seed, jobset])`` when one jobset is run at a time;
         on a batch of jobsets one stream ``default_rng(seed)`` draws one uniform per active
         jobset and decision step, in jobset order (same JobSet and seed, same schedule).
+    queue : ``"greedy"``, ``"strict"`` or ``"easy"``
+        Queue discipline the network chooses under (:mod:`schedlab.simulator.cluster.batched`):
+        by default any allocation within the horizon; ``strict`` only the earliest-arrived
+        waiting job, now; ``easy`` the jobs EASY backfilling would start now. Named as
+        ``deeprm+easy`` (``deeprm+easy:deeprm-0.7`` in a spec). Batched engine only.
     """
 
-    name = "deeprm"
+    key: ClassVar[str] = "deeprm"
     models: ClassVar[frozenset[str]] = frozenset({"cluster"})
 
-    def __init__(self, *, checkpoint: str, greedy: bool = False, seed: int = 0) -> None:
+    def __init__(
+        self, *, checkpoint: str, greedy: bool = False, seed: int = 0, queue: AgentQueue = "greedy"
+    ) -> None:
         self.checkpoint = checkpoint
         self.greedy = greedy
         self.seed = seed
+        self.queue = queue
         self._rng = np.random.default_rng(seed)
         self._loaded: tuple[Logits, dict[str, Any]] | None = None
         self._table: torch.Tensor | None = None
@@ -157,6 +166,19 @@ class DeepRMPolicy(ParamsMixin):
         state = dict(self.__dict__)
         state["_loaded"] = state["_table"] = None  # reloaded on first use
         return state
+
+    @property
+    def name(self) -> str:
+        """``key``, with ``+queue`` unless greedy (``deeprm+easy``), or a label given by
+        assignment."""
+        label = getattr(self, "_label", None)
+        if label is not None:
+            return str(label)
+        return self.key if self.queue == "greedy" else f"{self.key}+{self.queue}"
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._label = value
 
     def _model(self) -> tuple[Logits, dict[str, Any]]:
         if self._loaded is None:
@@ -212,7 +234,7 @@ class DeepRMPlusPolicy(DeepRMPolicy):
     the same policy as :class:`DeepRMPolicy`, under the name users look for. Any checkpoint of
     ``schedlab train`` loads here (the network is read from the checkpoint)."""
 
-    name = "deeprm-plus"
+    key: ClassVar[str] = "deeprm-plus"
 
 
 def sample_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:

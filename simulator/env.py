@@ -12,6 +12,16 @@ Both replay the jobsets of a JobSet (``jobset=``, or generated from ``workload``
 ``1 + i·M + q`` allocates the job in slot ``q`` on machine ``i`` at its earliest fit.
 ``info["action_mask"]`` (int8, shape ``(m·M + 1,)``) marks the valid actions; an invalid action acts
 as void. The engine skips steps where only void is valid unless ``skip_forced=False``.
+
+``queue=`` puts the agent under a queue discipline (:mod:`schedlab.simulator.cluster.batched`),
+so learned policies can be compared with backfilling heuristics: ``"greedy"`` (default, the
+above), ``"strict"`` (only the earliest-arrived waiting job may be allocated, and only to start
+now) or ``"easy"`` (EASY backfilling: the agent chooses among the jobs EASY would allow to start
+now, i.e. the earliest-arrived one, or one that does not delay its reservation). The
+observation is unchanged; ``info["action_mask"]`` reflects the discipline, and a disallowed
+action acts as void. ``"conservative"`` is for heuristics only and is refused::
+
+    gymnasium.make("schedlab/DeepRM-v0", load=0.7, queue="easy")
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from schedlab.jobset import JobSet
 from schedlab.simulator.cluster.batched import (
+    AgentQueue,
     BatchedEngine,
     Objective,
     RewardWeights,
@@ -56,7 +67,7 @@ class _Adapter:
 
     def _setup(
         self, jobset: JobSet, num_envs: int, config: ClusterConfig, layout: Layout,
-        objective: Objective, rewards: RewardWeights | None, skip_forced: bool,
+        objective: Objective, rewards: RewardWeights | None, skip_forced: bool, queue: AgentQueue,
     ) -> None:  # fmt: skip
         ids = jobset.jobs.get_column("jobset").to_numpy()
         if ids.size == 0:
@@ -70,7 +81,7 @@ class _Adapter:
         self.engine = BatchedEngine(
             jobs.get_column("arrival").to_numpy(), jobs.get_column("duration").to_numpy(),
             jobset.demands(), zeros, zeros.copy(), jobset.machine_capacity, config,
-            objective=objective, rewards=rewards, skip_forced=skip_forced,
+            objective=objective, rewards=rewards, skip_forced=skip_forced, queue=queue,
             time_limit=zeros.copy(), max_jobs=int(np.diff(self._bounds).max()),
         )  # fmt: skip
         self.view = DeepRMImage(layout=layout)
@@ -116,6 +127,8 @@ class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         Where-weights α, β, γ (seed 002 Eq. 1).
     skip_forced : bool
         Do not ask for decisions where only void is valid.
+    queue : ``"greedy"``, ``"strict"`` or ``"easy"``
+        Queue discipline the agent acts under (module docstring).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 (Gymnasium's convention)
@@ -137,10 +150,11 @@ class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         objective: Objective = "slowdown",
         rewards: RewardWeights | None = None,
         skip_forced: bool = True,
+        queue: AgentQueue = "greedy",
     ) -> None:
         config = _override(config or ClusterConfig(), slots, horizon, machines)
         js = _workload(jobset, workload, load, jobsets, workload_seed, workload_params)
-        self._setup(js, 1, config, layout, objective, rewards, skip_forced)
+        self._setup(js, 1, config, layout, objective, rewards, skip_forced, queue)
         self.observation_space, self.action_space = self._single_spaces
 
     def _obs_info(self) -> tuple[np.ndarray, dict[str, Any]]:
@@ -202,10 +216,12 @@ class ClusterVectorEnv(_Adapter, VectorEnv):
         objective: Objective = "slowdown",
         rewards: RewardWeights | None = None,
         skip_forced: bool = True,
+        queue: AgentQueue = "greedy",
     ) -> None:
         self._setup(
-            jobset, num_envs, config or ClusterConfig(), layout, objective, rewards, skip_forced
-        )
+            jobset, num_envs, config or ClusterConfig(), layout, objective, rewards, skip_forced,
+            queue,
+        )  # fmt: skip
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = self._single_spaces
         self.observation_space = gym.vector.utils.batch_space(

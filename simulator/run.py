@@ -129,6 +129,12 @@ def run_policy(
         msg = "the whole queue (slots=None) is for heuristics on the fast or step engines"
         raise ValueError(msg)
     if engine == "step":
+        if not rule and getattr(policy, "queue", "greedy") != "greedy":
+            msg = (
+                f"policy {policy.name!r}: agents act under a queue discipline on the batched "
+                "engine only (engine='auto' or 'batched'), not on the step engine"
+            )
+            raise ValueError(msg)
         return _run_step(jobset, policy, config, rule)
     if rule:
         uniforms = _uniforms(jobset, policy)
@@ -247,7 +253,8 @@ def _run_discipline(
 
 
 def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Schedule:
-    """Every jobset at once: one observation batch and one ``act_batch`` call per decision step.
+    """Every jobset at once: one observation batch and one ``act_batch`` call per decision step,
+    under the policy's queue discipline (``policy.queue``, where it has one).
 
     Every job finishes: a jobset still running at the engine's time limit is completed by FCFS
     and its jobs so placed are counted (``forced_jobs``) and warned about.
@@ -256,7 +263,7 @@ def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Sc
     if getattr(view, "backlog_view", None) is not None:  # a view parameter: the policy's own
         config = replace(config, backlog_view=view.backlog_view)
     _check_trained_shape(policy, config)
-    model = BatchedEngine.from_jobset(jobset, config)
+    model = BatchedEngine.from_jobset(jobset, config, queue=getattr(policy, "queue", "greedy"))
     policy.reset(seed=None)
     rollout(model, policy)
     stats = model.withholding()

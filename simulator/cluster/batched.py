@@ -10,7 +10,19 @@ cluster's :class:`~schedlab.simulator.model.Model`:
   slot ``q`` on machine ``i`` at the earliest offset ``0 .. max(0, T − duration)`` where it fits
   there for its whole duration (time does not move); void or an invalid action advances one step
   (completions, then arrivals);
-* the heuristics' start-now mode (:meth:`BatchedEngine.run_heuristic`), so every policy runs on it.
+* the heuristics' start-now mode (:meth:`BatchedEngine.run_heuristic`), so every policy runs on it;
+* a queue discipline for agents (``queue``, codes of
+  :data:`~schedlab.simulator.cluster.backfill.DISCIPLINES`), enforced alike by the action mask,
+  :meth:`~BatchedEngine.step` (a disallowed action acts as void) and ``skip_forced``:
+  ``greedy`` (default) as above; ``strict``: only the *head* (the earliest-arrived waiting job,
+  the slot job with the smallest row) may be allocated, and only to start now; ``easy`` (EASY
+  backfilling): the head may start now, and another slot job may start now on machine ``i`` if
+  the head's **reservation** (its earliest start over all machines in the free-capacity profile)
+  is not later once that job is placed. Under strict and easy nothing is allocated into the
+  future: only the reservation is. It is looked for over the whole tracked profile
+  (``T + 2·longest + 1`` steps), where every allocation has ended, so the head always has one,
+  even beyond the horizon the image shows. ``conservative`` keeps a reservation per waiting job
+  across decisions: it is for heuristics (fast and step engines), and refused here.
 
 Rewards (seed 000 §3.2, §3.4; seed 002 Eq. 1; design.md §8 "Reward" and "Learning"): the step from
 ``t`` to ``t + 1`` earns ``−(Σ_i α_i·W_i + β·W_slots + γ·W_backlog)``, where ``W`` sums the
@@ -24,18 +36,19 @@ but void is valid (no choice to make), adding those steps' rewards to the decisi
 
 Every job finishes: an environment still running at its time limit (by default the last arrival
 plus the sum of all durations plus ``T``, i.e. slower than running the jobs one by one) is
-finished by FCFS start-now placement on the first fitting machine, and the jobs so placed are
-counted in :attr:`forced`.
+finished by FCFS start-now placement on the first fitting machine (under strict or easy, on the
+lowest machine the discipline allows), and the jobs so placed are counted in :attr:`forced`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from schedlab.jobset import JobSet
+from schedlab.simulator.cluster.backfill import DISCIPLINES
 from schedlab.simulator.cluster.dispatch import arrival_order
 from schedlab.simulator.cluster.kernels import (
     State,
@@ -49,6 +62,8 @@ from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import Placements, Snapshot, View
 
 Objective = Literal["slowdown", "completion"]
+AgentQueue = Literal["greedy", "strict", "easy"]
+"""Queue disciplines an agent can act under (:class:`BatchedEngine`'s ``queue``)."""
 FALLBACK = arrival_order
 """The order that finishes an env at its time limit (on first-fit machines): FCFS."""
 
@@ -100,6 +115,8 @@ class BatchedEngine:
     seen : int64, shape ``(n,)``, optional
         The length heuristics' scores see of each job (its estimate; default ``duration``).
         Agents' observations show ``duration``.
+    queue : ``"greedy"``, ``"strict"`` or ``"easy"``
+        The agents' queue discipline (module docstring); heuristics' start-now mode ignores it.
     """
 
     kind: ClassVar[str] = "cluster"
@@ -120,7 +137,9 @@ class BatchedEngine:
         time_limit: np.ndarray | None = None,
         max_jobs: int | None = None,
         seen: np.ndarray | None = None,
+        queue: AgentQueue = "greedy",
     ) -> None:
+        check_agent_queue(queue)
         if objective not in ("slowdown", "completion"):
             msg = f"objective must be 'slowdown' or 'completion', got {objective!r}"
             raise ValueError(msg)
@@ -136,6 +155,7 @@ class BatchedEngine:
         lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
         capacity = writable(np.asarray(capacity, dtype=np.float64))
         self.config, self.objective, self.skip_forced = config, objective, skip_forced
+        self.queue = queue
         self.rewards = rewards or RewardWeights()
         m = config.n_machines()
         B, d = lo.size, capacity.size
@@ -156,6 +176,7 @@ class BatchedEngine:
             np.zeros(B, np.int64), np.full((B, n_max), -1, np.int64),
             np.full((B, n_max), -1, np.int64), np.zeros(B, np.bool_), np.zeros(B, np.int64),
             np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros((B, longest + 1), np.int64),
+            np.array([DISCIPLINES[queue]], np.int64),
         )  # fmt: skip
         self.reset()
 
@@ -190,7 +211,8 @@ class BatchedEngine:
     ) -> BatchedEngine:
         """Envs replaying every jobset of ``jobset``, ``repeats`` envs each, in jobset order, on
         ``config``'s machines (default: the JobSet's); jobs run and are seen as
-        :func:`~schedlab.simulator.config.job_times` says (``config.overrun``, ``clairvoyant``)."""
+        :func:`~schedlab.simulator.config.job_times` says (``config.overrun``, ``clairvoyant``).
+        ``kwargs`` go to the constructor (``queue``: the agents' discipline, ...)."""
         jobs = jobset.jobs
         config = resolve_machines(config, jobset)
         runtime, seen = job_times(jobset, config.overrun, clairvoyant=clairvoyant)
@@ -239,7 +261,7 @@ class BatchedEngine:
 
     def action_mask(self, envs: np.ndarray | None = None) -> np.ndarray:
         """Valid actions, bool, shape ``(n, m·M + 1)``: void, then slot ``q`` on machine ``i``
-        where the job fits within the horizon."""
+        where the job fits within the horizon and the queue discipline allows it."""
         envs = self._envs(envs)
         out = np.empty((envs.size, self.n_actions), dtype=np.bool_)
         valid_mask(self.state, envs, out)
@@ -331,6 +353,20 @@ class BatchedEngine:
             "withheld_lengths": {int(k): int(v) for k, v in enumerate(counts) if v},
             "forced_jobs": int(s.forced[envs].sum()),
         }
+
+
+def check_agent_queue(queue: str) -> None:
+    """Refuse a queue discipline agents cannot act under (``ValueError`` saying why)."""
+    if queue == "conservative":
+        msg = (
+            "queue discipline 'conservative' keeps a reservation for every waiting job across "
+            "decisions: it is for heuristics on the fast and step engines "
+            "(e.g. fcfs+conservative), not for agents; use greedy, strict or easy"
+        )
+        raise ValueError(msg)
+    if queue not in get_args(AgentQueue):
+        msg = f"queue must be one of {', '.join(get_args(AgentQueue))}, got {queue!r}"
+        raise ValueError(msg)
 
 
 def writable(a: np.ndarray) -> np.ndarray:

@@ -14,14 +14,15 @@ from typing import Any
 import numba
 import numpy as np
 
+from schedlab.simulator.cluster.backfill import GREEDY, STRICT
 from schedlab.simulator.cluster.dispatch import choose
-from schedlab.simulator.cluster.placement import FIRST_FIT, earliest_fit, fits_for
+from schedlab.simulator.cluster.placement import EPS, FIRST_FIT, earliest_fit, fits_for
 
 State = namedtuple(
     "State",
     "arrival duration seen demand weight lo hi limit capacity horizon alpha beta gamma "
     "now free dep alloc_w queue_w backlog_w slot bq bq_head bq_tail nxt last_arr n_started "
-    "start machine done forced steps withhold_steps withheld",
+    "start machine done forced steps withhold_steps withheld queue",
 )
 """Arrays of the batched state (``B`` envs, ``n`` jobs, ``H`` tracked steps, ``m`` machines,
 ``d`` resources).
@@ -37,15 +38,128 @@ unfinished (α-weighted), in the slots, in the backlog), ``slot`` (``(B, M)``, j
 ``bq`` (``(B, n_max)``, backlog ring), ``bq_head``/``bq_tail``, ``nxt`` (next job row to arrive),
 ``last_arr``, ``n_started``, ``start``/``machine`` (``(B, n_max)``, per job, -1 before),
 ``done``, ``forced``, ``steps`` (time steps advanced by void or invalid actions),
-``withhold_steps`` (of those, steps that left a visible job waiting that fitted now),
-``withheld`` (``(B, Dmax + 1)``: withheld job counts by duration).
+``withhold_steps`` (of those, steps that left a visible job waiting that the agent could have
+started now), ``withheld`` (``(B, Dmax + 1)``: withheld job counts by duration). Shared:
+``queue`` (int64, ``(1,)``: the queue discipline, a code of
+:data:`~schedlab.simulator.cluster.backfill.DISCIPLINES`: greedy, strict or easy).
 """
+
+NO_RESERVATION = (-1, 0, 0, False)
+""":func:`_reservation` where none is needed (greedy): no head."""
 
 
 @numba.njit(cache=True, inline="always")
 def _fits_any_now(free: np.ndarray, b: int, dem: np.ndarray, dur: int) -> bool:
     for i in range(free.shape[2]):  # noqa: SIM110 (numba: explicit loop, no generator)
         if fits_for(free[b], 0, i, dem, dur):
+            return True
+    return False
+
+
+@numba.njit(cache=True, inline="always")
+def _head(slot: np.ndarray) -> int:
+    """The slot (of ``slot``, shape ``(M,)``) holding the earliest-arrived waiting job, or -1:
+    slot jobs arrived before backlog jobs, so it is the smallest job row."""
+    h = -1
+    for q in range(slot.shape[0]):
+        if slot[q] >= 0 and (h < 0 or slot[q] < slot[h]):
+            h = q
+    return h
+
+
+@numba.njit(cache=True)
+def _start_beside(
+    profile: np.ndarray, i: int, demand: np.ndarray, dur: int, taken: np.ndarray, until: int
+) -> int:
+    """Earliest offset in the whole ``profile`` (shape ``(H, m, d)``) where ``demand`` fits on
+    machine ``i`` for ``dur`` steps while ``taken`` (shape ``(d,)``) is also used there at offsets
+    ``0 .. until − 1`` (a job tentatively started now; ``until = 0``: none), or ``H`` if none.
+    The profile is read, never written: ``free − taken`` is what :func:`_place` would leave."""
+    run = 0
+    for k in range(profile.shape[0]):
+        ok = True
+        for r in range(demand.shape[0]):
+            used = taken[r] if k < until else 0.0
+            if demand[r] > profile[k, i, r] - used + EPS:
+                ok = False
+                break
+        run = run + 1 if ok else 0
+        if run >= dur:
+            return k - dur + 1
+    return int(profile.shape[0])
+
+
+@numba.njit(cache=True)
+def _reservation(
+    profile: np.ndarray, slot: np.ndarray, demand: np.ndarray, duration: np.ndarray
+) -> tuple[int, int, int, bool]:
+    """EASY's reservation for the head job of one env (``profile``: its free capacity, shape
+    ``(H, m, d)``; ``slot``: its slots, shape ``(M,)``): ``(head slot, earliest start offset
+    over every machine, a machine where it is reached, whether another machine reaches it
+    too)``; :data:`NO_RESERVATION` without a waiting job.
+
+    The start is looked for over the whole tracked profile, not only the horizon ``T``: every
+    allocation ends within ``max(T, longest duration)`` steps and ``H = T + 2·longest + 1``, so
+    the head always has a reservation, even beyond the image the agent sees."""
+    h = _head(slot)
+    if h < 0:
+        return NO_RESERVATION
+    j = slot[h]
+    best, where, tie = profile.shape[0], 0, False
+    for i in range(profile.shape[1]):
+        t = _start_beside(profile, i, demand[j], duration[j], demand[j], 0)
+        if t < best:
+            best, where, tie = t, i, False
+        elif t == best:
+            tie = True
+    return h, best, where, tie
+
+
+@numba.njit(cache=True, inline="always")
+def _offset(s: State, b: int, q: int, i: int, res: tuple[int, int, int, bool]) -> int:
+    """Where action (slot ``q``, machine ``i``) places its job under env ``b``'s discipline, or
+    -1 if the action is not allowed (it then acts as void). ``res``: :func:`_reservation` of
+    the env (any value under greedy).
+
+    greedy: the earliest fit within the horizon. strict: the head job only, and only now.
+    easy: the head now; another job now if it does not delay the head's reservation (it leaves
+    it on another machine that reaches it, or the head still starts by then beside it)."""
+    j = s.slot[b, q]
+    if j < 0:
+        return -1
+    if s.queue[0] == GREEDY:
+        return earliest_fit(s.free[b], i, s.demand[j], s.duration[j], s.horizon)
+    if not fits_for(s.free[b], 0, i, s.demand[j], s.duration[j]):
+        return -1
+    h, t, where, tie = res
+    if q == h:
+        return 0
+    if s.queue[0] == STRICT:
+        return -1
+    if i != where or tie:
+        return 0
+    k = s.slot[b, h]
+    later = _start_beside(s.free[b], i, s.demand[k], s.duration[k], s.demand[j], s.duration[j])
+    return 0 if later <= t else -1
+
+
+@numba.njit(cache=True, inline="always")
+def _env_reservation(s: State, b: int) -> tuple[int, int, int, bool]:
+    """:func:`_reservation` of env ``b`` (none needed under greedy)."""
+    if s.queue[0] == GREEDY:
+        return NO_RESERVATION
+    return _reservation(s.free[b], s.slot[b], s.demand, s.duration)
+
+
+@numba.njit(cache=True, inline="always")
+def _startable_now(s: State, b: int, q: int, res: tuple[int, int, int, bool]) -> bool:
+    """Whether the job in slot ``q`` (not empty) could start now on some machine under the
+    env's discipline (greedy: it fits now somewhere)."""
+    j = s.slot[b, q]
+    if s.queue[0] == GREEDY:
+        return _fits_any_now(s.free, b, s.demand[j], s.duration[j])
+    for i in range(s.free.shape[2]):  # noqa: SIM110 (numba: explicit loop, no generator)
+        if _offset(s, b, q, i, res) == 0:
             return True
     return False
 
@@ -103,9 +217,10 @@ def _advance(s: State, b: int, agent: bool) -> float:
     if agent:
         s.steps[b] += 1
         held = False
+        res = _env_reservation(s, b)
         for q in range(s.slot.shape[1]):
             j = s.slot[b, q]
-            if j >= 0 and _fits_any_now(s.free, b, s.demand[j], s.duration[j]):
+            if j >= 0 and _startable_now(s, b, q, res):
                 held = True
                 s.withheld[b, min(s.duration[j], s.withheld.shape[1] - 1)] += 1
         if held:
@@ -162,13 +277,39 @@ def _finish_work_conserving(
 
 
 @numba.njit(cache=True)
-def _any_valid(s: State, b: int) -> bool:
-    for q in range(s.slot.shape[1]):
-        j = s.slot[b, q]
-        if j >= 0:
+def _finish_under_discipline(s: State, b: int) -> tuple[float, int]:
+    """FCFS start-now placement of env ``b`` under its strict or easy discipline (the
+    earliest-arrived job it allows now, on the lowest machine it allows) until every job is
+    placed; (reward, jobs started)."""
+    reward = 0.0
+    started = 0
+    n = s.hi[b] - s.lo[b]
+    while s.n_started[b] < n:
+        res = _env_reservation(s, b)
+        pick, machine = -1, -1
+        for q in range(s.slot.shape[1]):
+            j = s.slot[b, q]
+            if j < 0 or (pick >= 0 and j > s.slot[b, pick]):
+                continue
             for i in range(s.free.shape[2]):
-                if earliest_fit(s.free[b], i, s.demand[j], s.duration[j], s.horizon) >= 0:
-                    return True
+                if _offset(s, b, q, i, res) == 0:
+                    pick, machine = q, i
+                    break
+        if pick >= 0:
+            _place(s, b, pick, machine, 0)
+            started += 1
+        else:
+            reward += _advance(s, b, False)
+    return reward + _tail(s, b), started
+
+
+@numba.njit(cache=True)
+def _any_valid(s: State, b: int) -> bool:
+    res = _env_reservation(s, b)
+    for q in range(s.slot.shape[1]):
+        for i in range(s.free.shape[2]):
+            if _offset(s, b, q, i, res) >= 0:
+                return True
     return False
 
 
@@ -208,7 +349,8 @@ def reset_envs(
 @numba.njit(cache=True)
 def settle(s: State, b: int, skip_forced: bool, fallback: Any) -> float:
     """After an action: skip forced steps, close a finished episode, enforce the time limit
-    (``fallback``: the order that finishes an env at its limit on first-fit machines: FCFS)."""
+    (``fallback``: the order that finishes an env at its limit on first-fit machines: FCFS;
+    under strict or easy, FCFS under the discipline: :func:`_finish_under_discipline`)."""
     reward = 0.0
     n = s.hi[b] - s.lo[b]
     while skip_forced and s.n_started[b] < n and s.now[b] < s.limit[b] and not _any_valid(s, b):
@@ -217,7 +359,12 @@ def settle(s: State, b: int, skip_forced: bool, fallback: Any) -> float:
         reward += _tail(s, b)
         s.done[b] = True
     elif s.now[b] >= s.limit[b]:
-        extra, started = _finish_work_conserving(s, b, fallback, FIRST_FIT, 0.0, False, np.zeros(0))
+        if s.queue[0] == GREEDY:
+            extra, started = _finish_work_conserving(
+                s, b, fallback, FIRST_FIT, 0.0, False, np.zeros(0)
+            )
+        else:
+            extra, started = _finish_under_discipline(s, b)
         s.forced[b] += started
         reward += extra
         s.done[b] = True
@@ -241,12 +388,10 @@ def step_envs(
         placed = False
         if 0 <= a < m * M:
             i, q = a // M, a % M
-            j = s.slot[b, q]
-            if j >= 0:
-                off = earliest_fit(s.free[b], i, s.demand[j], s.duration[j], s.horizon)
-                if off >= 0:
-                    _place(s, b, q, i, off)
-                    placed = True
+            off = _offset(s, b, q, i, _env_reservation(s, b))
+            if off >= 0:
+                _place(s, b, q, i, off)
+                placed = True
         r = 0.0 if placed else _advance(s, b, True)
         rewards[x] = r + settle(s, b, skip_forced, fallback)
 
@@ -254,19 +399,15 @@ def step_envs(
 @numba.njit(cache=True)
 def valid_mask(s: State, envs: np.ndarray, out: np.ndarray) -> None:
     """``out[x, 0]`` (void) is True; ``out[x, 1 + i·M + q]``: slot ``q`` holds a job that fits on
-    machine ``i`` within the horizon."""
+    machine ``i`` within the horizon and the discipline allows it there (:func:`_offset`)."""
     M = s.slot.shape[1]
     for x in range(envs.shape[0]):
         b = envs[x]
         out[x, 0] = True
+        res = NO_RESERVATION if s.done[b] else _env_reservation(s, b)
         for i in range(s.free.shape[2]):
             for q in range(M):
-                j = s.slot[b, q]
-                out[x, 1 + i * M + q] = (
-                    j >= 0
-                    and not s.done[b]
-                    and earliest_fit(s.free[b], i, s.demand[j], s.duration[j], s.horizon) >= 0
-                )
+                out[x, 1 + i * M + q] = not s.done[b] and _offset(s, b, q, i, res) >= 0
 
 
 @numba.njit(cache=True)

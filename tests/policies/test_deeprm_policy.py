@@ -121,7 +121,7 @@ def test_policy_pickles_and_reports_params(run_dir) -> None:
     policy = DeepRMPolicy(checkpoint=str(run_dir / "best.pt"))
     policy.spec  # noqa: B018 (loads the network)
     clone = pickle.loads(pickle.dumps(policy))
-    params = {"checkpoint": str(run_dir / "best.pt"), "greedy": False, "seed": 0}
+    params = {"checkpoint": str(run_dir / "best.pt"), "greedy": False, "seed": 0, "queue": "greedy"}
     assert clone.get_params() == params
 
 
