@@ -111,10 +111,10 @@ def run_policy(
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
     check_size(jobset, config, batched=engine == "batched" or not rule)
     prec = Precedence.of(jobset, config.release)
-    if prec.dag and not (rule and engine in ("auto", "fast")):
+    if prec.dag and engine == "step":
         msg = (
-            f"policy {policy.name!r}: tasks waiting for their parents (a DAG workload) are "
-            "scheduled by the heuristics' greedy list scheduler (the fast engine) only, so far"
+            f"policy {policy.name!r}: tasks waiting for their parents (a DAG workload) run on "
+            "the fast and batched engines, not the step engine (so far)"
         )
         raise ValueError(msg)
     if rule and getattr(policy, "queue", "greedy") != "greedy":
@@ -139,14 +139,16 @@ def run_policy(
     if rule:
         uniforms = _uniforms(jobset, policy)
         if engine == "batched":
-            model = BatchedEngine.from_jobset(jobset, config, clairvoyant=policy.clairvoyant)
+            model = BatchedEngine.from_jobset(
+                jobset, config, clairvoyant=policy.clairvoyant, ranks=policy.sees == "rank"
+            )
             model.run_heuristic(
                 policy.score, policy.rule, policy.knob, uniform=policy.uniform, uniforms=uniforms
             )
             p = model.placements()
-            return Schedule(p.start, p.target)
+            return Schedule(p.start, p.target, ready=model.ready_times() if prec.dag else None)
         return _run_fast(jobset, policy, config, uniforms, prec)
-    return _run_batched_agent(jobset, policy, config)
+    return _run_batched_agent(jobset, policy, config, dag=prec.dag)
 
 
 def check_size(jobset: JobSet, config: ClusterConfig, *, batched: bool) -> None:
@@ -252,7 +254,9 @@ def _run_discipline(
     return Schedule(start, machine, reserved=reserved)
 
 
-def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Schedule:
+def _run_batched_agent(
+    jobset: JobSet, policy: Any, config: ClusterConfig, *, dag: bool = False
+) -> Schedule:
     """Every jobset at once: one observation batch and one ``act_batch`` call per decision step,
     under the policy's queue discipline (``policy.queue``, where it has one).
 
@@ -282,7 +286,7 @@ def _run_batched_agent(jobset: JobSet, policy: Any, config: ClusterConfig) -> Sc
         )
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
     p = model.placements()
-    return Schedule(p.start, p.target, stats)
+    return Schedule(p.start, p.target, stats, ready=model.ready_times() if dag else None)
 
 
 def _check_trained_shape(policy: Any, config: ClusterConfig) -> None:

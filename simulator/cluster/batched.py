@@ -47,6 +47,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
+from schedlab.dag import graph, upward_rank
 from schedlab.jobset import JobSet
 from schedlab.simulator.cluster.backfill import DISCIPLINES
 from schedlab.simulator.cluster.dispatch import arrival_order
@@ -58,6 +59,7 @@ from schedlab.simulator.cluster.kernels import (
     step_envs,
     valid_mask,
 )
+from schedlab.simulator.cluster.precedence import Precedence
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import Placements, Snapshot, View
 
@@ -138,6 +140,7 @@ class BatchedEngine:
         max_jobs: int | None = None,
         seen: np.ndarray | None = None,
         queue: AgentQueue = "greedy",
+        precedence: Precedence | None = None,
     ) -> None:
         check_agent_queue(queue)
         if objective not in ("slowdown", "completion"):
@@ -148,7 +151,7 @@ class BatchedEngine:
                 "the batched engine needs visible slots (ClusterConfig.slots), not the whole queue"
             )
             raise ValueError(msg)
-        arrival = np.ascontiguousarray(arrival, dtype=np.int64)
+        arrival = np.array(arrival, dtype=np.int64)  # a copy: DAG tasks arrive when ready
         duration = np.ascontiguousarray(duration, dtype=np.int64)
         seen = duration if seen is None else np.ascontiguousarray(seen, dtype=np.int64)
         demand = writable(np.asarray(demand, dtype=np.float64).reshape(arrival.size, -1))
@@ -177,6 +180,7 @@ class BatchedEngine:
             np.full((B, n_max), -1, np.int64), np.zeros(B, np.bool_), np.zeros(B, np.int64),
             np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros((B, longest + 1), np.int64),
             np.array([DISCIPLINES[queue]], np.int64),
+            *_precedence_arrays(precedence, lo, hi, n_max),
         )  # fmt: skip
         self.reset()
 
@@ -207,19 +211,25 @@ class BatchedEngine:
         *,
         repeats: int = 1,
         clairvoyant: bool = False,
+        ranks: bool = False,
         **kwargs: Any,
     ) -> BatchedEngine:
         """Envs replaying every jobset of ``jobset``, ``repeats`` envs each, in jobset order, on
         ``config``'s machines (default: the JobSet's); jobs run and are seen as
         :func:`~schedlab.simulator.config.job_times` says (``config.overrun``, ``clairvoyant``).
-        ``kwargs`` go to the constructor (``queue``: the agents' discipline, ...)."""
+        ``ranks``: heuristics' scores see a DAG task's remaining critical path instead of its
+        length (:class:`~schedlab.policies.heuristics.CPF`). ``kwargs`` go to the constructor
+        (``queue``: the agents' discipline, ...)."""
         jobs = jobset.jobs
         config = resolve_machines(config, jobset)
         runtime, seen = job_times(jobset, config.overrun, clairvoyant=clairvoyant)
+        prec = Precedence.of(jobset, config.release)
+        if ranks and prec.dag:
+            seen = upward_rank(graph(jobs), seen)
         return cls.for_jobsets(
             jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(),
             jobset_bounds(jobs.get_column("jobset").to_numpy()), jobset.machine_capacity, config,
-            repeats=repeats, seen=seen, **kwargs,
+            repeats=repeats, seen=seen, precedence=prec if prec.dag else None, **kwargs,
         )  # fmt: skip
 
     # -- the Model protocol ----------------------------------------------------------------
@@ -328,6 +338,12 @@ class BatchedEngine:
         its own jobset)."""
         return self._concat(self.state.start)
 
+    def ready_times(self) -> np.ndarray:
+        """When every job of every env became ready (int64, concatenated in env order): its
+        arrival, or for a DAG task its release and parents' finish (:mod:`.precedence`)."""
+        s = self.state
+        return np.concatenate([s.arrival[lo:hi] for lo, hi in zip(s.lo, s.hi, strict=True)])
+
     def placements(self) -> Placements:
         """Start, finish and machine of every job of every env, concatenated in env order."""
         s = self.state
@@ -367,6 +383,28 @@ def check_agent_queue(queue: str) -> None:
     if queue not in get_args(AgentQueue):
         msg = f"queue must be one of {', '.join(get_args(AgentQueue))}, got {queue!r}"
         raise ValueError(msg)
+
+
+def _precedence_arrays(
+    prec: Precedence | None, lo: np.ndarray, hi: np.ndarray, n_max: int
+) -> tuple[np.ndarray, ...]:
+    """The precedence fields of the kernel ``State`` (empty arrays without ``prec``)."""
+    B = lo.size
+    if prec is None:
+        empty = np.zeros(0, np.int64)
+        none = np.zeros((B, 0), np.int64)
+        return (empty, empty, empty, empty, empty, empty, np.zeros(B, np.int64), none, none,
+                none, none, none, none, np.zeros(B, np.int64))  # fmt: skip
+    spans = [(prec.task[a:b].min(), prec.task[a:b].max() + 1) if b > a else (0, 0)
+             for a, b in zip(lo, hi, strict=True)]  # fmt: skip
+    task_lo, task_hi = (np.array(x, dtype=np.int64) for x in zip(*spans, strict=True))
+    tasks = max(int((task_hi - task_lo).max(initial=1)), 1)
+    return (
+        prec.release, prec.n_parents, prec.task, prec.task_rows, prec.child_offsets,
+        prec.children, task_lo, np.zeros((B, tasks), np.int64), np.zeros((B, tasks), np.int64),
+        np.zeros((B, n_max), np.int64), np.zeros((B, n_max), np.int64),
+        np.zeros((B, n_max), np.int64), np.zeros((B, n_max), np.int64), np.zeros(B, np.int64),
+    )  # fmt: skip
 
 
 def writable(a: np.ndarray) -> np.ndarray:

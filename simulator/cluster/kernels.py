@@ -14,6 +14,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from schedlab.simulator.cluster import precedence
 from schedlab.simulator.cluster.backfill import GREEDY, STRICT
 from schedlab.simulator.cluster.dispatch import choose
 from schedlab.simulator.cluster.placement import EPS, FIRST_FIT, earliest_fit, fits_for
@@ -22,7 +23,9 @@ State = namedtuple(
     "State",
     "arrival duration seen demand weight lo hi limit capacity horizon alpha beta gamma "
     "now free dep alloc_w queue_w backlog_w slot bq bq_head bq_tail nxt last_arr n_started "
-    "start machine done forced steps withhold_steps withheld queue",
+    "start machine done forced steps withhold_steps withheld queue "
+    "release n_parents task task_rows child_offsets children task_lo task_left task_end "
+    "waiting ready rel_t rel_r rel_n",
 )
 """Arrays of the batched state (``B`` envs, ``n`` jobs, ``H`` tracked steps, ``m`` machines,
 ``d`` resources).
@@ -42,6 +45,14 @@ unfinished (α-weighted), in the slots, in the backlog), ``slot`` (``(B, M)``, j
 started now), ``withheld`` (``(B, Dmax + 1)``: withheld job counts by duration). Shared:
 ``queue`` (int64, ``(1,)``: the queue discipline, a code of
 :data:`~schedlab.simulator.cluster.backfill.DISCIPLINES`: greedy, strict or easy).
+
+Precedence of a DAG workload (:mod:`.precedence`; empty arrays without one, and jobs then
+arrive in row order through ``nxt``; with one, ``arrival`` (a copy) becomes each task's ready
+time when it is admitted, what scores and views see): shared ``release``, ``n_parents``, ``task`` (per job),
+``task_rows``, ``child_offsets``, ``children`` (the graph); per env ``task_lo`` (its first
+task), ``task_left``/``task_end`` (``(B, tasks)``: rows of each task not started, latest
+finish), ``waiting``/``ready`` (``(B, n_max)``: parent tasks each job waits for, its ready time
+so far) and the heap of known ready times ``rel_t``/``rel_r`` (``(B, n_max)``), ``rel_n``.
 """
 
 NO_RESERVATION = (-1, 0, 0, False)
@@ -164,24 +175,32 @@ def _startable_now(s: State, b: int, q: int, res: tuple[int, int, int, bool]) ->
     return False
 
 
+@numba.njit(cache=True, inline="always")
+def _enqueue(s: State, b: int, j: int) -> None:
+    """Job row ``j`` joins env ``b``'s queue: the lowest free slot, else the backlog."""
+    for q in range(s.slot.shape[1]):
+        if s.slot[b, q] < 0:
+            s.slot[b, q] = j
+            s.queue_w[b] += s.weight[j]
+            return
+    s.bq[b, s.bq_tail[b] % s.bq.shape[1]] = j
+    s.bq_tail[b] += 1
+    s.backlog_w[b] += s.weight[j]
+
+
 @numba.njit(cache=True)
 def _admit(s: State, b: int) -> None:
-    M = s.slot.shape[1]
     t = s.now[b]
+    if s.task.shape[0]:  # a DAG workload: jobs ready by now, in (ready time, row) order
+        while s.rel_n[b] > 0 and s.rel_t[b, 0] <= t:
+            j = s.lo[b] + s.rel_r[b, 0]
+            s.arrival[j] = s.rel_t[b, 0]  # a task arrives (is visible) when it is ready
+            s.rel_n[b] = precedence.pop(s.rel_t[b], s.rel_r[b], s.rel_n[b])
+            _enqueue(s, b, j)
+            s.last_arr[b] = t
+        return
     while s.nxt[b] < s.hi[b] and s.arrival[s.nxt[b]] <= t:
-        j = s.nxt[b]
-        placed = False
-        for q in range(M):
-            if s.slot[b, q] < 0:
-                s.slot[b, q] = j
-                placed = True
-                break
-        if placed:
-            s.queue_w[b] += s.weight[j]
-        else:
-            s.bq[b, s.bq_tail[b] % s.bq.shape[1]] = j
-            s.bq_tail[b] += 1
-            s.backlog_w[b] += s.weight[j]
+        _enqueue(s, b, s.nxt[b])
         s.last_arr[b] = t
         s.nxt[b] += 1
 
@@ -200,6 +219,11 @@ def _place(s: State, b: int, q: int, i: int, off: int) -> None:
     s.start[b, j - s.lo[b]] = s.now[b] + off
     s.machine[b, j - s.lo[b]] = i
     s.n_started[b] += 1
+    s.rel_n[b] = precedence.on_start(
+        j - s.lo[b], s.now[b] + off + dur, s.lo[b], s.release, s.task, s.task_left[b],
+        s.task_end[b], s.child_offsets, s.children, s.waiting[b], s.ready[b], s.rel_t[b],
+        s.rel_r[b], s.rel_n[b], s.task_lo[b],
+    )  # fmt: skip
     if s.bq_head[b] < s.bq_tail[b]:
         h = s.bq[b, s.bq_head[b] % s.bq.shape[1]]
         s.slot[b, q] = h
@@ -342,6 +366,15 @@ def reset_envs(
         s.steps[b] = 0
         s.withhold_steps[b] = 0
         s.withheld[b, :] = 0
+        if s.task.shape[0]:
+            n = s.hi[b] - s.lo[b]
+            tasks = min(s.task_left.shape[1], s.task_rows.shape[0] - s.task_lo[b])
+            s.task_left[b, :tasks] = s.task_rows[s.task_lo[b] : s.task_lo[b] + tasks]
+            s.task_end[b, :] = 0
+            s.waiting[b, :n] = s.n_parents[s.lo[b] : s.hi[b]]
+            s.ready[b, :n] = s.release[s.lo[b] : s.hi[b]]
+            s.rel_n[b] = precedence.roots(s.release[s.lo[b] : s.hi[b]], s.waiting[b, :n],
+                                          s.rel_t[b], s.rel_r[b])  # fmt: skip
         _admit(s, b)
         rewards[x] = 0.0 if s.done[b] else settle(s, b, skip_forced, fallback)
 

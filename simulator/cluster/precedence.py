@@ -129,20 +129,25 @@ def on_start(
     j: int, finish: int, lo: int, release: np.ndarray, task: np.ndarray, task_left: np.ndarray,
     task_end: np.ndarray, child_offsets: np.ndarray, children: np.ndarray,
     waiting: np.ndarray, ready: np.ndarray, t: np.ndarray, r: np.ndarray, size: int,
+    task_lo: int = 0,
 ) -> int:  # fmt: skip
     """Row ``j`` (local; ``lo`` is its jobset's first global row) started and ends at
     ``finish``: when it is the last row of its task to start, every row waiting for the task
     learns one more parent's end, and a row with no parent left is pushed at its ready time
-    (``max(release, parents' ends)``). ``task_left``, ``task_end`` (per task) and ``waiting``,
-    ``ready`` (per local row) are updated; returns the heap's new size."""
+    (``max(release, parents' ends)``). ``task_left``, ``task_end`` (per task, from task
+    ``task_lo`` on) and ``waiting``, ``ready`` (per local row) are updated; returns the heap's
+    new size."""
     if task.shape[0] == 0:
         return size
     k = task[lo + j]
+    c0 = child_offsets[k]
+    c1 = child_offsets[k + 1]
+    k -= task_lo
     task_left[k] -= 1
     task_end[k] = max(task_end[k], finish)
     if task_left[k]:
         return size
-    for e in range(child_offsets[k], child_offsets[k + 1]):
+    for e in range(c0, c1):
         c = children[e] - lo
         ready[c] = max(ready[c], task_end[k])
         waiting[c] -= 1
