@@ -60,7 +60,8 @@ def per_job(results: Results, jobset: JobSet) -> pl.DataFrame:
     table = results.table
     key = keys(table)
     rows = table.drop("arrival").join(
-        jobset.jobs.select("jobset", "job_id", "dag", "arrival"), on=["jobset", "job_id"],
+        jobset.jobs.select("jobset", "job_id", "dag", "arrival"),
+        on=["jobset", "job_id"],
         how="left",
     )  # a job arrives at its first task's arrival in the trace (the results' is its ready time)
     if rows.get_column("dag").null_count():

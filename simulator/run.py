@@ -111,12 +111,6 @@ def run_policy(
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
     check_size(jobset, config, batched=engine == "batched" or not rule)
     prec = Precedence.of(jobset, config.release)
-    if prec.dag and engine == "step":
-        msg = (
-            f"policy {policy.name!r}: tasks waiting for their parents (a DAG workload) run on "
-            "the fast and batched engines, not the step engine (so far)"
-        )
-        raise ValueError(msg)
     if rule and getattr(policy, "queue", "greedy") != "greedy":
         if prec.dag:
             msg = f"queue discipline {policy.queue!r} on a DAG workload: not supported yet"
@@ -135,7 +129,7 @@ def run_policy(
                 "engine only (engine='auto' or 'batched'), not on the step engine"
             )
             raise ValueError(msg)
-        return _run_step(jobset, policy, config, rule)
+        return _run_step(jobset, policy, config, rule, prec)
     if rule:
         uniforms = _uniforms(jobset, policy)
         if engine == "batched":
@@ -305,27 +299,31 @@ def _check_trained_shape(policy: Any, config: ClusterConfig) -> None:
             raise ValueError(msg)
 
 
-def _run_step(jobset: JobSet, policy: Any, config: ClusterConfig, rule: bool) -> Schedule:
+def _run_step(
+    jobset: JobSet, policy: Any, config: ClusterConfig, rule: bool, prec: Precedence
+) -> Schedule:
     """The readable engine, one jobset at a time (the reference the compiled paths match)."""
     jobs = jobset.jobs
     arrival = jobs.get_column("arrival").to_numpy()
     duration, seen = job_times(
         jobset, config.overrun, clairvoyant=bool(getattr(policy, "clairvoyant", False))
     )
+    if getattr(policy, "sees", "length") == "rank" and prec.dag:
+        seen = upward_rank(graph(jobs), seen)
     demand = writable(jobset.demands())
     ids = jobs.get_column("jobset").to_numpy()
     start = np.empty(len(jobs), dtype=np.int64)
     machine = np.empty(len(jobs), dtype=np.int64)
+    ready = np.empty(len(jobs), dtype=np.int64)
     for lo, hi in itertools.pairwise(jobset_bounds(ids)):
         policy.reset(seed=int(ids[lo]))
         sim = Engine(
             Jobs(arrival[lo:hi], duration[lo:hi], demand[lo:hi], seen[lo:hi]),
-            jobset.machine_capacity,
-            config,
-        )
+            jobset.machine_capacity, config, prec, int(lo),
+        )  # fmt: skip
         (_run_work_conserving if rule else _run_agent)(sim, policy)
-        start[lo:hi], machine[lo:hi] = sim.start, sim.machine
-    return Schedule(start, machine)
+        start[lo:hi], machine[lo:hi], ready[lo:hi] = sim.start, sim.machine, sim.ready
+    return Schedule(start, machine, ready=ready if prec.dag else None)
 
 
 def _start_decided(sim: Engine, action: int) -> bool:

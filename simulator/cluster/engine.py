@@ -18,6 +18,7 @@ compiled copies of these semantics; tests check identical schedules.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from schedlab.errors import SimulationError
 from schedlab.simulator.cluster.placement import EPS
+from schedlab.simulator.cluster.precedence import Precedence
 from schedlab.simulator.cluster.resources import ResourceProfile
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.model import Snapshot
@@ -60,7 +62,10 @@ class Engine:
         Slots, horizon, machines (default 1).
     """
 
-    def __init__(self, jobs: Jobs, capacity: np.ndarray, config: ClusterConfig) -> None:
+    def __init__(
+        self, jobs: Jobs, capacity: np.ndarray, config: ClusterConfig,
+        precedence: Precedence | None = None, lo: int = 0,
+    ) -> None:  # fmt: skip
         self.jobs = Jobs(
             jobs.arrival, jobs.duration, np.require(jobs.demand, np.float64, ["C", "W"])
         )
@@ -80,8 +85,21 @@ class Engine:
         self.whole_queue = config.slots is None
         self.slots = np.full(config.slots or 0, -1, dtype=np.int64)
         self.backlog: deque[int] = deque()
-        self.arrived = 0
-        """Jobs arrived so far (they are rows ``0 .. arrived − 1``)."""
+        n = len(jobs)
+        self.prec, self.lo = precedence, lo
+        release = jobs.arrival if precedence is None else precedence.release[lo : lo + n]
+        self.ready = np.array(release, dtype=np.int64)
+        """int64, shape ``(n,)``: when each job is ready: its arrival or, for a DAG task, its
+        release and its parents' finish (final once it is admitted)."""
+        self._waiting = (np.zeros(n, np.int64) if precedence is None or not precedence.dag
+                         else precedence.n_parents[lo : lo + n].copy())  # fmt: skip
+        self._task_left: dict[int, int] = {}
+        self._task_end: dict[int, int] = {}
+        self._pending = [(int(self.ready[j]), j) for j in range(n) if self._waiting[j] == 0]
+        """Jobs whose ready time is known, not yet admitted: a heap of (ready time, row)."""
+        heapq.heapify(self._pending)
+        self.admitted = np.zeros(n, dtype=bool)
+        self._last_admitted = 0
         self._finishes: list[int] = []
         self._admit()
 
@@ -105,7 +123,7 @@ class Engine:
         """Visible job rows in tie order (int64; -1 for an empty slot): the slots, or every
         waiting job in arrival order for the whole queue."""
         if self.whole_queue:
-            return np.flatnonzero(self.start[: self.arrived] < 0).astype(np.int64)
+            return np.flatnonzero(self.admitted & (self.start < 0)).astype(np.int64)
         return self.slots
 
     def fits_now(self, position: int, machine: int | None = None) -> bool:
@@ -141,7 +159,7 @@ class Engine:
 
     def snapshot(self) -> Snapshot:
         """The state for views (one env, id 0)."""
-        last = int(self.jobs.arrival[self.arrived - 1]) if self.arrived else 0
+        last = self._last_admitted
         free = self.resources.free
         if free.shape[0] < self.config.horizon:
             pad = np.tile(self.capacity, (self.config.horizon - free.shape[0], self.machines, 1))
@@ -150,7 +168,7 @@ class Engine:
         return Snapshot(
             envs=one, free=np.ascontiguousarray(free[None]), capacity=self.capacity,
             view=self.view()[None].copy(), demand=self.jobs.demand,
-            duration=self.jobs.duration, seen=self.seen, arrival=self.jobs.arrival, base=one,
+            duration=self.jobs.duration, seen=self.seen, arrival=self.ready, base=one,
             backlog=np.array([len(self.backlog)]), since=np.array([self.now - last]),
             now=np.array([self.now]), horizon=self.config.horizon,
             backlog_view=self.config.backlog_view,
@@ -187,8 +205,8 @@ class Engine:
     def advance_to_next_event(self) -> None:
         """Jump to the next arrival or completion after now (heuristic mode)."""
         events = [f for f in self._finishes if f > self.now]
-        if self.arrived < len(self.jobs):
-            events.append(int(self.jobs.arrival[self.arrived]))
+        if self._pending:
+            events.append(self._pending[0][0])
         if not events:
             msg = f"no event after step {self.now} but {len(self.jobs) - self.n_started} jobs wait"
             raise SimulationError(msg)
@@ -202,17 +220,40 @@ class Engine:
         self.start[j] = self.now + offset
         self.machine[j] = machine
         self._finishes.append(self.now + offset + dur)
+        self._started(j, self.now + offset + dur)
         if not self.whole_queue:
             self.slots[position] = self.backlog.popleft() if self.backlog else -1
 
     def _admit(self) -> None:
-        arrival = self.jobs.arrival
-        while self.arrived < len(self.jobs) and arrival[self.arrived] <= self.now:
+        """Jobs ready by now join the queue in (ready time, row) order."""
+        while self._pending and self._pending[0][0] <= self.now:
+            t, j = heapq.heappop(self._pending)
+            self.admitted[j] = True
+            self._last_admitted = t
             free = np.flatnonzero(self.slots < 0)
             if self.whole_queue:
                 pass  # every waiting job is visible
             elif free.size:
-                self.slots[free[0]] = self.arrived
+                self.slots[free[0]] = j
             else:
-                self.backlog.append(self.arrived)
-            self.arrived += 1
+                self.backlog.append(j)
+
+    def _started(self, j: int, finish: int) -> None:
+        """Job ``j`` ends at ``finish``: once every row of its task has started, the jobs
+        waiting for the task learn its end, and those waiting for nothing more become pending
+        at their ready time (:mod:`.precedence`)."""
+        prec = self.prec
+        if prec is None or not prec.dag:
+            return
+        task = int(prec.task[self.lo + j])
+        left = self._task_left.get(task, int(prec.task_rows[task])) - 1
+        self._task_left[task] = left
+        self._task_end[task] = max(self._task_end.get(task, 0), finish)
+        if left:
+            return
+        for child in prec.children[prec.child_offsets[task] : prec.child_offsets[task + 1]]:
+            c = int(child) - self.lo
+            self.ready[c] = max(self.ready[c], self._task_end[task])
+            self._waiting[c] -= 1
+            if self._waiting[c] == 0:
+                heapq.heappush(self._pending, (int(self.ready[c]), c))

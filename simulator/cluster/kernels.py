@@ -48,11 +48,12 @@ started now), ``withheld`` (``(B, Dmax + 1)``: withheld job counts by duration).
 
 Precedence of a DAG workload (:mod:`.precedence`; empty arrays without one, and jobs then
 arrive in row order through ``nxt``; with one, ``arrival`` (a copy) becomes each task's ready
-time when it is admitted, what scores and views see): shared ``release``, ``n_parents``, ``task`` (per job),
-``task_rows``, ``child_offsets``, ``children`` (the graph); per env ``task_lo`` (its first
-task), ``task_left``/``task_end`` (``(B, tasks)``: rows of each task not started, latest
-finish), ``waiting``/``ready`` (``(B, n_max)``: parent tasks each job waits for, its ready time
-so far) and the heap of known ready times ``rel_t``/``rel_r`` (``(B, n_max)``), ``rel_n``.
+time when it is admitted, what scores and views see): shared ``release``, ``n_parents``,
+``task`` (per job), ``task_rows``, ``child_offsets``, ``children`` (the graph); per env
+``task_lo`` (its first task), ``task_left``/``task_end`` (``(B, tasks)``: rows of each task not
+started, latest finish), ``waiting``/``ready`` (``(B, n_max)``: parent tasks each job waits
+for, its ready time so far) and the heap of known ready times ``rel_t``/``rel_r``
+(``(B, n_max)``), ``rel_n``.
 """
 
 NO_RESERVATION = (-1, 0, 0, False)

@@ -155,10 +155,8 @@ def test_unlimited_capacity_gives_every_job_its_critical_path(v2018_dags: Path) 
         assert precedence_table(js, res.table)["violated_edges"].to_list() == [0]
 
 
-def test_engines_without_precedence_refuse_a_dag_workload() -> None:  # so far
+def test_disciplines_refuse_a_dag_workload() -> None:  # so far
     js = jobset(_diamond())
-    with pytest.raises(ValueError, match="DAG workload"):
-        run_policy(js, make_policy("fcfs"), ClusterConfig(slots=None), engine="step")
     with pytest.raises(ValueError, match="DAG workload"):
         run_policy(js, make_policy("fcfs+easy"), ClusterConfig(slots=None))
 
@@ -205,8 +203,9 @@ def test_jobs_are_measured_as_jobs() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_fast_and_batched_engines_agree_on_dags(seed: int) -> None:
-    """The compiled list scheduler and the batched engine give the same schedule of a DAG
-    workload (slots and backlog, both release rules, static and dynamic orders)."""
+    """The compiled list scheduler, the batched engine and the readable step engine give the
+    same schedule of a DAG workload (slots and backlog, both release rules, static and dynamic
+    orders)."""
     frame = random_dag_jobs(seed, instances=1 + seed % 2)
     rng = np.random.default_rng(seed)
     arrival = pl.col("dag").rank("dense").cast(pl.Int64) * int(rng.integers(1, 4))
@@ -218,6 +217,7 @@ def test_fast_and_batched_engines_agree_on_dags(seed: int) -> None:
         for name in ("fcfs", "sjf", "hrrn", "cpf", "srjf"):
             config = ClusterConfig(slots=3, release=rule)
             fast = run_policy(js, make_policy(name), config, engine="fast")
-            batched = run_policy(js, make_policy(name), config, engine="batched")
-            np.testing.assert_array_equal(fast.start, batched.start, err_msg=f"{rule} {name}")
-            np.testing.assert_array_equal(fast.ready, batched.ready)
+            for engine in ("batched", "step"):
+                other = run_policy(js, make_policy(name), config, engine=engine)
+                np.testing.assert_array_equal(fast.start, other.start, err_msg=f"{rule} {name}")
+                np.testing.assert_array_equal(fast.ready, other.ready)
