@@ -221,15 +221,15 @@ COUNT = click.IntRange(min=1)
 
 SIMULATION_TYPES: dict[str, AnyParamType] = {
     "slots": SlotsType(), "horizon": COUNT, "machines": COUNT,
-    "overrun": click.Choice(["kill", "extend"]),
+    "overrun": click.Choice(["kill", "extend"]), "release": click.Choice(["dag", "trace"]),
 }  # fmt: skip
 """The :class:`~schedlab.simulator.config.ClusterConfig` fields ``schedlab simulate`` takes,
 with the types of their options."""
 
 
 def simulation_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--slots`` (M or ``all``), ``--horizon``, ``--machines`` and ``--overrun``: the fields of a
-    ClusterConfig (default and help from the dataclass, :func:`config_options`)."""
+    """``--slots`` (M or ``all``), ``--horizon``, ``--machines``, ``--overrun`` and ``--release``:
+    the fields of a ClusterConfig (default and help from the dataclass, :func:`config_options`)."""
     from schedlab.simulator.config import ClusterConfig
 
     options = config_options(ClusterConfig, only=list(SIMULATION_TYPES), types=SIMULATION_TYPES)

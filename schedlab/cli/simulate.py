@@ -28,7 +28,7 @@ def simulate_cmd(jobs: Path, policy_specs: tuple[str, ...], output: Path, **clus
     """Simulate policies on every jobset of JOBS and write per-job results (with the machine
     each job ran on). Heuristics name a placement rule on several machines: sjf+bestfit.
 
-    --slots, --horizon, --machines and --overrun are fields of ClusterConfig."""
+    --slots, --horizon, --machines, --overrun and --release are fields of ClusterConfig."""
     made = make_policies(policy_specs or tuple(policies.names(tag="heuristic")))
     results = _simulate(jobs, made, cluster)
     results.write_parquet(output)
