@@ -9,7 +9,9 @@ capacity when every task starts as soon as its parents have finished; a schedule
 precedence can run a job's chain in parallel and show a job slowdown below 1.
 
 As in :mod:`schedlab.evaluation.metrics`, the statistical unit is the **jobset**:
-:func:`per_jobset_jobs` reduces the jobs of one (policy, jobset) to one row. Times are in steps.
+:func:`per_jobset_jobs` reduces the jobs of one (policy, jobset) to one row (times in steps);
+:func:`~schedlab.evaluation.metrics.per_jobset` adds its means to every metric of a DAG
+workload (``jct`` in the results' time unit).
 """
 
 from __future__ import annotations
@@ -19,26 +21,20 @@ import polars as pl
 from schedlab.dag import critical_paths
 from schedlab.evaluation.metrics import keys, policy_order
 from schedlab.jobset import JobSet
-from schedlab.results import Results
-
-JOB_METRICS = {
-    "jct": "average job completion time (steps)",
-    "job_slowdown": "average job slowdown (JCT / critical path)",
-    "p95_job_slowdown": "95th-percentile job slowdown",
-    "max_job_slowdown": "largest job slowdown",
-}
-"""Per-jobset metrics of :func:`per_jobset_jobs` (all: lower is better), named for reports."""
+from schedlab.results import DAG_RESULT_COLUMNS, Results
 
 
-def per_job(results: Results, jobset: JobSet) -> pl.DataFrame:
+def per_job(results: Results, jobset: JobSet | None = None) -> pl.DataFrame:
     """One row per (policy, load, seed, jobset, dag): the DAG job's times.
 
     Parameters
     ----------
     results
-        Per-task results of ``jobset`` (with a ``workload`` column, that is a key too).
+        Per-task results (with a ``workload`` column, that is a key too); a simulation of a DAG
+        workload carries each task's job (:data:`~schedlab.results.DAG_RESULT_COLUMNS`).
     jobset
-        The simulated JobSet, with ``dag`` (and ``parents``).
+        The simulated JobSet, with ``dag`` (and ``parents``): needed only for results without
+        those columns (e.g. a schedule built elsewhere).
 
     Returns
     -------
@@ -52,34 +48,55 @@ def per_job(results: Results, jobset: JobSet) -> pl.DataFrame:
     Raises
     ------
     ValueError
-        If the JobSet has no ``dag`` column or a result names no job of it.
+        If neither the results nor the JobSet say which job a task belongs to, or a result
+        names no job of the JobSet.
     """
-    if "dag" not in jobset.jobs.columns:
-        msg = "per-job metrics need a JobSet with a dag column (a DAG workload)"
-        raise ValueError(msg)
     table = results.table
-    key = keys(table)
-    rows = table.drop("arrival").join(
-        jobset.jobs.select("jobset", "job_id", "dag", "arrival"),
-        on=["jobset", "job_id"],
-        how="left",
-    )  # a job arrives at its first task's arrival in the trace (the results' is its ready time)
+    if not set(DAG_RESULT_COLUMNS) <= set(table.columns):
+        table = _with_jobs(table, jobset)
+    out = (
+        table.group_by(*keys(table), "dag")
+        .agg(
+            pl.len().alias("tasks"),
+            pl.col("job_arrival").first().alias("arrival"),
+            pl.col("finish").max(),
+            pl.col("critical_path").first(),
+        )
+        .with_columns((pl.col("finish") - pl.col("arrival")).alias("jct"))
+        .with_columns((pl.col("jct") / pl.col("critical_path")).alias("job_slowdown"))
+        .select(
+            *keys(table),
+            "dag",
+            "tasks",
+            "arrival",
+            "finish",
+            "jct",
+            "critical_path",
+            "job_slowdown",
+        )
+    )
+    return _sorted(out, policy_order(results), ("dag",))
+
+
+def _with_jobs(table: pl.DataFrame, jobset: JobSet | None) -> pl.DataFrame:
+    """``table`` with :data:`~schedlab.results.DAG_RESULT_COLUMNS` from ``jobset``."""
+    if jobset is None or "dag" not in jobset.jobs.columns:
+        msg = "per-job metrics need a DAG workload: results of one, or its JobSet (a dag column)"
+        raise ValueError(msg)
+    jobs = jobset.jobs.select(
+        "jobset", "job_id", "dag",
+        pl.col("arrival").min().over("jobset", "dag").alias("job_arrival"),
+    )  # fmt: skip
+    rows = table.join(jobs, on=["jobset", "job_id"], how="left")
     if rows.get_column("dag").null_count():
         bad = rows.filter(pl.col("dag").is_null()).row(0, named=True)
         msg = f"result of jobset {bad['jobset']}, job_id {bad['job_id']} is no job of the JobSet"
         raise ValueError(msg)
     paths = critical_paths(jobset.jobs).select("jobset", "dag", "critical_path")
-    out = (
-        rows.group_by(*key, "dag")
-        .agg(pl.len().alias("tasks"), pl.col("arrival").min(), pl.col("finish").max())
-        .join(paths, on=["jobset", "dag"], how="left")
-        .with_columns((pl.col("finish") - pl.col("arrival")).alias("jct"))
-        .with_columns((pl.col("jct") / pl.col("critical_path")).alias("job_slowdown"))
-    )
-    return _sorted(out, policy_order(results), ("dag",))
+    return rows.join(paths, on=["jobset", "dag"], how="left")
 
 
-def per_jobset_jobs(results: Results, jobset: JobSet) -> pl.DataFrame:
+def per_jobset_jobs(results: Results, jobset: JobSet | None = None) -> pl.DataFrame:
     """One row per (policy, load, seed, jobset): averages over its DAG jobs (:func:`per_job`).
 
     Returns

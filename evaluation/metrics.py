@@ -221,21 +221,14 @@ def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> p
 
 def _dag_jobs(results: Results) -> pl.DataFrame:
     """Per jobset, mean DAG job completion time (the results' time unit), mean and 95th
-    percentile job slowdown (float64)."""
-    table = results.table
+    percentile job slowdown (float64): :func:`~schedlab.evaluation.jobs.per_jobset_jobs`."""
+    from schedlab.evaluation.jobs import per_jobset_jobs
+
     scale = 1.0
-    if time_unit(table) == SECONDS:
+    if time_unit(results.table) == SECONDS:
         scale = float(results.meta.get("jobset", {}).get("time_step_seconds") or 1.0)
-    jobs = table.group_by(*keys(table), "dag").agg(
-        (pl.col("finish").max() - pl.col("job_arrival").first()).alias("jct"),
-        pl.col("critical_path").first(),
-    )
-    slowdown = pl.col("jct") / pl.col("critical_path")
-    return jobs.group_by(keys(table)).agg(
-        (pl.col("jct").mean() * scale).alias("jct"),
-        slowdown.mean().alias("job_slowdown"),
-        slowdown.quantile(0.95, interpolation="linear").alias("p95_job_slowdown"),
-    )
+    out = per_jobset_jobs(results)
+    return out.select(*keys(out), pl.col("jct") * scale, "job_slowdown", "p95_job_slowdown")
 
 
 def _utilisation(table: pl.DataFrame) -> list[pl.Expr]:

@@ -78,7 +78,7 @@ def test_hand_computed_jobs_and_jobset_aggregates() -> None:
 
 def test_needs_a_dag_workload() -> None:
     js = jobset(random_dag_jobs(0).drop("dag"))
-    with pytest.raises(ValueError, match="need a JobSet with a dag column"):
+    with pytest.raises(ValueError, match="need a DAG workload"):
         per_job(_results(js, "x", np.zeros(js.jobs.height, np.int64)), js)
 
 
