@@ -47,9 +47,9 @@ def _ordered(waiting: list[int], jobs: dict[str, np.ndarray], free: np.ndarray, 
     def key(j: int) -> float:
         demand, seen, arrival = jobs["demand"][j], jobs["estimate"][j], jobs["arrival"][j]
         if policy.static:
-            return -policy.score(seen, arrival, j, 0, policy.knob, 0.0, 0.0, demand[0])
+            return -float(policy.score(seen, arrival, j, 0, policy.knob, 0.0, 0.0, demand[0]))
         al = alignment_of(free[0], demand)
-        return -policy.score(seen, arrival, j, now, policy.knob, al, capacity2, demand[0])
+        return -float(policy.score(seen, arrival, j, now, policy.knob, al, capacity2, demand[0]))
 
     return sorted(waiting, key=key)
 

@@ -76,7 +76,7 @@ class Precedence:
 
 @numba.njit(cache=True, inline="always")
 def _before(t: np.ndarray, r: np.ndarray, a: int, b: int) -> bool:
-    return t[a] < t[b] or (t[a] == t[b] and r[a] < r[b])
+    return bool(t[a] < t[b] or (t[a] == t[b] and r[a] < r[b]))
 
 
 @numba.njit(cache=True)
