@@ -45,7 +45,7 @@ from schedlab.simulator.cluster.dispatch import arrival_order, choose
 from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
 from schedlab.simulator.cluster.placement import FIRST_FIT
-from schedlab.simulator.cluster.precedence import Precedence, engine_arrays
+from schedlab.simulator.cluster.precedence import Precedence, Readiness, engine_arrays
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import ModelKind, Policy, model_kind, rollout
 
@@ -112,10 +112,7 @@ def run_policy(
     check_size(jobset, config, batched=engine == "batched" or not rule)
     prec = Precedence.of(jobset, config.release)
     if rule and getattr(policy, "queue", "greedy") != "greedy":
-        if prec.dag:
-            msg = f"queue discipline {policy.queue!r} on a DAG workload: not supported yet"
-            raise ValueError(msg)
-        return _run_discipline(jobset, policy, config, engine)
+        return _run_discipline(jobset, policy, config, engine, prec)
     if engine == "fast" and not rule:
         msg = f"policy {policy.name!r} is not a list-scheduling heuristic; it has no fast path"
         raise ValueError(msg)
@@ -188,8 +185,7 @@ def _run_fast(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
-    if getattr(policy, "sees", "length") == "rank" and prec.dag:
-        seen = upward_rank(graph(jobs), seen)
+    seen = _ranks(jobset, policy, seen, prec)
     start, machine, ready, status = run_jobsets(
         jobs.get_column("arrival").to_numpy(), runtime, seen, writable(jobset.demands()), bounds,
         jobset.machine_capacity, config.n_machines(),
@@ -201,6 +197,14 @@ def _run_fast(
     return Schedule(start, machine, ready=ready if prec.dag else None)
 
 
+def _ranks(jobset: JobSet, policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
+    """What ``policy``'s score sees of each job's length: ``seen``, or for a DAG order
+    (``sees = "rank"``) on a DAG workload each task's remaining critical path over ``seen``."""
+    if getattr(policy, "sees", "length") == "rank" and prec.dag:
+        return upward_rank(graph(jobset.jobs), seen)
+    return seen
+
+
 def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> None:
     """Raise naming the jobsets (``stalled``: bool per jobset) whose waiting jobs never start."""
     if stalled.any():
@@ -210,7 +214,7 @@ def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> 
 
 
 def _run_discipline(
-    jobset: JobSet, policy: Any, config: ClusterConfig, engine: EngineChoice
+    jobset: JobSet, policy: Any, config: ClusterConfig, engine: EngineChoice, prec: Precedence
 ) -> Schedule:
     """A heuristic under a queue discipline (:mod:`.cluster.backfill`), over the whole queue
     (the discipline sees every waiting job whatever ``config.slots``), ordering and reserving by
@@ -227,25 +231,36 @@ def _run_discipline(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, estimate = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
+    seen = _ranks(jobset, policy, estimate, prec)
     arrival, demand = jobs.get_column("arrival").to_numpy(), writable(jobset.demands())
     discipline = backfill.DISCIPLINES[policy.queue]
     if engine == "step":
         capacity, m = jobset.machine_capacity, config.n_machines()
         parts = [
-            backfill_steps.schedule_jobset(arrival[lo:hi], runtime[lo:hi], estimate[lo:hi],
-                                           demand[lo:hi], capacity, m, policy, discipline)
+            backfill_steps.schedule_jobset(
+                arrival[lo:hi],
+                runtime[lo:hi],
+                estimate[lo:hi],
+                seen[lo:hi],
+                demand[lo:hi],
+                capacity,
+                m,
+                policy,
+                discipline,
+                Readiness(arrival[lo:hi], prec, int(lo)),
+            )
             for lo, hi in itertools.pairwise(bounds)
-        ]  # fmt: skip
-        start, machine, reserved = (np.concatenate([p[k] for p in parts]) for k in range(3))
-        status = np.array([p[3] for p in parts], dtype=np.int64)
+        ]
+        start, machine, reserved, ready = (np.concatenate([p[k] for p in parts]) for k in range(4))
+        status = np.array([p[4] for p in parts], dtype=np.int64)
     else:
-        start, machine, reserved, status = backfill.run_jobsets(
-            arrival, runtime, estimate, demand, bounds, jobset.machine_capacity,
+        start, machine, reserved, ready, status = backfill.run_jobsets(
+            arrival, runtime, estimate, seen, demand, bounds, jobset.machine_capacity,
             config.n_machines(), policy.score, policy.rule, float(policy.knob), discipline,
-            bool(policy.static),
+            bool(policy.static), engine_arrays(prec),
         )  # fmt: skip
     _check_stalled(ids, bounds, status == STALLED)
-    return Schedule(start, machine, reserved=reserved)
+    return Schedule(start, machine, reserved=reserved, ready=ready if prec.dag else None)
 
 
 def _run_batched_agent(
@@ -308,8 +323,7 @@ def _run_step(
     duration, seen = job_times(
         jobset, config.overrun, clairvoyant=bool(getattr(policy, "clairvoyant", False))
     )
-    if getattr(policy, "sees", "length") == "rank" and prec.dag:
-        seen = upward_rank(graph(jobs), seen)
+    seen = _ranks(jobset, policy, seen, prec)
     demand = writable(jobset.demands())
     ids = jobs.get_column("jobset").to_numpy()
     start = np.empty(len(jobs), dtype=np.int64)

@@ -47,6 +47,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from schedlab.simulator.cluster import precedence
 from schedlab.simulator.cluster.dispatch import alignment_of
 from schedlab.simulator.cluster.list_scheduler import STALLED, heap_pop, heap_push
 from schedlab.simulator.cluster.placement import EPS, fits, place
@@ -61,7 +62,7 @@ NEVER = np.iinfo(np.int64).max // 4
 
 @numba.njit(cache=True)
 def _order(
-    queue: np.ndarray, q: int, estimate: np.ndarray, arrival: np.ndarray, demand: np.ndarray,
+    queue: np.ndarray, q: int, seen: np.ndarray, arrival: np.ndarray, demand: np.ndarray,
     free: np.ndarray, capacity: np.ndarray, now: int, score: Any, knob: float,
     static: np.ndarray,
 ) -> np.ndarray:  # fmt: skip
@@ -87,7 +88,7 @@ def _order(
         for k in range(q):
             j = queue[k]
             al = alignment_of(free[0], demand[j])
-            keys[k] = -score(estimate[j], arrival[j], j, now, knob, al, capacity2, demand[j, 0])
+            keys[k] = -score(seen[j], arrival[j], j, now, knob, al, capacity2, demand[j, 0])
     return queue[:q][np.argsort(keys, kind="mergesort")]
 
 
@@ -292,16 +293,52 @@ def _conservative(
                                              rule, avail)  # fmt: skip
 
 
+@numba.njit(cache=True, inline="always")
+def _begin(
+    j: int, t: int, i: int, runtime: np.ndarray, demand: np.ndarray, free: np.ndarray,
+    start: np.ndarray, machine_of: np.ndarray, run: np.ndarray, where: np.ndarray, r: int,
+    heap_t: np.ndarray, heap_j: np.ndarray, h: int, lo: int, graph: Any, rel: int,
+) -> tuple[int, int, int]:  # fmt: skip
+    """Start job ``j`` at ``t`` on machine ``i``: its capacity, the running set (``r`` jobs),
+    the completion heap (``h``) and what its end tells the jobs waiting for it
+    (:func:`.precedence.on_start`; ``graph`` its arrays, ``rel`` the ready heap's size). The
+    new ``(r, h, rel)``."""
+    start[j], machine_of[j] = t, i
+    free[i] -= demand[j]
+    run[r], where[j] = j, r
+    h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
+    release, task, task_left, task_end, child_offsets, children, waiting, ready, rel_t, rel_r = (
+        graph
+    )
+    rel = precedence.on_start(j, t + runtime[j], lo, release, task, task_left, task_end,
+                              child_offsets, children, waiting, ready, rel_t, rel_r,
+                              rel)  # fmt: skip
+    return r + 1, h, rel
+
+
 @numba.njit(cache=True)
 def _one_jobset(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, demand: np.ndarray,
+    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
+    demand: np.ndarray,
     capacity: np.ndarray, machines: int, score: Any, rule: int, knob: float, discipline: int,
     static: bool, start: np.ndarray, machine_of: np.ndarray, reserved: np.ndarray,
+    ready: np.ndarray, lo: int,
+    prec: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
 ) -> int:  # fmt: skip
     """Schedule one jobset (rows in arrival order) under ``discipline``; fills ``start``,
-    ``machine_of`` and ``reserved`` (first reservation, ``NEVER`` if none) and returns the
-    status."""
+    ``machine_of``, ``reserved`` (first reservation, ``NEVER`` if none) and ``ready`` (when each
+    job became ready, :mod:`.precedence`) and returns the status."""
     n, d = arrival.shape[0], capacity.shape[0]
+    release, n_parents, task, task_left, child_offsets, children = prec
+    release = release[lo : lo + n]
+    waiting = n_parents[lo : lo + n].copy()
+    task_end = np.zeros(task_left.shape[0], dtype=np.int64)
+    ready[:] = release
+    rel_t = np.empty(n, dtype=np.int64)  # known ready times, (time, row) order
+    rel_r = np.empty(n, dtype=np.int64)
+    rel = precedence.roots(release, waiting, rel_t, rel_r)
+    graph = (release, task, task_left, task_end, child_offsets, children, waiting, ready, rel_t,
+             rel_r)  # fmt: skip
     free = np.empty((machines, d))
     for i in range(machines):
         free[i] = capacity
@@ -324,9 +361,9 @@ def _one_jobset(
     avail = np.empty((machines, d))
     keys = np.empty(n if static else 0)
     for j in range(keys.shape[0]):  # a static order's scores, once
-        keys[j] = -score(estimate[j], arrival[j], j, 0, knob, 0.0, 0.0, demand[j, 0])
-    q = r = nxt = done = 0
-    t = arrival[0] if n else 0
+        keys[j] = -score(seen[j], arrival[j], j, 0, knob, 0.0, 0.0, demand[j, 0])
+    q = r = done = 0
+    t = rel_t[0] if n else 0
     while done < n:
         while h and heap_t[0] <= t:  # completions at t
             j = heap_j[0]
@@ -341,13 +378,13 @@ def _one_jobset(
             ended = True
         while e and done_flag[ended_by[0]]:  # finished jobs leave the expected ends' top
             e = heap_pop(ends, ended_by, e)
-        while nxt < n and arrival[nxt] <= t:  # arrivals at t
-            queue[q] = nxt
+        while rel > 0 and rel_t[0] <= t:  # jobs ready by t, in (ready time, row) order
+            queue[q] = rel_r[0]
             q += 1
-            nxt += 1
+            rel = precedence.pop(rel_t, rel_r, rel)
         if q:
             r0 = r
-            order = _order(queue, q, estimate, arrival, demand, free, capacity, t, score, knob,
+            order = _order(queue, q, seen, ready, demand, free, capacity, t, score, knob,
                            keys)  # fmt: skip
             if discipline == CONSERVATIVE:
                 _conservative(order, run, r, machine_of, start, estimate, demand, free, capacity,
@@ -358,11 +395,9 @@ def _one_jobset(
                         reserved[j] = res_t[j]
                     if res_t[j] == t:
                         i = res_m[j]
-                        start[j], machine_of[j] = t, i
-                        free[i] -= demand[j]
-                        run[r], where[j] = j, r
-                        r += 1
-                        h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
+                        r, h, rel = _begin(j, t, i, runtime, demand, free, start, machine_of,
+                                           run, where, r, heap_t, heap_j, h, lo, graph,
+                                           rel)  # fmt: skip
             else:
                 head = -1
                 for x in range(q):  # in order while the first fits
@@ -371,11 +406,8 @@ def _one_jobset(
                     if i < 0:
                         head = x
                         break
-                    start[j], machine_of[j] = t, i
-                    free[i] -= demand[j]
-                    run[r], where[j] = j, r
-                    r += 1
-                    h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
+                    r, h, rel = _begin(j, t, i, runtime, demand, free, start, machine_of, run,
+                                         where, r, heap_t, heap_j, h, lo, graph, rel)  # fmt: skip
                     if easy:
                         e = heap_push(ends, ended_by, e, t + estimate[j], j)
                 if head >= 0 and easy:
@@ -415,11 +447,9 @@ def _one_jobset(
                             continue
                         if late and i == hm:
                             extra -= demand[j]
-                        start[j], machine_of[j] = t, i
-                        free[i] -= demand[j]
-                        run[r], where[j] = j, r
-                        r += 1
-                        h = heap_push(heap_t, heap_j, h, t + runtime[j], j)
+                        r, h, rel = _begin(j, t, i, runtime, demand, free, start, machine_of,
+                                           run, where, r, heap_t, heap_j, h, lo, graph,
+                                           rel)  # fmt: skip
                         e = heap_push(ends, ended_by, e, t + estimate[j], j)
                         top = _most_free(free)
             if r > r0:  # some started: keep the waiting jobs, in arrival order
@@ -432,7 +462,7 @@ def _one_jobset(
         ended = False
         if done == n:
             break
-        t_next = arrival[nxt] if nxt < n else NEVER
+        t_next = rel_t[0] if rel > 0 else NEVER
         if h:
             t_next = min(t_next, heap_t[0])
         for k in range(q if discipline == CONSERVATIVE else 0):  # reservations are events too
@@ -446,17 +476,20 @@ def _one_jobset(
 
 @numba.njit(cache=True)
 def run_jobsets(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, demand: np.ndarray,
+    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
+    demand: np.ndarray,
     bounds: np.ndarray, capacity: np.ndarray, machines: int, score: Any, rule: int,
     knob: float, discipline: int, static: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    prec: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Schedule every jobset (rows ``bounds[b]:bounds[b + 1]``, each in arrival order) under a
     queue discipline (:data:`DISCIPLINES`, not ``greedy``).
 
     Parameters
     ----------
-    arrival, runtime, estimate : int64, shape ``(n,)``
-        Arrival step, steps each job runs, and the estimate (request) order and reservations see.
+    arrival, runtime, estimate, seen : int64, shape ``(n,)``
+        Arrival step, steps each job runs, the estimate (request) reservations see, and the
+        length the order's score sees (the estimate; a DAG order's remaining critical path).
     demand : float64, shape ``(n, d)``
     bounds : int64, shape ``(J + 1,)``
     capacity : float64, shape ``(d,)``
@@ -465,11 +498,14 @@ def run_jobsets(
         The job order (:data:`~.dispatch.SCORE_SIGNATURE`), placement rule and its parameter.
     static
         The order depends only on the job (its scores are computed once, not at every event).
+    prec
+        :func:`.precedence.engine_arrays` (DAG workloads; empty graph arrays otherwise).
 
     Returns
     -------
-    start, machine, reserved : int64, shape ``(n,)``
-        Start step and machine of every job, and the first reservation it got (``NEVER``: none).
+    start, machine, reserved, ready : int64, shape ``(n,)``
+        Start step and machine of every job, the first reservation it got (``NEVER``: none) and
+        when it became ready (its arrival, or a DAG task's release and parents' finish).
     status : int64, shape ``(J,)``
         0 (every job ran) or :data:`~.list_scheduler.STALLED` per jobset.
     """
@@ -477,11 +513,13 @@ def run_jobsets(
     start = np.full(n, -1, dtype=np.int64)
     machine = np.full(n, -1, dtype=np.int64)
     reserved = np.full(n, NEVER, dtype=np.int64)
+    ready = np.empty(n, dtype=np.int64)
     status = np.zeros(bounds.shape[0] - 1, dtype=np.int64)
     for b in range(bounds.shape[0] - 1):
         lo, hi = bounds[b], bounds[b + 1]
         status[b] = _one_jobset(
-            arrival[lo:hi], runtime[lo:hi], estimate[lo:hi], demand[lo:hi], capacity, machines,
-            score, rule, knob, discipline, static, start[lo:hi], machine[lo:hi], reserved[lo:hi],
+            arrival[lo:hi], runtime[lo:hi], estimate[lo:hi], seen[lo:hi], demand[lo:hi],
+            capacity, machines, score, rule, knob, discipline, static, start[lo:hi],
+            machine[lo:hi], reserved[lo:hi], ready[lo:hi], lo, prec,
         )  # fmt: skip
-    return start, machine, reserved, status
+    return start, machine, reserved, ready, status

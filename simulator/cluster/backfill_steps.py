@@ -35,6 +35,7 @@ from schedlab.simulator.cluster.backfill import CONSERVATIVE, EASY, NEVER
 from schedlab.simulator.cluster.dispatch import alignment_of
 from schedlab.simulator.cluster.list_scheduler import STALLED
 from schedlab.simulator.cluster.placement import EPS, place
+from schedlab.simulator.cluster.precedence import Readiness
 
 
 def _ordered(waiting: list[int], jobs: dict[str, np.ndarray], free: np.ndarray, now: int,
@@ -45,7 +46,7 @@ def _ordered(waiting: list[int], jobs: dict[str, np.ndarray], free: np.ndarray, 
     capacity2 = float(capacity @ capacity)
 
     def key(j: int) -> float:
-        demand, seen, arrival = jobs["demand"][j], jobs["estimate"][j], jobs["arrival"][j]
+        demand, seen, arrival = jobs["demand"][j], jobs["seen"][j], jobs["arrival"][j]
         if policy.static:
             return -float(policy.score(seen, arrival, j, 0, policy.knob, 0.0, 0.0, demand[0]))
         al = alignment_of(free[0], demand)
@@ -147,14 +148,18 @@ def _conservative(order: list[int], slots: dict[int, tuple[int, int]],
 
 
 def schedule_jobset(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, demand: np.ndarray,
+    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
+    demand: np.ndarray,
     capacity: np.ndarray, machines: int, policy: Any, discipline: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
+    readiness: Readiness | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
     """One jobset (rows in arrival order) under ``discipline`` (a code of
-    :data:`.backfill.DISCIPLINES`, not greedy): ``(start, machine, first reservation, status)``,
-    as :func:`.backfill.run_jobsets` for one jobset (status 0 or ``STALLED``)."""
+    :data:`.backfill.DISCIPLINES`, not greedy): ``(start, machine, first reservation, ready,
+    status)``, as :func:`.backfill.run_jobsets` for one jobset (status 0 or ``STALLED``); jobs
+    join the queue when ``readiness`` says (default: at their arrival)."""
     n = arrival.size
-    jobs = {"arrival": arrival, "estimate": estimate, "demand": demand,
+    readiness = Readiness(arrival) if readiness is None else readiness
+    jobs = {"arrival": readiness.ready, "estimate": estimate, "seen": seen, "demand": demand,
             "start": np.full(n, -1, dtype=np.int64)}  # fmt: skip
     start, machine = jobs["start"], np.full(n, -1, dtype=np.int64)
     reserved = np.full(n, NEVER, dtype=np.int64)
@@ -162,22 +167,21 @@ def schedule_jobset(
     waiting: list[int] = []
     running: dict[int, int] = {}  # job -> machine
     slots: dict[int, tuple[int, int]] = {}  # conservative: job -> reservation (time, machine)
-    rule, arrived, finished = policy.rule, 0, 0
-    now = int(arrival[0]) if n else 0
+    rule, finished = policy.rule, 0
+    now = readiness.next_time() or 0
 
     def begin(j: int, i: int) -> None:
         start[j], machine[j] = now, i
         free[i] -= demand[j]
         running[j] = i
+        readiness.started(j, now + int(runtime[j]))
 
     while finished < n:
         ended = [j for j in running if start[j] + runtime[j] <= now]
         for j in ended:
             free[running.pop(j)] += demand[j]
             finished += 1
-        while arrived < n and arrival[arrived] <= now:
-            waiting.append(arrived)
-            arrived += 1
+        waiting += readiness.admit(now)
         order = _ordered(waiting, jobs, free, now, policy, capacity)
         if discipline == CONSERVATIVE:
             profile = partial(_Profile, running, jobs, free, capacity, rule, now)
@@ -216,10 +220,10 @@ def schedule_jobset(
         waiting = [j for j in waiting if start[j] < 0]
         if finished == n:
             break
-        events = [int(arrival[arrived])] if arrived < n else []
+        events = [t] if (t := readiness.next_time()) is not None else []
         events += [int(start[j] + runtime[j]) for j in running]
         events += [slots[j][0] for j in waiting if j in slots and now < slots[j][0] < NEVER]
         if not events:
-            return start, machine, reserved, STALLED
+            return start, machine, reserved, readiness.ready, STALLED
         now = min(events)
-    return start, machine, reserved, 0
+    return start, machine, reserved, readiness.ready, 0

@@ -18,7 +18,6 @@ compiled copies of these semantics; tests check identical schedules.
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from dataclasses import dataclass
 
@@ -26,7 +25,7 @@ import numpy as np
 
 from schedlab.errors import SimulationError
 from schedlab.simulator.cluster.placement import EPS
-from schedlab.simulator.cluster.precedence import Precedence
+from schedlab.simulator.cluster.precedence import Precedence, Readiness
 from schedlab.simulator.cluster.resources import ResourceProfile
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.model import Snapshot
@@ -86,18 +85,10 @@ class Engine:
         self.slots = np.full(config.slots or 0, -1, dtype=np.int64)
         self.backlog: deque[int] = deque()
         n = len(jobs)
-        self.prec, self.lo = precedence, lo
-        release = jobs.arrival if precedence is None else precedence.release[lo : lo + n]
-        self.ready = np.array(release, dtype=np.int64)
-        """int64, shape ``(n,)``: when each job is ready: its arrival or, for a DAG task, its
-        release and its parents' finish (final once it is admitted)."""
-        self._waiting = (np.zeros(n, np.int64) if precedence is None or not precedence.dag
-                         else precedence.n_parents[lo : lo + n].copy())  # fmt: skip
-        self._task_left: dict[int, int] = {}
-        self._task_end: dict[int, int] = {}
-        self._pending = [(int(self.ready[j]), j) for j in range(n) if self._waiting[j] == 0]
-        """Jobs whose ready time is known, not yet admitted: a heap of (ready time, row)."""
-        heapq.heapify(self._pending)
+        self.readiness = Readiness(jobs.arrival, precedence, lo)
+        """When each job is ready (:class:`~.precedence.Readiness`: its arrival, or for a DAG
+        task its release and parents' finish)."""
+        self.ready = self.readiness.ready
         self.admitted = np.zeros(n, dtype=bool)
         self._last_admitted = 0
         self._finishes: list[int] = []
@@ -205,8 +196,8 @@ class Engine:
     def advance_to_next_event(self) -> None:
         """Jump to the next arrival or completion after now (heuristic mode)."""
         events = [f for f in self._finishes if f > self.now]
-        if self._pending:
-            events.append(self._pending[0][0])
+        if (t := self.readiness.next_time()) is not None:
+            events.append(t)
         if not events:
             msg = f"no event after step {self.now} but {len(self.jobs) - self.n_started} jobs wait"
             raise SimulationError(msg)
@@ -220,16 +211,15 @@ class Engine:
         self.start[j] = self.now + offset
         self.machine[j] = machine
         self._finishes.append(self.now + offset + dur)
-        self._started(j, self.now + offset + dur)
+        self.readiness.started(j, self.now + offset + dur)
         if not self.whole_queue:
             self.slots[position] = self.backlog.popleft() if self.backlog else -1
 
     def _admit(self) -> None:
         """Jobs ready by now join the queue in (ready time, row) order."""
-        while self._pending and self._pending[0][0] <= self.now:
-            t, j = heapq.heappop(self._pending)
+        for j in self.readiness.admit(self.now):
             self.admitted[j] = True
-            self._last_admitted = t
+            self._last_admitted = int(self.ready[j])
             free = np.flatnonzero(self.slots < 0)
             if self.whole_queue:
                 pass  # every waiting job is visible
@@ -237,23 +227,3 @@ class Engine:
                 self.slots[free[0]] = j
             else:
                 self.backlog.append(j)
-
-    def _started(self, j: int, finish: int) -> None:
-        """Job ``j`` ends at ``finish``: once every row of its task has started, the jobs
-        waiting for the task learn its end, and those waiting for nothing more become pending
-        at their ready time (:mod:`.precedence`)."""
-        prec = self.prec
-        if prec is None or not prec.dag:
-            return
-        task = int(prec.task[self.lo + j])
-        left = self._task_left.get(task, int(prec.task_rows[task])) - 1
-        self._task_left[task] = left
-        self._task_end[task] = max(self._task_end.get(task, 0), finish)
-        if left:
-            return
-        for child in prec.children[prec.child_offsets[task] : prec.child_offsets[task + 1]]:
-            c = int(child) - self.lo
-            self.ready[c] = max(self.ready[c], self._task_end[task])
-            self._waiting[c] -= 1
-            if self._waiting[c] == 0:
-                heapq.heappush(self._pending, (int(self.ready[c]), c))

@@ -19,6 +19,7 @@ root released at its arrival, and the heap yields rows in arrival order.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Literal
 
@@ -163,3 +164,53 @@ def engine_arrays(
     consumed), child_offsets, children)``."""
     return (prec.release, prec.n_parents, prec.task, prec.task_rows.copy(), prec.child_offsets,
             prec.children)  # fmt: skip
+
+
+class Readiness:
+    """The readable engines' side of the rule (the step engine, the readable disciplines):
+    which jobs of one jobset (rows ``lo .. lo + n − 1`` of ``prec``'s, local rows here) are
+    ready when. ``ready`` (int64, ``(n,)``) is each job's ready time, final once admitted."""
+
+    def __init__(self, arrival: np.ndarray, prec: Precedence | None = None, lo: int = 0) -> None:
+        n = arrival.shape[0]
+        self.prec, self.lo = (prec if prec is not None and prec.dag else None), lo
+        release = arrival if prec is None else prec.release[lo : lo + n]
+        self.release = np.asarray(release, dtype=np.int64)
+        self.ready = self.release.copy()
+        self._waiting = (np.zeros(n, np.int64) if self.prec is None
+                         else self.prec.n_parents[lo : lo + n].copy())  # fmt: skip
+        self._task_left: dict[int, int] = {}
+        self._task_end: dict[int, int] = {}
+        self._pending = [(int(self.ready[j]), j) for j in range(n) if self._waiting[j] == 0]
+        heapq.heapify(self._pending)
+
+    def next_time(self) -> int | None:
+        """The earliest known ready time of a job not admitted yet (None: none known)."""
+        return self._pending[0][0] if self._pending else None
+
+    def admit(self, now: int) -> list[int]:
+        """The jobs ready by ``now``, in (ready time, row) order, taken off the pending heap."""
+        out = []
+        while self._pending and self._pending[0][0] <= now:
+            out.append(heapq.heappop(self._pending)[1])
+        return out
+
+    def started(self, j: int, finish: int) -> None:
+        """Job ``j`` ends at ``finish``: once every row of its task has started, the jobs
+        waiting for the task learn its end, and those waiting for nothing more are pending at
+        ``max(release, parents' ends)``."""
+        prec = self.prec
+        if prec is None:
+            return
+        task = int(prec.task[self.lo + j])
+        left = self._task_left.get(task, int(prec.task_rows[task])) - 1
+        self._task_left[task] = left
+        self._task_end[task] = max(self._task_end.get(task, 0), finish)
+        if left:
+            return
+        for child in prec.children[prec.child_offsets[task] : prec.child_offsets[task + 1]]:
+            c = int(child) - self.lo
+            self.ready[c] = max(self.ready[c], self._task_end[task])
+            self._waiting[c] -= 1
+            if self._waiting[c] == 0:
+                heapq.heappush(self._pending, (int(self.ready[c]), c))

@@ -240,18 +240,20 @@ def test_a_job_larger_than_the_machine_stalls_its_jobset_not_the_loop(discipline
 
     arrival, run = np.array([0, 1, 0]), np.array([3, 2, 4])
     demand = np.array([[4.0], [12.0], [6.0]])  # job 1 needs more than the machine's 10
-    start, _, _, status = backfill.run_jobsets(
-        arrival, run, run, demand, np.array([0, 2, 3]), np.array([10.0]), 1, arrival_order,
-        0, 0.0, backfill.DISCIPLINES[discipline], True,
+    empty = np.zeros(0, np.int64)
+    no_dag = (arrival, np.zeros(3, np.int64), empty, empty, empty, empty)
+    start, _, _, _, status = backfill.run_jobsets(
+        arrival, run, run, run, demand, np.array([0, 2, 3]), np.array([10.0]), 1, arrival_order,
+        0, 0.0, backfill.DISCIPLINES[discipline], True, no_dag,
     )  # fmt: skip
     assert status.tolist() == [STALLED, 0]
     assert start.tolist() == [0, -1, 0]
     readable = backfill_steps.schedule_jobset(
-        arrival[:2], run[:2], run[:2], demand[:2], np.array([10.0]), 1,
+        arrival[:2], run[:2], run[:2], run[:2], demand[:2], np.array([10.0]), 1,
         make_policy(f"fcfs+{discipline}"), backfill.DISCIPLINES[discipline],
     )  # fmt: skip
     assert readable[0].tolist() == [0, -1]
-    assert readable[3] == STALLED
+    assert readable[4] == STALLED
 
 
 def test_kth_replayed_whole_under_each_discipline(kth) -> None:

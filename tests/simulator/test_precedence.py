@@ -155,10 +155,31 @@ def test_unlimited_capacity_gives_every_job_its_critical_path(v2018_dags: Path) 
         assert precedence_table(js, res.table)["violated_edges"].to_list() == [0]
 
 
-def test_disciplines_refuse_a_dag_workload() -> None:  # so far
-    js = jobset(_diamond())
-    with pytest.raises(ValueError, match="DAG workload"):
-        run_policy(js, make_policy("fcfs+easy"), ClusterConfig(slots=None))
+@pytest.mark.parametrize("seed", range(3))
+def test_disciplines_keep_precedence_and_engines_agree(seed: int) -> None:
+    """Strict, EASY and conservative on DAG workloads: compiled and readable agree, every task
+    starts after its parents, with every order (DAG ones included)."""
+    frame = random_dag_jobs(seed, instances=1 + seed % 2)
+    rng = np.random.default_rng(seed)
+    arrival = pl.col("dag").rank("dense").cast(pl.Int64) * int(rng.integers(1, 4))
+    frame = frame.with_columns(
+        arrival.alias("arrival"), pl.Series("cpu", rng.integers(1, 4, frame.height) * 1.0)
+    )
+    js = jobset(frame.sort("jobset", "arrival", "job_id"))
+    for rule in ("dag", "trace"):
+        config = ClusterConfig(slots=None, release=rule)
+        for discipline in ("strict", "easy", "conservative"):
+            for order in ("fcfs", "sjf", "hrrn", "cpf"):
+                policy = make_policy(f"{order}+{discipline}")
+                fast = run_policy(js, policy, config)
+                step = run_policy(js, policy, config, engine="step")
+                for name in ("start", "machine", "reserved", "ready"):
+                    np.testing.assert_array_equal(
+                        getattr(fast, name),
+                        getattr(step, name),
+                        err_msg=f"{rule} {policy.name} {name}",
+                    )
+                check_schedule(js, fast.start, fast.machine, release=rule)
 
 
 def test_check_schedule_holds_tasks_to_their_release_and_parents() -> None:
