@@ -62,7 +62,7 @@ def collect_runs(spec: ExperimentSpec, out: Path) -> Results | None:
     meta.pop("agent_stats", None)
     if stats:
         meta["agent_stats"] = stats
-    table = pl.concat([p.table for p in parts], how="vertical_relaxed")
+    table = pl.concat([p.table for p in parts], how="diagonal_relaxed")  # DAG columns: some
     return Results(table, meta)
 
 

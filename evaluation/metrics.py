@@ -209,13 +209,21 @@ def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> p
         *_utilisation(table),
         *_killed(table),
         *_liu_metrics(table),
-        *(() if "dag" in table.columns else (
-            completion.mean().alias("jct"), pl.col("slowdown").mean().alias("job_slowdown"),
-            pl.col("slowdown").quantile(0.95, interpolation="linear").alias("p95_job_slowdown"),
-        )),
-    )  # fmt: skip
-    if "dag" in table.columns:
-        out = out.join(_dag_jobs(results), on=keys(table), how="left", nulls_equal=True)
+        completion.mean().alias("jct"),
+        pl.col("slowdown").mean().alias("job_slowdown"),
+        pl.col("slowdown").quantile(0.95, interpolation="linear").alias("p95_job_slowdown"),
+    )  # one-task jobs; a DAG workload's jobs replace them
+    if "dag" in table.columns and table.get_column("dag").null_count() < table.height:
+        dags = Results(table.filter(pl.col("dag").is_not_null()), results.meta)
+        jobs = _dag_jobs(dags).rename(lambda c: c if c in keys(table) else f"_{c}")
+        out = (
+            out.join(jobs, on=keys(table), how="left", nulls_equal=True)
+            .with_columns(
+                pl.coalesce(f"_{c}", c).alias(c)
+                for c in ("jct", "job_slowdown", "p95_job_slowdown")
+            )
+            .drop("_jct", "_job_slowdown", "_p95_job_slowdown")
+        )
     return _sorted(out, policy_order(results))
 
 

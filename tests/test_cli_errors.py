@@ -84,7 +84,7 @@ def test_a_parquet_file_given_to_a_trace_loader(jobs: Path, tmp_path: Path) -> N
 def test_policy_mistakes(jobs: Path, tmp_path: Path) -> None:
     res = str(tmp_path / "r.parquet")
     cases = {
-        ("--policy", "sjff"): "unknown policy 'sjff'; did you mean 'sjf'?",
+        ("--policy", "sjff"): "unknown policy 'sjff'; did you mean 'sjf'",
         ("--policy", "tetris:knob=x"): "--policy tetris:knob=x: parameter 'knob' of policy "
         "'tetris' expects a number, got 'x'",
         ("--policy", "random:sed=1"): "'random' has no parameter 'sed'; did you mean 'seed'?",
