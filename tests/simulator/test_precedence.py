@@ -94,6 +94,18 @@ def test_precedence_table_per_policy() -> None:
 # -- the engines enforce precedence ------------------------------------------------------------
 
 
+def busy_dags(seed: int, *, instances: int, spread: int) -> JobSet:
+    """:func:`random_dag_jobs` whose DAG jobs arrive ``k · s`` steps apart (``s`` seeded in
+    ``spread .. 3``) and whose rows demand 1-3 of 4 cores, sorted as a JobSet."""
+    frame = random_dag_jobs(seed, instances=instances)
+    rng = np.random.default_rng(seed)
+    arrival = pl.col("dag").rank("dense").cast(pl.Int64) * int(rng.integers(spread, 4))
+    frame = frame.with_columns(
+        arrival.alias("arrival"), pl.Series("cpu", rng.integers(1, 4, frame.height) * 1.0)
+    )
+    return jobset(frame.sort("jobset", "arrival", "job_id"))
+
+
 @pytest.mark.parametrize(
     ("capacity", "rule", "policy", "starts"),
     [
@@ -119,13 +131,7 @@ def test_engine_starts_a_task_once_its_parents_finish(
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("slots", [None, 3])
 def test_random_dags_keep_precedence_and_capacity(seed: int, slots: int | None) -> None:
-    frame = random_dag_jobs(seed, instances=1 + seed % 3)
-    rng = np.random.default_rng(seed)
-    arrival = pl.col("dag").rank("dense").cast(pl.Int64) * int(rng.integers(0, 4))
-    frame = frame.with_columns(
-        arrival.alias("arrival"), pl.Series("cpu", rng.integers(1, 4, frame.height) * 1.0)
-    )
-    js = jobset(frame.sort("jobset", "arrival", "job_id"))
+    js = busy_dags(seed, instances=1 + seed % 3, spread=0)
     for rule in ("dag", "trace"):
         for name in ("fcfs", "sjf", "hrrn", "random", "tetris+bestfit"):
             config = ClusterConfig(slots=slots, release=rule, machines=1 + seed % 2)
@@ -159,13 +165,7 @@ def test_unlimited_capacity_gives_every_job_its_critical_path(v2018_dags: Path) 
 def test_disciplines_keep_precedence_and_engines_agree(seed: int) -> None:
     """Strict, EASY and conservative on DAG workloads: compiled and readable agree, every task
     starts after its parents, with every order (DAG ones included)."""
-    frame = random_dag_jobs(seed, instances=1 + seed % 2)
-    rng = np.random.default_rng(seed)
-    arrival = pl.col("dag").rank("dense").cast(pl.Int64) * int(rng.integers(1, 4))
-    frame = frame.with_columns(
-        arrival.alias("arrival"), pl.Series("cpu", rng.integers(1, 4, frame.height) * 1.0)
-    )
-    js = jobset(frame.sort("jobset", "arrival", "job_id"))
+    js = busy_dags(seed, instances=1 + seed % 2, spread=1)
     for rule in ("dag", "trace"):
         config = ClusterConfig(slots=None, release=rule)
         for discipline in ("strict", "easy", "conservative"):
@@ -227,13 +227,7 @@ def test_fast_and_batched_engines_agree_on_dags(seed: int) -> None:
     """The compiled list scheduler, the batched engine and the readable step engine give the
     same schedule of a DAG workload (slots and backlog, both release rules, static and dynamic
     orders)."""
-    frame = random_dag_jobs(seed, instances=1 + seed % 2)
-    rng = np.random.default_rng(seed)
-    arrival = pl.col("dag").rank("dense").cast(pl.Int64) * int(rng.integers(1, 4))
-    frame = frame.with_columns(
-        arrival.alias("arrival"), pl.Series("cpu", rng.integers(1, 4, frame.height) * 1.0)
-    )
-    js = jobset(frame.sort("jobset", "arrival", "job_id"))
+    js = busy_dags(seed, instances=1 + seed % 2, spread=1)
     for rule in ("dag", "trace"):
         for name in ("fcfs", "sjf", "hrrn", "cpf", "srjf"):
             config = ClusterConfig(slots=3, release=rule)
