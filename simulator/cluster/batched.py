@@ -47,7 +47,6 @@ from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
-from schedlab.dag import graph, upward_rank
 from schedlab.jobset import JobSet
 from schedlab.simulator.cluster.backfill import DISCIPLINES
 from schedlab.simulator.cluster.dispatch import arrival_order
@@ -225,7 +224,7 @@ class BatchedEngine:
         runtime, seen = job_times(jobset, config.overrun, clairvoyant=clairvoyant)
         prec = Precedence.of(jobset, config.release)
         if ranks and prec.dag:
-            seen = upward_rank(graph(jobs), seen)
+            seen = prec.ranks(seen)
         return cls.for_jobsets(
             jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(),
             jobset_bounds(jobs.get_column("jobset").to_numpy()), jobset.machine_capacity, config,

@@ -47,11 +47,22 @@ class Precedence:
     task_rows: np.ndarray
     child_offsets: np.ndarray
     children: np.ndarray
+    order: np.ndarray
+    """int64, ``(n,)``: the rows in a topological order (empty without precedence)."""
 
     @property
     def dag(self) -> bool:
         """Whether some row waits for another."""
         return self.children.size > 0
+
+    def ranks(self, length: np.ndarray) -> np.ndarray:
+        """Each row's remaining critical path over ``length`` (int64, ``(n,)``, steps):
+        :func:`schedlab.dag.upward_rank` on this graph, not built again."""
+        from schedlab.dag import Graph, upward_rank
+
+        g = Graph(self.task, self.task_rows, self.n_parents, self.child_offsets, self.children,
+                  self.order)  # fmt: skip
+        return upward_rank(g, length)
 
     @classmethod
     def of(cls, jobset: JobSet, release: Release = "dag") -> Precedence:
@@ -62,7 +73,7 @@ class Precedence:
         arrival = jobs.get_column("arrival").to_numpy()
         if "parents" not in jobs.columns:
             empty = np.zeros(0, np.int64)
-            return cls(arrival, np.zeros(len(jobs), np.int64), empty, empty, empty, empty)
+            return cls(arrival, np.zeros(len(jobs), np.int64), empty, empty, empty, empty, empty)
         from schedlab.dag import graph
 
         g = graph(jobs)
@@ -71,7 +82,7 @@ class Precedence:
             arrival = jobs.select(first).to_series().to_numpy()
         return cls(
             np.ascontiguousarray(arrival, np.int64), g.n_parents.astype(np.int64), g.task,
-            g.task_rows.astype(np.int64), g.child_offsets, g.children,
+            g.task_rows.astype(np.int64), g.child_offsets, g.children, g.order,
         )  # fmt: skip
 
 
