@@ -27,7 +27,7 @@ from schedlab.loaders.traces.drop_report import SAMPLE_SCHEMA, DropReport, LoadR
 from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.registry import loaders
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 """Version of the cached files' layout (part of the key: older entries are never read)."""
 
 
