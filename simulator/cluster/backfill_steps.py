@@ -220,7 +220,7 @@ def schedule_jobset(
         waiting = [j for j in waiting if start[j] < 0]
         if finished == n:
             break
-        events = [t] if (t := readiness.next_time()) is not None else []
+        events = [] if (next_ready := readiness.next_time()) is None else [next_ready]
         events += [int(start[j] + runtime[j]) for j in running]
         events += [slots[j][0] for j in waiting if j in slots and now < slots[j][0] < NEVER]
         if not events:
