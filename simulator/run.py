@@ -45,7 +45,12 @@ from schedlab.simulator.cluster.dispatch import arrival_order, choose
 from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
 from schedlab.simulator.cluster.placement import FIRST_FIT
-from schedlab.simulator.cluster.precedence import Precedence, Readiness, engine_arrays
+from schedlab.simulator.cluster.precedence import (
+    Precedence,
+    Readiness,
+    engine_arrays,
+    remaining_paths,
+)
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import ModelKind, Policy, model_kind, rollout
 
@@ -185,7 +190,7 @@ def _run_fast(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
-    seen = _ranks(policy, seen, prec)
+    seen = _ranks(jobset, policy, seen, prec)
     start, machine, ready, status = run_jobsets(
         jobs.get_column("arrival").to_numpy(), runtime, seen, writable(jobset.demands()), bounds,
         jobset.machine_capacity, config.n_machines(),
@@ -197,11 +202,11 @@ def _run_fast(
     return Schedule(start, machine, ready=ready if prec.dag else None)
 
 
-def _ranks(policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
+def _ranks(jobset: JobSet, policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
     """What ``policy``'s score sees of each job's length: ``seen``, or for a DAG order
     (``sees = "rank"``) on a DAG workload each task's remaining critical path over ``seen``."""
     if getattr(policy, "sees", "length") == "rank" and prec.dag:
-        return prec.ranks(seen)
+        return remaining_paths(jobset, seen)
     return seen
 
 
@@ -231,7 +236,7 @@ def _run_discipline(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, estimate = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
-    seen = _ranks(policy, estimate, prec)
+    seen = _ranks(jobset, policy, estimate, prec)
     arrival, demand = jobs.get_column("arrival").to_numpy(), writable(jobset.demands())
     discipline = backfill.DISCIPLINES[policy.queue]
     if engine == "step":
@@ -323,7 +328,7 @@ def _run_step(
     duration, seen = job_times(
         jobset, config.overrun, clairvoyant=bool(getattr(policy, "clairvoyant", False))
     )
-    seen = _ranks(policy, seen, prec)
+    seen = _ranks(jobset, policy, seen, prec)
     demand = writable(jobset.demands())
     ids = jobs.get_column("jobset").to_numpy()
     start = np.empty(len(jobs), dtype=np.int64)

@@ -58,7 +58,7 @@ from schedlab.simulator.cluster.kernels import (
     step_envs,
     valid_mask,
 )
-from schedlab.simulator.cluster.precedence import Precedence
+from schedlab.simulator.cluster.precedence import Precedence, remaining_paths
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import Placements, Snapshot, View
 
@@ -224,7 +224,7 @@ class BatchedEngine:
         runtime, seen = job_times(jobset, config.overrun, clairvoyant=clairvoyant)
         prec = Precedence.of(jobset, config.release)
         if ranks and prec.dag:
-            seen = prec.ranks(seen)
+            seen = remaining_paths(jobset, seen)
         return cls.for_jobsets(
             jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(),
             jobset_bounds(jobs.get_column("jobset").to_numpy()), jobset.machine_capacity, config,
@@ -392,8 +392,8 @@ def _precedence_arrays(
     if prec is None:
         empty = np.zeros(0, np.int64)
         none = np.zeros((B, 0), np.int64)
-        return (empty, empty, empty, empty, empty, empty, np.zeros(B, np.int64), none, none,
-                none, none, none, none, np.zeros(B, np.int64))  # fmt: skip
+        return (empty, np.zeros(0, np.int32), empty, empty, empty, empty, np.zeros(B, np.int64),
+                none, none, none, none, none, none, np.zeros(B, np.int64))  # fmt: skip
     spans = [(prec.task[a:b].min(), prec.task[a:b].max() + 1) if b > a else (0, 0)
              for a, b in zip(lo, hi, strict=True)]  # fmt: skip
     task_lo, task_hi = (np.array(x, dtype=np.int64) for x in zip(*spans, strict=True))

@@ -173,6 +173,7 @@ def _one_jobset(
         order = np.argsort(-keys, kind="mergesort")
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
+        keys = np.empty(0)  # the tree holds the order now: free the scores
     jtree = np.full((2 * _pow2(n) if tree else 0, d), np.inf)
     # machines' free capacity now: first fit in O(log m) on many machines, and the whole
     # queue's test "some machine fits this subtree" (not needed with one machine)

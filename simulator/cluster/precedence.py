@@ -37,9 +37,9 @@ class Precedence:
     """What the engines need of a JobSet's precedence, over its rows (in ``jobs`` order).
 
     ``release`` (int64, ``(n,)``, steps) and the graph of :func:`schedlab.dag.graph`: parent
-    tasks per row ``n_parents``, ``task`` per row, ``task_rows`` per task, the rows waiting for
-    each task ``children[child_offsets[t]:child_offsets[t + 1]]`` (global rows). Without
-    precedence the graph arrays are empty and every row is a root."""
+    tasks per row ``n_parents`` (int32), ``task`` per row, ``task_rows`` per task, the rows
+    waiting for each task ``children[child_offsets[t]:child_offsets[t + 1]]`` (global rows).
+    Without precedence the graph arrays are empty and every row is a root."""
 
     release: np.ndarray
     n_parents: np.ndarray
@@ -47,22 +47,11 @@ class Precedence:
     task_rows: np.ndarray
     child_offsets: np.ndarray
     children: np.ndarray
-    order: np.ndarray
-    """int64, ``(n,)``: the rows in a topological order (empty without precedence)."""
 
     @property
     def dag(self) -> bool:
         """Whether some row waits for another."""
         return self.children.size > 0
-
-    def ranks(self, length: np.ndarray) -> np.ndarray:
-        """Each row's remaining critical path over ``length`` (int64, ``(n,)``, steps):
-        :func:`schedlab.dag.upward_rank` on this graph, not built again."""
-        from schedlab.dag import Graph, upward_rank
-
-        g = Graph(self.task, self.task_rows, self.n_parents, self.child_offsets, self.children,
-                  self.order)  # fmt: skip
-        return upward_rank(g, length)
 
     @classmethod
     def of(cls, jobset: JobSet, release: Release = "dag") -> Precedence:
@@ -73,7 +62,7 @@ class Precedence:
         arrival = jobs.get_column("arrival").to_numpy()
         if "parents" not in jobs.columns:
             empty = np.zeros(0, np.int64)
-            return cls(arrival, np.zeros(len(jobs), np.int64), empty, empty, empty, empty, empty)
+            return cls(arrival, np.zeros(len(jobs), np.int32), empty, empty, empty, empty)
         from schedlab.dag import graph
 
         g = graph(jobs)
@@ -81,8 +70,8 @@ class Precedence:
             first = pl.col("arrival").min().over("jobset", "dag")
             arrival = jobs.select(first).to_series().to_numpy()
         return cls(
-            np.ascontiguousarray(arrival, np.int64), g.n_parents.astype(np.int64), g.task,
-            g.task_rows.astype(np.int64), g.child_offsets, g.children, g.order,
+            np.ascontiguousarray(arrival, np.int64), g.n_parents.astype(np.int32, copy=False),
+            g.task, g.task_rows.astype(np.int64, copy=False), g.child_offsets, g.children,
         )  # fmt: skip
 
 
@@ -166,6 +155,15 @@ def on_start(
         if waiting[c] == 0:
             size = push(t, r, size, max(release[c], ready[c]), c)
     return size
+
+
+def remaining_paths(jobset: JobSet, length: np.ndarray) -> np.ndarray:
+    """Each row's remaining critical path over ``length`` (int64, ``(n,)``, steps): what DAG
+    orders see (:func:`schedlab.dag.upward_rank`; the graph is built for it and dropped, so
+    that it is not held while an engine runs)."""
+    from schedlab.dag import graph, upward_rank
+
+    return upward_rank(graph(jobset.jobs), length)
 
 
 def engine_arrays(
