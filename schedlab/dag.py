@@ -108,7 +108,7 @@ def graph(jobs: pl.DataFrame) -> Graph:
         _check_dags(jobs, task, first, starts, parent)
     del parent
     task_rows = np.bincount(task, minlength=tj.size)
-    order, done = _topological(task, task_rows, counts, offsets, children)
+    order, done = topological_order(task, task_rows, counts, offsets, children)
     if done < n:
         cycle = _cycle(order[done:], task, flat, starts, jobset, tj, tk)
         ids = " -> ".join(str(job_id[r]) for r in cycle)
@@ -419,9 +419,10 @@ def _dag_mismatch(d, task, first, starts, parent):
 
 
 @numba.njit(cache=True)
-def _topological(task, task_rows, n_parents, offsets, children):
-    """Kahn's algorithm over rows: a task is done when its last row is; returns the order and
-    how many rows it reached (fewer than all: a cycle)."""
+def topological_order(task, task_rows, n_parents, offsets, children):
+    """Kahn's algorithm over rows (the arrays of :class:`Graph`): a task is done when its last
+    row is; returns the order (int64, ``(n,)``) and how many rows it reached (fewer than all:
+    a cycle, the rows on it last)."""
     n = task.size
     pending = n_parents.copy()
     left = task_rows.copy()

@@ -190,7 +190,7 @@ def _run_fast(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
-    seen = _ranks(jobset, policy, seen, prec)
+    seen = _ranks(policy, seen, prec)
     start, machine, ready, status = run_jobsets(
         jobs.get_column("arrival").to_numpy(), runtime, seen, writable(jobset.demands()), bounds,
         jobset.machine_capacity, config.n_machines(),
@@ -202,11 +202,11 @@ def _run_fast(
     return Schedule(start, machine, ready=ready if prec.dag else None)
 
 
-def _ranks(jobset: JobSet, policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
+def _ranks(policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
     """What ``policy``'s score sees of each job's length: ``seen``, or for a DAG order
     (``sees = "rank"``) on a DAG workload each task's remaining critical path over ``seen``."""
     if getattr(policy, "sees", "length") == "rank" and prec.dag:
-        return remaining_paths(jobset, seen)
+        return remaining_paths(prec, seen)
     return seen
 
 
@@ -236,7 +236,7 @@ def _run_discipline(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, estimate = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
-    seen = _ranks(jobset, policy, estimate, prec)
+    seen = _ranks(policy, estimate, prec)
     arrival, demand = jobs.get_column("arrival").to_numpy(), writable(jobset.demands())
     discipline = backfill.DISCIPLINES[policy.queue]
     if engine == "step":
@@ -328,7 +328,7 @@ def _run_step(
     duration, seen = job_times(
         jobset, config.overrun, clairvoyant=bool(getattr(policy, "clairvoyant", False))
     )
-    seen = _ranks(jobset, policy, seen, prec)
+    seen = _ranks(policy, seen, prec)
     demand = writable(jobset.demands())
     ids = jobs.get_column("jobset").to_numpy()
     start = np.empty(len(jobs), dtype=np.int64)

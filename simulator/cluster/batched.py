@@ -224,7 +224,7 @@ class BatchedEngine:
         runtime, seen = job_times(jobset, config.overrun, clairvoyant=clairvoyant)
         prec = Precedence.of(jobset, config.release)
         if ranks and prec.dag:
-            seen = remaining_paths(jobset, seen)
+            seen = remaining_paths(prec, seen)
         return cls.for_jobsets(
             jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(),
             jobset_bounds(jobs.get_column("jobset").to_numpy()), jobset.machine_capacity, config,

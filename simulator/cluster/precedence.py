@@ -157,13 +157,17 @@ def on_start(
     return size
 
 
-def remaining_paths(jobset: JobSet, length: np.ndarray) -> np.ndarray:
+def remaining_paths(prec: Precedence, length: np.ndarray) -> np.ndarray:
     """Each row's remaining critical path over ``length`` (int64, ``(n,)``, steps): what DAG
-    orders see (:func:`schedlab.dag.upward_rank`; the graph is built for it and dropped, so
-    that it is not held while an engine runs)."""
-    from schedlab.dag import graph, upward_rank
+    orders see (:func:`schedlab.dag.upward_rank` over ``prec``'s graph, with a topological
+    order found for it)."""
+    from schedlab import dag
 
-    return upward_rank(graph(jobset.jobs), length)
+    order, _ = dag.topological_order(prec.task, prec.task_rows, prec.n_parents,
+                                     prec.child_offsets, prec.children)  # fmt: skip
+    g = dag.Graph(prec.task, prec.task_rows, prec.n_parents, prec.child_offsets, prec.children,
+                  order)  # fmt: skip
+    return dag.upward_rank(g, length)
 
 
 def engine_arrays(
