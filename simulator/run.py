@@ -174,7 +174,9 @@ def check_size(jobset: JobSet, config: ClusterConfig, *, batched: bool) -> None:
 
 
 def _uniforms(jobset: JobSet, policy: Any) -> np.ndarray:
-    """The Random mode's draws: one stream per jobset, reset with its id."""
+    """The Random mode's draws: one stream per jobset, reset with its id (none for an order)."""
+    if not policy.uniform:
+        return np.empty(0)
     ids = jobset.jobs.get_column("jobset").to_numpy()
     uniforms = np.empty(ids.size)
     for lo, hi in itertools.pairwise(jobset_bounds(ids)):

@@ -160,7 +160,7 @@ def _one_jobset(
     view = np.full(n if whole else slots, -2 if whole else -1, dtype=np.int64)
     top = 0  # whole queue: one past the last ready row
     v_head = 0  # whole queue: first entry of view that may still wait
-    backlog = np.empty(n, dtype=np.int64)
+    backlog = np.empty(0 if whole else n, dtype=np.int64)
     b_head = 0
     b_tail = 0
     # a static order's scores, once; in tree mode the rank of each job (ties by arrival)
@@ -302,7 +302,7 @@ def run_jobsets(
         Visible job slots M, or ``WHOLE_QUEUE`` (0).
     score: Any, rule: int, knob: float, uniform: bool
         The heuristic: job order, placement rule, parameter, Random mode (:mod:`.dispatch`).
-    uniforms : float64 array, shape ``(n,)``
+    uniforms : float64 array, shape ``(n,)`` (or ``(0,)`` unless ``uniform``)
         Uniform draws in [0, 1) consumed, per jobset in order, by the Random mode.
     static : bool
         The score depends only on the job (the whole queue may use the ordered tree, and a
