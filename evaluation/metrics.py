@@ -277,8 +277,26 @@ def bucket_expr(buckets: dict[str, tuple[float, float]], column: str = "duration
     return expr.alias("bucket")
 
 
+def length_units(results: Results) -> Results:
+    """What the per-length breakdown counts: for a DAG workload its jobs, each as one row with
+    ``duration`` its critical path (steps), ``completion`` its JCT (steps) and ``slowdown`` its
+    job slowdown (:func:`~schedlab.evaluation.jobs.per_job`); else the results' own jobs."""
+    table = results.table
+    if "dag" not in table.columns or table.get_column("dag").null_count() == table.height:
+        return results
+    from schedlab.evaluation.jobs import per_job
+
+    jobs = per_job(Results(table.filter(pl.col("dag").is_not_null()), results.meta))
+    units = jobs.select(
+        *keys(jobs), pl.col("critical_path").alias("duration"),
+        pl.col("jct").alias("completion"), pl.col("job_slowdown").alias("slowdown"),
+    )  # fmt: skip
+    return Results(units, {**results.meta, "length_buckets": {}})
+
+
 def per_length(results: Results) -> pl.DataFrame:
-    """One row per (policy, load, seed, jobset, length bucket): averages over those jobs.
+    """One row per (policy, load, seed, jobset, length bucket): averages over those jobs (a
+    DAG workload's jobs, by critical-path length: :func:`length_units`).
 
     Buckets come from :func:`length_buckets`. Jobs whose run time lies in no bucket (e.g. a
     duration of 5 steps with DeepRM's buckets 1–3 and 10–15) are **dropped from this breakdown
@@ -298,6 +316,7 @@ def per_length(results: Results) -> pl.DataFrame:
         turnaround, in :func:`time_unit`). Sorted by policy (simulation order), load, seed,
         jobset and bucket.
     """
+    results = length_units(results)
     buckets = length_buckets(results)
     table = results.table
     if not buckets:

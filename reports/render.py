@@ -23,6 +23,7 @@ import polars as pl
 from schedlab.evaluation.analysis import AnalysisConfig, conditions
 from schedlab.evaluation.metrics import (
     length_buckets,
+    length_units,
     per_jobset,
     per_length,
     policy_order,
@@ -85,7 +86,7 @@ def compute(
         length_summary=summarize(
             comp.at_focus(pln), metrics=("slowdown",), by=("policy", "load", "bucket"), settings=cfg
         ),
-        buckets=length_buckets(results),
+        buckets=length_buckets(length_units(results)),
         comp=comp,
         ratios=ratio_overview(comp.summary, comp.pairwise, cfg),
         views=view,

@@ -236,3 +236,24 @@ def test_fast_and_batched_engines_agree_on_dags(seed: int) -> None:
                 other = run_policy(js, make_policy(name), config, engine=engine)
                 np.testing.assert_array_equal(fast.start, other.start, err_msg=f"{rule} {name}")
                 np.testing.assert_array_equal(fast.ready, other.ready)
+
+
+def test_per_length_breakdown_of_dag_jobs_is_by_critical_path() -> None:
+    """A DAG workload's per-length breakdown counts jobs, bucketed by critical path."""
+    from schedlab.evaluation.jobs import per_job
+    from schedlab.evaluation.metrics import length_buckets, length_units, per_length
+
+    js = busy_dags(0, instances=1, spread=1)
+    res = simulate(js, [make_policy("sjf")], {"slots": None})
+    jobs = per_job(res)
+    pln = per_length(res)
+    assert pln["n_jobs"].sum() == jobs.height  # every DAG job once, not every task
+    buckets = length_buckets(length_units(res))
+    lo, hi = min(b[0] for b in buckets.values()), max(b[1] for b in buckets.values())
+    assert (lo, hi) == (jobs["critical_path"].min(), jobs["critical_path"].max())
+    short = pln.filter(pl.col("bucket") == "short")
+    assert short["slowdown"].to_list() == pytest.approx(
+        jobs.filter(pl.col("critical_path") <= buckets["short"][1])
+        .group_by("jobset", maintain_order=True).agg(pl.col("job_slowdown").mean())
+        .sort("jobset")["job_slowdown"].to_list()
+    )  # fmt: skip
