@@ -352,7 +352,8 @@ def compare(
     **overrides
         Fields of ``settings`` to replace, by name (``primary="completion"``, ``alpha=0.01``,
         ``n_resamples=500``, ``seed=1``...; see
-        :class:`~schedlab.evaluation.settings.StatsSettings`).
+        :class:`~schedlab.evaluation.settings.StatsSettings`). Results of a DAG workload are
+        compared on job slowdown, then job completion time, unless metrics are given.
 
     Raises
     ------
@@ -360,6 +361,10 @@ def compare(
         If an experiment directory has several workloads and ``workload`` names none of them.
     """
     res, js = load_results(results, workload=workload, jobs=jobs)
+    table = res.table
+    dags = "dag" in table.columns and table.get_column("dag").null_count() < table.height
+    if dags and settings is DEFAULT_STATS and not {"primary", "secondary"} & set(overrides):
+        overrides |= {"primary": "job_slowdown", "secondary": ("jct", *settings.secondary)}
     cfg = analysis_config(res, stats_settings(settings, **overrides), reference=reference)
     c = compute(res, cfg, focus_load=focus_load, jobs=js)
     return ComparisonResult(c, js)

@@ -257,3 +257,12 @@ def test_per_length_breakdown_of_dag_jobs_is_by_critical_path() -> None:
         .group_by("jobset", maintain_order=True).agg(pl.col("job_slowdown").mean())
         .sort("jobset")["job_slowdown"].to_list()
     )  # fmt: skip
+
+
+def test_compare_uses_job_metrics_for_dag_workloads() -> None:
+    from schedlab import compare
+
+    js = busy_dags(1, instances=1, spread=1)
+    res = simulate(js, [make_policy("sjf"), make_policy("fcfs")], {"slots": None})
+    assert compare(res).computed.comp.cfg.primary == "job_slowdown"
+    assert compare(res, primary="wait").computed.comp.cfg.primary == "wait"
