@@ -192,11 +192,13 @@ def sweep_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Block
 
 
 def length_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Block]:
-    source = (
-        "from the workload metadata"
-        if c.results.meta.get("length_buckets")
-        else "duration terciles, as the workload defines no length buckets"
-    )
+    table = c.results.table
+    if "dag" in table.columns and table.get_column("dag").null_count() < table.height:
+        source = "terciles of the DAG jobs' critical paths: the breakdown counts jobs, not tasks"
+    elif c.results.meta.get("length_buckets"):
+        source = "from the workload metadata"
+    else:
+        source = "duration terciles, as the workload defines no length buckets"
     label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
     blocks: list[Block] = [
         ("h2", f"Slowdown by job length {c.comp.where()}"),
