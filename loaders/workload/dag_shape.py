@@ -20,17 +20,15 @@ of the value ``i + 1``. Document::
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from schedlab.errors import WorkloadModelError
-from schedlab.io import write_text_atomic
-from schedlab.validate import Table, read_document
+from schedlab.loaders.workload.model import JsonDocument
+from schedlab.validate import Table
 
 KIND = "schedlab-dag-shape"
 SCHEMA_VERSION = 1
@@ -51,8 +49,10 @@ class Levels:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class DagShape:
+class DagShape(JsonDocument):
     """Distributions of a DAG job's depth, level widths and parents per task (module doc)."""
+
+    what: ClassVar[str] = "DAG shape model"
 
     depth: tuple[float, ...]
     """P(depth = i + 1) (levels per job)."""
@@ -82,16 +82,6 @@ class DagShape:
         """The JSON document (module doc)."""
         pmfs = {k: list(getattr(self, k)) for k in PMFS}
         return {"kind": KIND, "schema_version": SCHEMA_VERSION, **pmfs, "source": dict(self.source)}
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write ``dag_shape.json`` atomically."""
-        write_text_atomic(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> DagShape:
-        """Read and validate ``dag_shape.json``."""
-        data = read_document(path, error=WorkloadModelError, fmt="json", what="DAG shape model")
-        return cls.from_json(data, source=str(path))
 
     @classmethod
     def from_json(cls, data: Any, *, source: str = "DAG shape") -> DagShape:

@@ -29,7 +29,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 
@@ -177,9 +177,40 @@ class DemandModel:
         return out
 
 
+class JsonDocument:
+    """A workload document saved as one atomic JSON file and read back validated: subclasses
+    give ``what`` (its name in errors), ``to_json`` and ``from_json``."""
+
+    __slots__ = ()
+    what: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, data: Any, *, source: str) -> Self:
+        """Validate a document; errors name ``source`` and the key."""
+        raise NotImplementedError
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the document atomically."""
+        text = json.dumps(self.to_json(), indent=1, default=_plain, allow_nan=False)
+        write_text_atomic(path, text + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """Read and validate the document at ``path``."""
+        data = read_document(path, error=WorkloadModelError, fmt="json", what=cls.what)
+        return cls.from_json(data, source=str(path))
+
+
 @dataclass(frozen=True, kw_only=True, slots=True, eq=False)
-class WorkloadModel:
-    """Durations, arrivals and demands of a workload, with its cluster and provenance."""
+class WorkloadModel(JsonDocument):
+    """Durations, arrivals and demands of a workload, with its cluster and provenance
+    (``model.json``)."""
+
+    what: ClassVar[str] = "workload model"
 
     resources: tuple[str, ...]
     capacity: tuple[float, ...]
@@ -245,17 +276,6 @@ class WorkloadModel:
             "source": dict(self.source),
             "diagnostics": dict(self.diagnostics),
         }
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write ``model.json`` atomically."""
-        text = json.dumps(self.to_json(), indent=1, default=_plain, allow_nan=False)
-        write_text_atomic(path, text + "\n")
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> WorkloadModel:
-        """Read and validate ``model.json``."""
-        data = read_document(path, error=WorkloadModelError, fmt="json", what="workload model")
-        return cls.from_json(data, source=str(path))
 
     @classmethod
     def from_json(cls, data: Any, *, source: str = "model") -> WorkloadModel:
