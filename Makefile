@@ -5,14 +5,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= out
 
-.PHONY: run test bench lint venv clean
+.PHONY: run test bench lint docs venv clean
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,ray]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,ray,rl,docs]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -28,6 +28,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python tools/typecheck.py
+
+# The documentation site, built in strict mode: a broken link or reference fails the build.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir $(OUT)/site
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
