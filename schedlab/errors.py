@@ -76,6 +76,10 @@ class SchedlabWarning(UserWarning):
     """Base class of the warnings schedlab gives users."""
 
 
+class PluginWarning(SchedlabWarning):
+    """An installed plug-in is refused (its name clashes with a built-in or another plug-in)."""
+
+
 class ImplausibleValueWarning(SchedlabWarning):
     """A value is allowed but far outside its usual range (e.g. ``--load 70`` = 7000%)."""
 

@@ -1,23 +1,45 @@
 """Registries map names to lazily imported entry points (Gymnasium's ``register``/``make``).
 
-One registry per kind (generators, loaders, policies, trainers); ``import schedlab`` imports none
-of the entry points, so torch or numba are loaded only when a name that needs them is made.
-Entries keep their registration order (the report order of the heuristics) and carry tags, so
-lists of names are derived from here (``policies.names(tag="heuristic")``), never repeated.
-Parameters given by name are checked against the entry point's type hints
+One registry per kind (generators, loaders, policies, trainers, model kinds); ``import schedlab``
+imports none of the entry points, so torch or numba are loaded only when a name that needs them
+is made. Entries keep their registration order (the report order of the heuristics) and carry
+tags, so lists of names are derived from here (``policies.names(tag="heuristic")``), never
+repeated. Parameters given by name are checked against the entry point's type hints
 (:mod:`schedlab.params`).
+
+Three kinds of names (:attr:`Entry.origin` says which, ``schedlab list`` shows it):
+
+* **built in**: registered below;
+* **plug-ins**: entry points of the installed distributions in the group ``schedlab.<kind>``
+  (:data:`GROUPS`: ``schedlab.policies``, ``schedlab.generators``, ``schedlab.loaders``,
+  ``schedlab.trainers``, ``schedlab.models``), found the first time a name is not a built-in one
+  or the registry is listed; a plug-in is imported only when its name is used (or listed). A
+  plug-in named like a built-in entry, or like another plug-in, is refused (with a
+  :class:`~schedlab.errors.PluginWarning` naming both origins): the built-in name keeps its
+  meaning, and the refused object stays reachable by reference;
+* **references** ``package.module:attr`` (Gymnasium's ``module:EnvId``), accepted wherever a
+  name is: ``schedlab simulate jobs.parquet --policy my_pkg.sched:LeastWork+easy``.
+
+A plug-in or referenced object describes itself with optional attributes: ``summary`` (else
+the first line of its docstring), ``tags``, ``models`` (model kinds it supports, tagged
+``model:<kind>``; a policy's ``models`` attribute of the Policy protocol) and ``positional``
+(the keyword a bare first option fills, for learned policies' checkpoints).
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.metadata
+import inspect
 import json
+import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from schedlab.errors import ParameterError, UnknownNameError
+from schedlab.errors import ParameterError, PluginWarning, UnknownNameError
 from schedlab.params import Param, check_params, parameters
 
 
@@ -42,6 +64,9 @@ class Entry:
     report: str | None = None
     """``"module:attribute"`` of the function drawing a result's report (trainers:
     ``report(result, config_dict) -> Path``); reports live above policies, so the CLI calls it."""
+    origin: str = "schedlab"
+    """Where the name comes from: ``schedlab`` (built in), ``plugin DIST VERSION`` (an entry
+    point of that installed distribution) or ``reference`` (a ``package.module:attr`` name)."""
 
 
 @dataclass(slots=True)
@@ -50,9 +75,15 @@ class Registry:
 
     kind: str
     """What the entries are (``"policy"``), for messages."""
+    group: str | None = None
+    """Entry-point group of the plug-ins of this kind (``schedlab.policies``); None: none."""
     reserved: tuple[str, ...] = ()
     """Parameters the caller passes itself, never given by name (a loader's ``options``)."""
     _entries: dict[str, Entry] = field(default_factory=dict)
+    _plugins: dict[str, Entry] | None = None
+    """Plug-in entries not yet described (imported) by :meth:`entry`; None: not discovered."""
+    _refused: list[str] = field(default_factory=list)
+    _references: dict[str, Entry] = field(default_factory=dict)
 
     def register(
         self,
@@ -68,7 +99,10 @@ class Registry:
         """Register ``target`` (``"module:attr"``) under ``name``; names are unique."""
         key = name.lower()
         if key in self._entries:
-            msg = f"{self.kind} {name!r} is already registered"
+            msg = (
+                f"{self.kind} {name!r} is already registered (by {self._entries[key].origin}, "
+                f"as {self._entries[key].target})"
+            )
             raise ValueError(msg)
         self._entries[key] = Entry(
             name=key, target=target, summary=summary, positional=positional,
@@ -76,14 +110,79 @@ class Registry:
         )  # fmt: skip
 
     def entry(self, name: str) -> Entry:
-        """The entry for ``name``; an unknown name suggests the closest known ones."""
+        """The entry for ``name`` (built in, a plug-in or a ``package.module:attr``
+        reference); an unknown name suggests the closest known ones.
+
+        Raises
+        ------
+        UnknownNameError
+            Neither registered nor an importable reference.
+        """
         key = name.lower()
+        if key not in self._entries and ":" in name:
+            return self._reference(name)
+        self._discover()
         if key not in self._entries:
             close = difflib.get_close_matches(key, list(self._entries), n=3)
             hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             msg = f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
             raise UnknownNameError(msg)
+        pending = self._plugins or {}
+        if key in pending:  # a plug-in's first use: import it to read its tags and summary
+            self._entries[key] = _described(pending[key])
+            del pending[key]
         return self._entries[key]
+
+    def _discover(self) -> None:
+        """Add the installed plug-ins of :attr:`group` (once), refusing clashing names."""
+        if self._plugins is not None or self.group is None:
+            return
+        self._plugins = {}
+        found: dict[str, list[importlib.metadata.EntryPoint]] = {}
+        for ep in importlib.metadata.entry_points(group=self.group):
+            found.setdefault(ep.name.lower(), []).append(ep)
+        for key, eps in found.items():
+            origins = [_origin(ep) for ep in eps]
+            if key in self._entries:
+                why = f"is built in ({self._entries[key].target})"
+            elif len({ep.value for ep in eps}) > 1:
+                why = "is also registered by " + " and by ".join(
+                    f"{o} ({ep.value})" for o, ep in zip(origins[1:], eps[1:], strict=True)
+                )
+            else:
+                entry = Entry(name=key, target=eps[0].value, origin=origins[0])
+                self._entries[key] = self._plugins[key] = entry
+                continue
+            msg = (
+                f"{self.kind} {key!r} of {origins[0]} ({eps[0].value}, entry point group "
+                f"{self.group}) is refused: the name {why}; name it as {eps[0].value}"
+            )
+            self._refused.append(msg)
+            warnings.warn(msg, PluginWarning, stacklevel=3)
+
+    def _reference(self, name: str) -> Entry:
+        """The entry of a ``package.module:attr`` reference (imported now)."""
+        if name not in self._references:
+            module = name.partition(":")[0]
+            try:
+                _import(name)
+            except (ImportError, AttributeError) as exc:
+                close = difflib.get_close_matches(module.lower(), list(self._entries), n=3)
+                hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+                msg = (
+                    f"unknown {self.kind} {module!r}{hint}; as a reference package.module:attr, "
+                    f"{name!r} cannot be imported ({type(exc).__name__}: {exc})"
+                )
+                raise UnknownNameError(msg) from exc
+            plain = Entry(name=name, target=name, origin="reference")
+            self._references[name] = _described(plain)
+        return self._references[name]
+
+    @property
+    def refused(self) -> list[str]:
+        """Why each refused plug-in was refused (a name clash), after discovery."""
+        self._discover()
+        return list(self._refused)
 
     def load(self, name: str) -> Any:
         """Import and return what is registered as ``name`` (a class or function to call; a
@@ -92,8 +191,11 @@ class Registry:
         return _import(self.entry(name).target)
 
     def load_config(self, name: str) -> type:
-        """Import and return the config dataclass of ``name`` (see :attr:`Entry.config`)."""
+        """Import and return the config dataclass of ``name`` (see :attr:`Entry.config`; a
+        plug-in model kind's is its ``config`` attribute)."""
         entry = self.entry(name)
+        if entry.config is None and entry.origin != "schedlab":
+            return self.load(name).config  # type: ignore[no-any-return]
         if entry.config is None:
             msg = f"{self.kind} {name!r} declares no config dataclass"
             raise ValueError(msg)
@@ -101,8 +203,12 @@ class Registry:
         return cls
 
     def load_report(self, name: str) -> Callable[..., Any]:
-        """Import and return the report function of ``name`` (see :attr:`Entry.report`)."""
+        """Import and return the report function of ``name`` (see :attr:`Entry.report`); a
+        plug-in trainer's is its ``report`` attribute, else the learning-curve report."""
         entry = self.entry(name)
+        if entry.report is None and entry.origin != "schedlab":
+            own = getattr(self.load(name), "report", None)
+            return own if callable(own) else _import(DEFAULT_REPORT)  # type: ignore[no-any-return]
         if entry.report is None:
             msg = f"{self.kind} {name!r} declares no report function"
             raise ValueError(msg)
@@ -130,25 +236,103 @@ class Registry:
         return self.create(name, kwargs)
 
     def names(self, *, tag: str | None = None) -> list[str]:
-        """Registered names in registration order; with ``tag``, only entries carrying it."""
+        """Registered names in registration order, built-in ones first, then plug-ins; with
+        ``tag``, only entries carrying it (plug-ins not yet used carry only ``plugin``, so
+        another tag selects among built-in and used entries, without looking for plug-ins)."""
+        if tag is None or tag == "plugin":
+            self._discover()
         return [n for n, e in self._entries.items() if tag is None or tag in e.tags]
 
     def __iter__(self) -> Iterator[Entry]:
+        """Every entry, plug-ins described (imported) first; one that cannot be imported is
+        listed with the error as its summary."""
+        self._discover()
+        for key in list(self._plugins or {}):
+            try:
+                self.entry(key)
+            except Exception as exc:  # a broken plug-in is listed, not fatal
+                plugin = (self._plugins or {}).pop(key)
+                broken = f"cannot be imported: {type(exc).__name__}: {exc}"
+                self._entries[key] = _replace(plugin, summary=broken, tags=frozenset({"plugin"}))
         return iter(list(self._entries.values()))
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._entries
+        """Whether ``name`` is a built-in or plug-in name, or an importable reference."""
+        if not isinstance(name, str):
+            return False
+        if name.lower() in self._entries:
+            return True
+        try:
+            self.entry(name)
+        except UnknownNameError:
+            return False
+        return True
+
+
+GROUPS = {kind: f"schedlab.{kind}" for kind in
+          ("policies", "generators", "loaders", "trainers", "models")}  # fmt: skip
+"""Entry-point group of each registry's plug-ins (``[project.entry-points."schedlab.policies"]``
+in a plug-in's ``pyproject.toml``)."""
+
+
+DEFAULT_REPORT = "schedlab.reports.learning:report_training"
+"""The report of a plug-in trainer without its own (learning curves, checkpoint, summary)."""
 
 
 def _import(target: str) -> Any:
     module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
-generators = Registry("generator")
-policies = Registry("policy")
-loaders = Registry("loader", reserved=("options",))
-trainers = Registry("trainer")
+def _origin(ep: importlib.metadata.EntryPoint) -> str:
+    """``plugin DIST VERSION`` of an entry point (``plugin ?`` without distribution data)."""
+    dist = ep.dist
+    return "plugin ?" if dist is None else f"plugin {dist.name} {dist.version}"
+
+
+def _replace(entry: Entry, **changes: Any) -> Entry:
+    fields = {f: getattr(entry, f) for f in Entry.__dataclass_fields__}
+    return Entry(**{**fields, **changes})
+
+
+def _described(entry: Entry) -> Entry:
+    """A plug-in or reference ``entry`` with what its object says of itself: ``summary``
+    (else its docstring's first line), ``tags``, ``models`` (as ``model:<kind>`` tags) and
+    ``positional``; always tagged ``plugin``."""
+    obj = _import(entry.target)
+    summary = getattr(obj, "summary", None)
+    if not isinstance(summary, str):
+        doc = inspect.getdoc(obj) if inspect.isclass(obj) or inspect.isfunction(obj) else None
+        summary = " ".join((doc or "").split("\n\n")[0].split())  # the first paragraph
+    tags = {"plugin", *_strings(getattr(obj, "tags", ()))}
+    tags |= {f"model:{m}" for m in _strings(getattr(obj, "models", ()))}
+    name = getattr(obj, "name", None)  # a model kind registers under its own name
+    if isinstance(name, str) and hasattr(obj, "from_jobset"):
+        tags.add(f"model:{name}")
+    positional = getattr(obj, "positional", None)
+    return _replace(
+        entry, summary=summary, tags=frozenset(tags),
+        positional=positional if isinstance(positional, str) else None,
+    )  # fmt: skip
+
+
+def _strings(value: Any) -> list[str]:
+    """The strings of a tag-like attribute (a string, or a collection of them)."""
+    if isinstance(value, str):
+        return [value]
+    try:
+        return [v for v in value if isinstance(v, str)]
+    except TypeError:
+        return []
+
+
+generators = Registry("generator", group=GROUPS["generators"])
+policies = Registry("policy", group=GROUPS["policies"])
+loaders = Registry("loader", group=GROUPS["loaders"], reserved=("options",))
+trainers = Registry("trainer", group=GROUPS["trainers"])
 
 for _name, _target, _summary in [
     ("deeprm", "deeprm_workload:DeepRMGenerator",
@@ -255,7 +439,7 @@ for _name, _module, _report, _tags, _summary in [
         report=f"schedlab.reports.{_report}:report_training", tags=_tags,
     )  # fmt: skip
 
-models = Registry("model kind")
+models = Registry("model kind", group=GROUPS["models"])
 """Simulator model kinds: each target is a :class:`~schedlab.simulator.model.ModelKind` (its
 config class, constructor, results, schedule and policy checks); ``config`` names the config
 class so that it loads without the simulator (spec validation). Policies and generators for a
@@ -278,14 +462,16 @@ def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[s
     Values are read as JSON where they parse (numbers, booleans), else kept as strings, e.g.
     ``"tetris:knob=0.3"`` -> ``("tetris", {"knob": 0.3})``. When ``positional`` names a keyword,
     a first option without ``=`` is its value: ``"deeprm:runs/a/best.pt"`` with
-    ``positional="checkpoint"`` -> ``("deeprm", {"checkpoint": "runs/a/best.pt"})``.
+    ``positional="checkpoint"`` -> ``("deeprm", {"checkpoint": "runs/a/best.pt"})``. A
+    reference keeps its attribute: ``"my_pkg.sched:Lwf:alpha=2"`` -> ``("my_pkg.sched:Lwf",
+    {"alpha": 2})`` (:func:`split_name`).
 
     Raises
     ------
     ParameterError
         An option that is not ``key=value``, or a key given twice.
     """
-    name, _, rest = spec.partition(":")
+    name, rest = split_name(spec)
     kwargs: dict[str, Any] = {}
     for i, item in enumerate(filter(None, rest.split(","))):
         key, eq, raw = item.partition("=")
@@ -307,9 +493,29 @@ def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[s
     return name.strip(), kwargs
 
 
+def split_name(spec: str, registry: Registry | None = None) -> tuple[str, str]:
+    """``(name, options)`` of a spec: the name ends at the first ``:``, except in a reference
+    ``package.module:attr`` (a dotted module path; with ``registry``, also ``module:attr`` when
+    ``module`` is not one of its names), where it ends at the second. ``"sjf+easy:x=1"`` ->
+    ``("sjf+easy", "x=1")``; ``"my_pkg.sched:Lwf+easy:x=1"`` -> ``("my_pkg.sched:Lwf+easy",
+    "x=1")``."""
+    head, colon, rest = spec.partition(":")
+    attr, _, options = rest.partition(":")
+    named = head.strip().partition("+")[0]
+    dotted = "." in head or (registry is not None and named not in registry)
+    if colon and dotted and _ATTRIBUTE.fullmatch(attr.strip()):
+        return f"{head.strip()}:{attr.strip()}", options
+    return head.strip(), rest
+
+
+_ATTRIBUTE = re.compile(r"[A-Za-z_][\w.]*(\+[\w-]+)*")
+"""The ``attr`` of a reference ``module:attr``, with ``+word`` suffixes (``Lwf+easy``)."""
+
+
 def policy_name(spec: str) -> str:
-    """The registered name a policy spec starts with: ``"tetris+align:knob=0.3"`` -> ``tetris``."""
-    return spec.partition(":")[0].partition("+")[0].strip()
+    """The name a policy spec starts with: ``"tetris+align:knob=0.3"`` -> ``tetris``,
+    ``"my_pkg.sched:Lwf+easy"`` -> ``my_pkg.sched:Lwf``."""
+    return split_name(spec, policies)[0].partition("+")[0].strip()
 
 
 def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
@@ -324,9 +530,10 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     ParameterError
         A discipline or rule given twice (``+`` and ``queue=``/``placement=`` included).
     """
-    head, colon, rest = spec.partition(":")
+    head, rest = split_name(spec, policies)
     name, *words = (w.strip() for w in head.split("+"))
-    base, kwargs = parse_spec(name + colon + rest, positional=policies.entry(name).positional)
+    positional = policies.entry(name).positional
+    base, kwargs = parse_spec(f"{name}:{rest}" if rest else name, positional=positional)
     queue = policies.parameters(name).get("queue") if words else None
     queues = get_args(queue.hint) if queue is not None else ()
     extra: dict[str, str] = {}

@@ -1,14 +1,25 @@
 """The ``schedlab`` command line (``schedlab --help``), one module per command group.
 
 ``generate``, ``load``/``traces``, ``simulate``, ``report``/``show``/``export``, ``experiment``,
-``demo``, ``fit``, ``train`` and ``list``; options shared across them live in
+``demo``, ``fit``, ``train``, ``list`` and ``check``; options shared across them live in
 :mod:`schedlab.cli.options`. Every user mistake is reported as one line (what was expected, what
 was given, the option), and warnings print as one line each (:mod:`schedlab.cli.app`). Importing
 this package imports only click and the registries: each command imports what it needs when it runs
 (worker processes of ``experiment run`` re-import it).
 """
 
-from schedlab.cli import demo, experiment, fit, generate, listing, load, report, simulate, train
+from schedlab.cli import (
+    check,
+    demo,
+    experiment,
+    fit,
+    generate,
+    listing,
+    load,
+    report,
+    simulate,
+    train,
+)
 from schedlab.cli.app import main
 
 for _command in (
@@ -24,6 +35,7 @@ for _command in (
     demo.demo_cmd,
     train.train_group,
     listing.list_cmd,
+    check.check_group,
 ):
     main.add_command(_command)
 

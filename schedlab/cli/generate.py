@@ -9,6 +9,7 @@ import click
 
 from schedlab.cli.options import (
     Command,
+    RegistryName,
     count_option,
     loads_option,
     output_option,
@@ -19,7 +20,7 @@ from schedlab.registry import generators
 
 
 @click.command("generate", cls=Command)
-@click.argument("generator", type=click.Choice(generators.names(), case_sensitive=False))
+@click.argument("generator", type=RegistryName(generators))
 @loads_option("Target offered load (repeatable, or comma-separated): 0.7 or 70%.")
 @click.option(
     "--rate",
@@ -48,7 +49,10 @@ def generate_cmd(
     model_path: Path | None,
     output: Path,
 ) -> None:
-    """Generate synthetic jobsets with GENERATOR at one or more offered loads."""
+    """Generate synthetic jobsets with GENERATOR at one or more offered loads.
+
+    GENERATOR is a name of `schedlab list generators` (plug-ins included) or
+    package.module:attr."""
     from schedlab.jobset import offered_load
 
     if bool(loads) == bool(rates):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from schedlab.cli.options import Command
+from schedlab.errors import PluginWarning
 from schedlab.params import REQUIRED, describe, parameters
-from schedlab.registry import generators, loaders, policies, trainers
+from schedlab.registry import GROUPS, generators, loaders, models, policies, trainers
 
 REGISTRIES = {"policies": policies, "generators": generators, "loaders": loaders,
-              "trainers": trainers}  # fmt: skip
+              "trainers": trainers, "models": models}  # fmt: skip
 
 
 HEURISTIC_NOTE = (
@@ -29,16 +32,24 @@ HEURISTIC_NOTE = (
 @click.option("--params", "show_params", is_flag=True,
               help="Also list each entry's parameters (-p KEY=VALUE, spec options).")  # fmt: skip
 def list_cmd(kind: str, show_params: bool) -> None:
-    """List registered policies, generators, loaders or trainers (with their tags)."""
+    """List registered policies, generators, loaders, trainers or model kinds (with their
+    tags), built-in ones first, then installed plug-ins with their distribution, then refused
+    plug-ins and why."""
     registry = REGISTRIES[kind]
-    width = max(len(e.name) for e in registry)
-    for entry in registry:
+    with warnings.catch_warnings():  # refused plug-ins are listed below instead
+        warnings.simplefilter("ignore", PluginWarning)
+        entries = list(registry)
+    width = max(len(e.name) for e in entries)
+    for entry in entries:
         tags = f"  [{', '.join(sorted(entry.tags))}]" if entry.tags else ""
-        click.echo(f"{entry.name:{width}s}  {entry.summary}{tags}")
-        if not show_params:
+        origin = "" if entry.origin == "schedlab" else f"  (from {entry.origin})"
+        click.echo(f"{entry.name:{width}s}  {entry.summary}{tags}{origin}")
+        if not show_params or "cannot be imported" in entry.summary:
             continue
         if registry is trainers:  # a trainer's options are its config's fields
             params = parameters(trainers.load(entry.name).config)
+        elif registry is models:  # a model kind's options are its config's fields
+            params = parameters(models.load_config(entry.name))
         else:
             params = registry.parameters(entry.name)
         for p in params.values():
@@ -47,3 +58,10 @@ def list_cmd(kind: str, show_params: bool) -> None:
             click.echo(f"    {p.name} = {describe(p.hint)} ({default}){doc}")
     if registry is policies:
         click.echo(HEURISTIC_NOTE)
+    plugins = sum(e.origin != "schedlab" for e in entries)
+    click.echo(
+        f"\n{len(entries) - plugins} built in, {plugins} from plug-ins (entry-point group "
+        f"{GROUPS[kind]}); any package.module:attr is accepted as a name too."
+    )
+    for reason in registry.refused:
+        click.echo(f"refused: {reason}")

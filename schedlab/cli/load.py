@@ -12,6 +12,7 @@ import click
 from schedlab.cli.options import (
     Command,
     Group,
+    RegistryName,
     cli_message,
     config_options,
     option_name,
@@ -24,7 +25,7 @@ from schedlab.registry import loaders
 
 
 @click.command("load", cls=Command)
-@click.argument("loader", type=click.Choice(loaders.names(), case_sensitive=False))
+@click.argument("loader", type=RegistryName(loaders))
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @with_options(config_options(TraceOptions))
 @param_option("Format option, e.g. -p granularity=job (see the loader's docstring).")
@@ -40,6 +41,7 @@ def load_cmd(
 ) -> None:
     """Load a trace at PATH with LOADER into a JobSet, reporting every dropped or fixed row.
 
+    LOADER is a name of `schedlab list loaders` (plug-ins included) or package.module:attr.
     The options are the fields of TraceOptions (schedlab.loaders.TraceOptions)."""
     from schedlab.loaders import load_trace
 

@@ -19,16 +19,35 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
 import click
 
-from schedlab.errors import ParameterError
+from schedlab.errors import ParameterError, UnknownNameError
 from schedlab.params import Interval, Param, Typical, check_load, parameters
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 if TYPE_CHECKING:
+    from schedlab.registry import Registry
+
     AnyParamType = click.ParamType[Any, Any]
 else:  # click before 8.2 has no type parameters
     AnyParamType = click.ParamType
 """Base and annotation of the option types here (click's ``ParamType`` of any value)."""
+
+
+class RegistryName(AnyParamType):
+    """A name of a registry: built in, an installed plug-in's or ``package.module:attr``
+    (checked when given; an unknown one names the closest known names)."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.name = registry.kind
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The entry's name (lower case unless a reference)."""
+        try:
+            return self.registry.entry(str(value)).name
+        except UnknownNameError as exc:
+            self.fail(str(exc), param, ctx)
+
 
 RENAMES = {"n_jobsets": "--jobsets", "workload_params": "-p/--param"}
 """Config fields whose option has the CLI-wide name rather than ``--field-name``."""

@@ -19,8 +19,8 @@ from schedlab.registry import make_policy, policies, policy_key
     "policy_specs",
     multiple=True,
     metavar="SPEC",
-    help="Policy spec, repeatable (default: every heuristic). "
-    f"Known: {', '.join(policies.names())}.",
+    help="Policy spec, repeatable (default: every heuristic): a name of `schedlab list "
+    "policies` (plug-ins included) or package.module:attr, e.g. sjf+easy, tetris:knob=0.3.",
 )
 @simulation_options
 @output_option("Results Parquet file to write.")

@@ -1,0 +1,140 @@
+"""``schedlab check``: the registries' conformance checks on one name, for plug-in authors.
+
+Like scikit-learn's ``check_estimator``: ``schedlab check policy my_pkg.sched:Lwf`` runs
+:func:`~schedlab.policies.check.check_policy`, ``check generator`` and ``check loader`` the
+loader and generator checks (:mod:`schedlab.loaders.check`), ``check trainer`` the trainer check
+(:func:`~schedlab.evaluation.train_check.check_trainer`), on a built-in name, an installed
+plug-in's name or a ``package.module:attr`` reference. ``check plugins`` runs them on every
+installed plug-in. A failure is one line naming the broken rule, exit status 1.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from schedlab.cli.options import Group, param_option, seed_option
+from schedlab.registry import generators, loaders, make_policy, policies, trainers
+
+
+def _run(what: str, check: Callable[[], Any]) -> None:
+    """Run ``check``; print ``ok`` with its time, or the broken rule and exit 1."""
+    start = time.perf_counter()
+    try:
+        check()
+    except AssertionError as exc:
+        click.echo(f"FAILED {what}: {exc}", err=True)
+        raise SystemExit(1) from None
+    click.echo(f"ok {what} ({time.perf_counter() - start:.1f} s)")
+
+
+def _policy(spec: str, seed: int) -> None:
+    from schedlab.policies.check import check_policy
+
+    _run(f"policy {spec!r}", lambda: check_policy(make_policy(spec), seed=seed))
+
+
+def _generator(name: str, params: dict[str, Any], seed: int) -> None:
+    from schedlab.loaders.check import check_generator
+
+    generators.entry(name)  # an unknown name: one line, not a failed check
+    _run(f"generator {name!r}", lambda: check_generator(name, params=params, seed=seed))
+
+
+def _loader(name: str, source: Path, params: dict[str, Any]) -> None:
+    from schedlab.loaders.check import check_loader
+
+    loaders.entry(name)
+    _run(f"loader {name!r} on {source}", lambda: check_loader(name, source, **params))
+
+
+def _trainer(name: str) -> None:
+    from schedlab.evaluation.train_check import TrainerCheckError, check_trainer
+
+    def check() -> None:
+        with tempfile.TemporaryDirectory() as out:
+            try:
+                check_trainer(name, out)
+            except TrainerCheckError as exc:
+                raise AssertionError(str(exc)) from exc
+
+    trainers.entry(name)
+    _run(f"trainer {name!r}", check)
+
+
+@click.group("check", cls=Group)
+def check_group() -> None:
+    """Check that a policy, generator, loader or trainer keeps schedlab's contract (a built-in
+    name, a plug-in's or package.module:attr)."""
+
+
+@check_group.command("policy")
+@click.argument("spec")
+@seed_option("Seed of the small DeepRM jobsets the policy schedules.")
+def policy_cmd(spec: str, seed: int) -> None:
+    """Check policy SPEC (e.g. sjf+easy, my_pkg.sched:Lwf): valid actions, reproducible and
+    feasible schedules, get_params, pickling."""
+    _policy(spec, seed)
+
+
+@check_group.command("generator")
+@click.argument("name")
+@param_option("Generator parameter, e.g. -p model=fit/model.json.")
+@seed_option("Seed of the jobsets generated.")
+def generator_cmd(name: str, params: dict[str, Any], seed: int) -> None:
+    """Check generator NAME: reproducible from its seed, valid JobSets with provenance, the
+    offered load asked for, bad arguments refused."""
+    _generator(name, params, seed)
+
+
+@check_group.command("loader")
+@click.argument("name")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@param_option("Format option of the loader, e.g. -p granularity=job.")
+def loader_cmd(name: str, source: Path, params: dict[str, Any]) -> None:
+    """Check loader NAME on SOURCE, a small valid trace file (a few hundred lines): every row
+    accounted for, malformed and hostile files reported, reproducible, cached."""
+    _loader(name, source, params)
+
+
+@check_group.command("trainer")
+@click.argument("name")
+def trainer_cmd(name: str) -> None:
+    """Check trainer NAME on its smallest run: trains, resumes, sweeps."""
+    _trainer(name)
+
+
+@check_group.command("plugins")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the policy and generator checks.")  # fmt: skip
+def plugins_cmd(seed: int) -> None:
+    """Check every installed plug-in (entry points of the schedlab.* groups); a loader is
+    checked on the file its ``sample`` attribute names, else skipped with a note."""
+    found = False
+    for entry in policies:
+        if entry.origin.startswith("plugin"):
+            found = True
+            _policy(entry.name, seed)
+    for entry in generators:
+        if entry.origin.startswith("plugin"):
+            found = True
+            _generator(entry.name, {}, seed)
+    for entry in loaders:
+        if entry.origin.startswith("plugin"):
+            found = True
+            sample = getattr(loaders.load(entry.name), "sample", None)
+            if sample is None:
+                click.echo(f"skipped loader {entry.name!r}: it names no `sample` file")
+            else:
+                _loader(entry.name, Path(sample), {})
+    for entry in trainers:
+        if entry.origin.startswith("plugin"):
+            found = True
+            _trainer(entry.name)
+    if not found:
+        click.echo("no plug-in is installed (entry-point groups schedlab.policies, ...)")
