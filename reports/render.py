@@ -273,6 +273,7 @@ def build_report(
         *sections.length_blocks(c, images),
         *learning.agent_blocks(results),
         *sections.meta_blocks(c, experiment, list(tables)),
+        *sections.skipped_blocks(experiment),
     ]
     if requested_reference is not None and requested_reference != cfg.reference:
         msg = f"reference policy {requested_reference!r} has no results; {cfg.reference} is used."

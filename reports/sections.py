@@ -127,9 +127,20 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
                 f"{', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}.",
             )
         )
-    for name, reason in experiment.get("skipped", []):
-        blocks.append(("note", f"Optional policy {name} was not run: {reason}."))
     return blocks
+
+
+def skipped_blocks(experiment: Mapping[str, Any]) -> list[Block]:
+    """One line, for the report's end, naming the optional policies the spec could not run,
+    grouped by reason (a missing checkpoint's path is in ``report.json``)."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in experiment.get("skipped", []):
+        short = "checkpoint not found" if reason.startswith("checkpoint ") else reason
+        by_reason.setdefault(short, []).append(name)
+    if not by_reason:
+        return []
+    groups = "; ".join(f"{', '.join(names)} ({why})" for why, names in by_reason.items())
+    return [("note", f"Optional policies not run: {groups}.")]
 
 
 def _units(c: Computed) -> str:

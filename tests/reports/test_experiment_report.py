@@ -54,7 +54,11 @@ def experiment(tmp: Path, jobsets: int, extra: str = "", loads: str = "[0.5, 1.3
     return tmp / "exp"
 
 
-FAILING = ', { spec = "deeprm:bad.pt", name = "bad" }]'
+FAILING = (
+    ', { spec = "deeprm:bad.pt", name = "bad" }'
+    ', { spec = "deeprm:gone/a.pt", name = "rl-a", optional = true }'
+    ', { spec = "deeprm:gone/b.pt", name = "rl-b", optional = true }]'
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +96,13 @@ def test_experiment_report_has_every_section(report: dict[str, Path]) -> None:
     for name in ("schedule_diff.png", "timeline.png", "timeline_mean.png", "ratio_grid.png"):
         assert f"]({name})" in text, name
     assert not re.search(r"https?://|<link|<script|src='(?!data:)", html)
+
+
+def test_skipped_optional_policies_are_one_line_at_the_end(report: dict[str, Path]) -> None:
+    text = report["md"].read_text(encoding="utf-8")
+    line = "Optional policies not run: rl-a, rl-b (checkpoint not found)."
+    assert text.count("not run:") == 1
+    assert text.rstrip().splitlines()[-1].endswith(line)
 
 
 def test_focus_load_and_reference_come_from_the_spec(report: dict[str, Path]) -> None:
