@@ -348,7 +348,9 @@ def train(
     training_process(config.threads)
     train_js, val_js, seeds = make_jobsets(config)
     cluster = config.cluster()
-    kw: dict[str, Any] = {"objective": config.objective, "rewards": config.rewards()}
+    kw: dict[str, Any] = {
+        "objective": config.objective, "rewards": config.rewards(), "queue": config.queue,
+    }  # fmt: skip
     engine = BatchedEngine.from_jobset(train_js, cluster, repeats=config.rollouts, **kw)
     val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
     geometry = engine_geometry(engine, config)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from schedlab.errors import SchedlabError
-from schedlab.simulator.cluster.batched import RewardWeights
+from schedlab.simulator.cluster.batched import AgentQueue, RewardWeights
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import Layout
 
@@ -83,6 +83,10 @@ class TrainConfig:
     """T: image rows and earliest-fit horizon."""
     backlog: int = 60
     """Backlog jobs shown in the image."""
+    queue: AgentQueue = "greedy"
+    """Queue discipline of the training and validation environments: ``greedy`` (any visible
+    job), ``strict`` (only the first waiting job) or ``easy`` (the jobs EASY backfilling would
+    allow); evaluate the checkpoint with the same one (``deeprm:PATH,queue=easy``)."""
     eval_jobsets: int = 100
     """Held-out validation jobsets (another seed stream)."""
     eval_every: int = 1

@@ -7,8 +7,11 @@ blocks (cells are 0 or 1 unless stated):
 
 * **occupancy** of machine ``i`` and resource ``r``: ``cap_r`` columns; row ``k`` has ones in the
   first ``used_{i,r}(now + k)`` columns (units, rounded up);
-* **job slot** ``s``, resource ``r``: ``cap_r`` columns; ones in rows ``< min(duration, T)`` and
-  columns ``< demand_r`` of the job in that slot (all zero for an empty slot);
+* **job slot** ``s``, resource ``r``: ``cap_r`` columns; ones in rows ``< min(length, T)`` and
+  columns ``< demand_r`` of the job in that slot (all zero for an empty slot), where ``length``
+  is what a scheduler sees: the job's estimate where the JobSet has one (its ``duration`` when
+  the run is clairvoyant or the JobSet has none, DeepRM's setting). The occupancy rows follow
+  the running jobs' true ends (the engine's profile);
 * **backlog**: ``ceil(backlog_view / T)`` columns; the first ``min(backlog, view)`` cells in
   row-major order are ones;
 * **extra**: one column, every row ``min(steps since the last arrival, 10) / 10``.
@@ -280,7 +283,7 @@ class DeepRMImage:
         weights = np.empty((n, g.n_terms), dtype=np.float32)
         encode(
             snapshot.envs, snapshot.free, snapshot.capacity, np.array(g.cap_units, np.int64),
-            snapshot.view, snapshot.duration, snapshot.demand, snapshot.backlog, snapshot.since,
+            snapshot.view, snapshot.seen, snapshot.demand, snapshot.backlog, snapshot.since,
             g.bases, min(g.backlog_view, g.horizon * g.backlog_width), g.horizon, terms, weights,
         )  # fmt: skip
         return SparseObs(terms, weights, g)
@@ -334,6 +337,7 @@ def encode(
     slot : int64, shape ``(B, M)``
         Job index in each slot, -1 if empty.
     duration : int64, shape ``(n_jobs,)``; demand : float64, shape ``(n_jobs, d)``
+        The lengths the scheduler sees (estimates, :attr:`Snapshot.seen`) and the demands.
     backlog, since : int64, shape ``(B,)``
         Backlog length and steps since the last arrival.
     bases : int64, shape ``(m·d + d + 2,)``

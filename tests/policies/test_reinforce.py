@@ -191,3 +191,15 @@ def test_run_directory_contents_and_report(tmp_path) -> None:
     assert curve["iteration"].to_list() == [1, 2]
     assert {"sjf", "packer", "tetris", "initial"} <= set(result.baselines)
     assert "withheld" in (tmp_path / "report.md").read_text()
+
+
+def test_the_queue_discipline_reaches_the_training_environments(tmp_path) -> None:
+    """``queue=strict`` trains on environments where only the first waiting job may start:
+    another curve than greedy's from the same seed, and the run records it."""
+    from dataclasses import replace
+
+    greedy = train(TINY, tmp_path / "g", progress=False, report=False).curve.drop(TIMING)
+    strict = train(replace(TINY, queue="strict"), tmp_path / "s", progress=False, report=False)
+    assert not strict.curve.drop(TIMING).equals(greedy)
+    saved = json.loads((tmp_path / "s" / "config.json").read_text())
+    assert saved["train_config"]["queue"] == "strict"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -214,3 +215,15 @@ def test_reference_geometry_is_20_by_224() -> None:
     g = ObsGeometry(cap_units=ObsGeometry.units_for(np.array([10.0, 10.0])), slots=10, horizon=20)
     assert g.shape == (20, 224)
     assert g.n_terms == 2 * 20 + 2 * 10 + 2
+
+
+def test_agents_see_estimates_in_the_job_slots_unless_clairvoyant() -> None:
+    """A job slot's rows are the estimate (what a scheduler sees), not the true duration."""
+    rows = [(0, 2, 3, 1)]  # one job: 2 steps, 3 cpu, 1 mem
+    js = jobset_from_rows(rows)
+    js = JobSet.create(js.jobs.with_columns(pl.Series("estimate", [3])), js.meta)
+    config = ClusterConfig(slots=2, horizon=4)
+    for clairvoyant, rows_shown in ((False, 3), (True, 2)):
+        engine = BatchedEngine.from_jobset(js, config, clairvoyant=clairvoyant)
+        slot0 = engine.observe(DeepRMImage()).dense()[0][:, 10:20]
+        assert slot0[:, 0].sum() == rows_shown
