@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+import torch  # imported with the policy, so an experiment's run limits its threads (runs.py)
 
 from schedlab.errors import ParameterError, SchedlabError
 from schedlab.policies.base import ParamsMixin
@@ -334,8 +335,6 @@ class SB3Policy(_ImageAgent):
         if algo == "dqn":
             msg = f"{self.name}: DQN acts greedily on its Q-values; use deterministic=true"
             raise ParameterError(msg)
-        import torch
-
         from schedlab.policies.deeprm import sample_actions
 
         with torch.no_grad():
