@@ -399,11 +399,20 @@ for _name, _target, _model, _summary in [
     ("liu-rl", "liu_networks:LiuValuePolicy", "multicluster",
      "Liu et al.'s value model (RL-LSFC/RL-FC) trained by `schedlab train liu` "
      "(liu-rl:PATH.pt or a shipped name: liu-lsfc, liu-lsfcb, liu-fc)"),
+    ("sb3", "external:SB3Policy", "cluster",
+     "an agent saved by Stable-Baselines3/sb3-contrib after training on a schedlab env "
+     "(sb3:PATH.zip; pip install 'schedlab[rl]')"),
 ]:  # fmt: skip
     policies.register(
         _name, f"schedlab.policies.{_target}", _summary, positional="checkpoint",
         tags=("learned", f"model:{_model}"),
     )  # fmt: skip
+policies.register(
+    "callable", "schedlab.policies.external:CallablePolicy",
+    "any function (obs, mask) -> action of a schedlab env's observation "
+    "(callable:package.module:function)",
+    positional="fn", tags=("learned", "model:cluster"),
+)  # fmt: skip
 for _name, _target, _summary in [
     ("alibaba2018", "alibaba2018:read_alibaba2018", "Alibaba cluster-trace-v2018 batch_task"),
     ("alibaba2017", "alibaba2017:read_alibaba2017", "Alibaba cluster-trace-v2017 batch_task"),

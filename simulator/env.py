@@ -11,7 +11,10 @@ Both replay the jobsets of a JobSet (``jobset=``, or generated from ``workload``
 :mod:`schedlab.simulator.views.deeprm_image`); actions are ``Discrete(m·M + 1)``: 0 is void,
 ``1 + i·M + q`` allocates the job in slot ``q`` on machine ``i`` at its earliest fit.
 ``info["action_mask"]`` (int8, shape ``(m·M + 1,)``) marks the valid actions; an invalid action acts
-as void. The engine skips steps where only void is valid unless ``skip_forced=False``.
+as void. ``action_masks()`` returns the same mask as bool (sb3-contrib's convention, so
+``MaskablePPO`` finds it; the vector env's has shape ``(num_envs, m·M + 1)``). The engine skips
+steps where only void is valid unless ``skip_forced=False``. docs/environments.md documents the
+spaces, the mask and the reward of each id.
 
 ``queue=`` puts the agent under a queue discipline (:mod:`schedlab.simulator.cluster.batched`),
 so learned policies can be compared with backfilling heuristics: ``"greedy"`` (default, the
@@ -106,6 +109,10 @@ class _Adapter:
         """Dense images ``(B, T, W)`` and action masks ``(B, m·M + 1)`` (int8)."""
         return self.engine.observe(self.view).dense(), self.engine.action_mask().astype(np.int8)
 
+    def _masks(self) -> np.ndarray:
+        """The current valid actions of every env, bool, shape ``(B, m·M + 1)``."""
+        return self.engine.action_mask()
+
 
 class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
     """The cluster scheduling task (seed 000 §3.2; seed 002 §II with ``machines > 1``).
@@ -166,6 +173,12 @@ class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
             "now": int(s.now[0]),
         }
         return images[0], info
+
+    def action_masks(self) -> np.ndarray:
+        """The valid actions now, bool, shape ``(m·M + 1,)``: ``info["action_mask"]`` of the last
+        ``reset`` or ``step`` (sb3-contrib's ``MaskablePPO`` calls this method)."""
+        mask: np.ndarray = self._masks()[0]
+        return mask
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -236,6 +249,11 @@ class ClusterVectorEnv(_Adapter, VectorEnv):
     def _obs_info(self) -> tuple[np.ndarray, dict[str, Any]]:
         images, masks = self._observe()
         return images, {"action_mask": masks, "_action_mask": np.ones(self.num_envs, bool)}
+
+    def action_masks(self) -> np.ndarray:
+        """The valid actions now, bool, shape ``(num_envs, m·M + 1)``: ``info["action_mask"]``
+        of the last ``reset`` or ``step`` (an env that just ended: its final state's mask)."""
+        return self._masks()
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None

@@ -40,8 +40,9 @@ def test_names_in_registration_order_and_by_tag() -> None:
     assert "deeprm" in generators.names()
     assert policies.names(tag="heuristic") == HEURISTICS  # the report order
     assert policies.names(tag="baseline") == ["sjf", "packer", "tetris"]
-    assert policies.names(tag="learned") == ["deeprm", "deeprm-plus", "liu-rl"]
-    assert set(policies.names(tag="model:cluster")) == {*HEURISTICS, "deeprm", "deeprm-plus"}
+    assert policies.names(tag="learned") == ["deeprm", "deeprm-plus", "liu-rl", "sb3", "callable"]
+    learned = {"deeprm", "deeprm-plus", "sb3", "callable"}
+    assert set(policies.names(tag="model:cluster")) == {*HEURISTICS, *learned}
     assert policies.names(tag="model:multicluster") == ["liu-ran", "liu-rr", "liu-maf", "liu-rl"]
     assert trainers.names() == ["deeprm", "deeprm-plus", "liu"]
     assert policies.names(tag="no-such-tag") == []

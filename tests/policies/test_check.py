@@ -18,13 +18,27 @@ SHIPPED = {
     "deeprm": "deeprm:deeprm-0.7",
     "deeprm-plus": "deeprm-plus:deeprm-plus-1.4",
     "liu-rl": "liu-rl:liu-lsfc",
+    "callable": "callable:tests.policies.example_agent:last_valid",
 }
 """A spec for every registered policy that needs a parameter (learned: a shipped checkpoint)."""
 
 
+@pytest.fixture(scope="module")
+def sb3_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An untrained MaskablePPO model of ``schedlab/DeepRM-v0`` (skip without the rl extra)."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from schedlab.simulator.env import ClusterEnv
+
+    path = tmp_path_factory.mktemp("sb3") / "model.zip"
+    env = ClusterEnv(deeprm_jobset(0.7, n_jobsets=2, seed=0))
+    sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0).save(path)
+    return f"sb3:{path},deterministic=false"
+
+
 @pytest.mark.parametrize("name", registry.policies.names())
-def test_every_registered_policy_conforms(name: str) -> None:
-    check_policy(registry.make_policy(SHIPPED.get(name, name)))
+def test_every_registered_policy_conforms(name: str, request: pytest.FixtureRequest) -> None:
+    spec = request.getfixturevalue("sb3_model") if name == "sb3" else SHIPPED.get(name, name)
+    check_policy(registry.make_policy(spec))
 
 
 @pytest.mark.parametrize("placement", ["bestfit", "worstfit", "align"])

@@ -34,6 +34,25 @@ def test_spaces_and_mask(jobset) -> None:
     assert mask[1:].any()  # something arrived and fits
 
 
+def test_action_masks_is_the_info_mask_as_bool(jobset) -> None:
+    """sb3-contrib's convention: ``env.action_masks()``, the mask of the current state."""
+    env, venv = DeepRMEnv(jobset), DeepRMVectorEnv(jobset, num_envs=2)
+    _, info = env.reset(seed=2)
+    _, vinfo = venv.reset(seed=2)
+    rng = np.random.default_rng(1)
+    done = False
+    while not done:
+        mask = env.action_masks()
+        assert mask.dtype == np.bool_
+        np.testing.assert_array_equal(mask, info["action_mask"] == 1)
+        vmask = venv.action_masks()
+        assert vmask.shape == (2, 11)
+        np.testing.assert_array_equal(vmask, vinfo["action_mask"] == 1)
+        _, _, done, _, info = env.step(rng.choice(np.flatnonzero(mask)))
+        _, _, _, _, vinfo = venv.step(10 - vmask[:, ::-1].argmax(axis=1))  # last valid
+    np.testing.assert_array_equal(env.action_masks(), info["action_mask"] == 1)
+
+
 def test_episode_return_is_minus_total_slowdown(jobset) -> None:
     env = DeepRMEnv(jobset)
     ids = jobset.jobset_ids
