@@ -47,7 +47,7 @@ from schedlab.simulator.cluster.batched import (
     jobset_bounds,
     resolve_machines,
 )
-from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout
 
 
@@ -80,12 +80,18 @@ class _Adapter:
         self._ids = ids[self._bounds[:-1]]
         zeros = np.zeros(num_envs, np.int64)
         config = resolve_machines(config, jobset)
-        jobs = jobset.jobs
+        if "parents" in jobset.jobs.columns:
+            msg = (
+                "the environments do not model DAG precedence: simulate DAG workloads with "
+                "`schedlab simulate` (heuristics, learned policies and `sb3:` agents)"
+            )
+            raise ValueError(msg)
+        runtime, seen = job_times(jobset, config.overrun)  # agents see estimates, as policies do
         self.engine = BatchedEngine(
-            jobs.get_column("arrival").to_numpy(), jobs.get_column("duration").to_numpy(),
-            jobset.demands(), zeros, zeros.copy(), jobset.machine_capacity, config,
-            objective=objective, rewards=rewards, skip_forced=skip_forced, queue=queue,
-            time_limit=zeros.copy(), max_jobs=int(np.diff(self._bounds).max()),
+            jobset.jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(), zeros,
+            zeros.copy(), jobset.machine_capacity, config, seen=seen, objective=objective,
+            rewards=rewards, skip_forced=skip_forced, queue=queue, time_limit=zeros.copy(),
+            max_jobs=int(np.diff(self._bounds).max()),
         )  # fmt: skip
         self.view = DeepRMImage(layout=layout)
         g = self.view.geometry(self.engine.snapshot(np.zeros(0, np.int64)))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from schedlab.jobset import JobSet
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.env import ClusterEnv, DeepRMEnv, DeepRMVectorEnv
-from tests.strategies import deeprm_jobset
+from tests.strategies import deeprm_jobset, jobset_from_rows
 
 
 @pytest.fixture(scope="module")
@@ -148,3 +150,22 @@ def test_multi_machine_env_places_on_both_machines() -> None:
     _, _, _, _, info = env.step(6)
     assert info["action_mask"][1] == 1  # machine 0 is still empty
     assert env.engine.state.machine[0, 0] == 1
+
+
+def test_agents_see_estimates_and_jobs_are_killed_at_them() -> None:
+    """With an ``estimate`` column the env is what ``simulate`` replays: the job slot shows the
+    estimate, and a job runs until ``min(duration, estimate)`` (``overrun="kill"``)."""
+    js = jobset_from_rows([(0, 5, 3, 1)])  # one job: 5 steps, 3 cpu, 1 mem
+    js = JobSet.create(js.jobs.with_columns(pl.Series("estimate", [3])), js.meta)
+    env = ClusterEnv(js, ClusterConfig(slots=2, horizon=8))
+    obs, _ = env.reset(seed=0)
+    assert obs[:, 10].sum() == 3  # cpu block of slot 0: 3 rows, the estimate
+    env.step(1)
+    assert env.engine.state.duration[0] == 3  # killed at its request
+
+
+def test_dag_workloads_are_refused_with_a_reason() -> None:
+    js = jobset_from_rows([(0, 1, 1, 1), (0, 1, 1, 1)])
+    jobs = js.jobs.with_columns(pl.Series("parents", [[], [0]], dtype=pl.List(pl.Int64)))
+    with pytest.raises(ValueError, match="do not model DAG precedence"):
+        ClusterEnv(JobSet.create(jobs, js.meta))
