@@ -29,6 +29,10 @@ LITERAL_END = re.compile(r"(?<=\S)::$", flags=re.M)
 LITERAL_LINE = re.compile(r"^[ \t]*::[ \t]*\n", flags=re.M)
 """reST's literal-block marker alone on a line."""
 
+TYPED = re.compile(r"^(?P<head>[ \t]*[\w*][\w, *]* : )(?P<type>.*``.*)$", flags=re.M)
+"""A numpydoc entry with a type (``layout : ``"deeprm"`` or ``"reshaped"````): the type is
+shown as code already, so its reST literals lose their backticks."""
+
 
 def _candidates(obj: griffe.Object, name: str) -> list[str]:
     """Where ``name`` may be defined, seen from ``obj``: as written, then in each scope around
@@ -65,6 +69,7 @@ def rewrite(text: str, resolve: Any) -> str:
         code = f"<code>{html.escape(title)}</code>"
         return f'<autoref identifier="{identifier}" optional>{code}</autoref>'
 
+    text = TYPED.sub(lambda m: m["head"] + m["type"].replace("``", ""), text)
     return LITERAL_LINE.sub("", LITERAL_END.sub(":", ROLE.sub(link, text)))
 
 
