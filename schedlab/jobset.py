@@ -410,7 +410,8 @@ def offered_load(jobset: JobSet, *, per_jobset: bool = False) -> pl.DataFrame:
 
     Returns
     -------
-    DataFrame with columns ``load_<resource>`` and ``load`` (and ``jobset`` if per_jobset).
+    pl.DataFrame
+        Columns ``load_<resource>`` and ``load`` (and ``jobset`` if per_jobset).
     """
     res, cap = jobset.resources, jobset.meta.capacity
     window = jobset.meta.arrival_window
