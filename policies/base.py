@@ -16,11 +16,11 @@ functions the fast paths take as arguments (:class:`schedlab.policies.heuristics
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, ClassVar
 
 from schedlab.simulator.model import Policy
 
-__all__ = ["ParamsMixin", "Policy"]
+__all__ = ["ParamsMixin", "Policy", "QueueNamed"]
 
 
 class ParamsMixin:
@@ -38,3 +38,23 @@ class ParamsMixin:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+class QueueNamed:
+    """``name`` of an agent acting under a queue discipline: its ``key``, with ``+queue``
+    unless greedy (``deeprm+easy``), or a label given by assignment."""
+
+    key: ClassVar[str]
+    queue: str
+
+    @property
+    def name(self) -> str:
+        """``key`` or ``key+queue``, or the label assigned."""
+        label = getattr(self, "_label", None)
+        if label is not None:
+            return str(label)
+        return self.key if self.queue == "greedy" else f"{self.key}+{self.queue}"
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._label = value

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from schedlab.errors import SchedlabError
-from schedlab.policies.base import ParamsMixin
+from schedlab.policies.base import ParamsMixin, QueueNamed
 from schedlab.policies.networks import Logits, make_network
 from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
@@ -126,7 +126,7 @@ def resolve_checkpoint(checkpoint: str | os.PathLike[str]) -> Path:
     return p
 
 
-class DeepRMPolicy(ParamsMixin):
+class DeepRMPolicy(QueueNamed, ParamsMixin):
     """A trained policy network acting on the DeepRM image (or Chen et al.'s reshaped one).
 
     Parameters
@@ -166,19 +166,6 @@ class DeepRMPolicy(ParamsMixin):
         state = dict(self.__dict__)
         state["_loaded"] = state["_table"] = None  # reloaded on first use
         return state
-
-    @property
-    def name(self) -> str:
-        """``key``, with ``+queue`` unless greedy (``deeprm+easy``), or a label given by
-        assignment."""
-        label = getattr(self, "_label", None)
-        if label is not None:
-            return str(label)
-        return self.key if self.queue == "greedy" else f"{self.key}+{self.queue}"
-
-    @name.setter
-    def name(self, value: str) -> None:
-        self._label = value
 
     def _model(self) -> tuple[Logits, dict[str, Any]]:
         if self._loaded is None:

@@ -31,7 +31,7 @@ import numpy as np
 import torch  # imported with the policy, so an experiment's run limits its threads (runs.py)
 
 from schedlab.errors import ParameterError, SchedlabError
-from schedlab.policies.base import ParamsMixin
+from schedlab.policies.base import ParamsMixin, QueueNamed
 from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, ObsGeometry, SparseObs
@@ -148,26 +148,13 @@ class EnvSettings:
         )
 
 
-class _ImageAgent(ParamsMixin):
+class _ImageAgent(QueueNamed, ParamsMixin):
     """What both adapters share: the view, the name, and the batch loop of :meth:`act_batch`."""
 
     key: ClassVar[str]
     models: ClassVar[frozenset[str]] = frozenset({"cluster"})
     queue: AgentQueue
     layout: Layout | None
-
-    @property
-    def name(self) -> str:
-        """``key``, with ``+queue`` unless greedy (``sb3+easy``), or a label given by
-        assignment."""
-        label = getattr(self, "_label", None)
-        if label is not None:
-            return str(label)
-        return self.key if self.queue == "greedy" else f"{self.key}+{self.queue}"
-
-    @name.setter
-    def name(self, value: str) -> None:
-        self._label = value
 
     def _view_settings(self) -> tuple[Layout, int | None]:
         return self.layout or "deeprm", None
