@@ -21,7 +21,7 @@ Three kinds of names (:attr:`Entry.origin` says which, ``schedlab list`` shows i
   name is: ``schedlab simulate jobs.parquet --policy my_pkg.sched:LeastWork+easy``.
 
 A plug-in or referenced object describes itself with optional attributes: ``summary`` (else
-the first line of its docstring), ``tags``, ``models`` (model kinds it supports, tagged
+the first paragraph of its docstring), ``tags``, ``models`` (model kinds it supports, tagged
 ``model:<kind>``; a policy's ``models`` attribute of the Policy protocol) and ``positional``
 (the keyword a bare first option fills, for learned policies' checkpoints).
 """
@@ -36,7 +36,7 @@ import json
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
 from schedlab.errors import ParameterError, PluginWarning, UnknownNameError
@@ -129,7 +129,15 @@ class Registry:
             raise UnknownNameError(msg)
         pending = self._plugins or {}
         if key in pending:  # a plug-in's first use: import it to read its tags and summary
-            self._entries[key] = _described(pending[key])
+            plugin = pending[key]
+            try:
+                self._entries[key] = _described(plugin)
+            except Exception as exc:  # whatever its import raises, said in one line
+                msg = (
+                    f"{self.kind} {key!r} of {plugin.origin} ({plugin.target}) cannot be "
+                    f"imported: {type(exc).__name__}: {exc}"
+                )
+                raise UnknownNameError(msg) from exc
             del pending[key]
         return self._entries[key]
 
@@ -250,10 +258,11 @@ class Registry:
         for key in list(self._plugins or {}):
             try:
                 self.entry(key)
-            except Exception as exc:  # a broken plug-in is listed, not fatal
+            except UnknownNameError as exc:  # a broken plug-in is listed, not fatal
                 plugin = (self._plugins or {}).pop(key)
-                broken = f"cannot be imported: {type(exc).__name__}: {exc}"
-                self._entries[key] = _replace(plugin, summary=broken, tags=frozenset({"plugin"}))
+                cause = exc.__cause__
+                broken = f"cannot be imported: {type(cause).__name__}: {cause}"
+                self._entries[key] = replace(plugin, summary=broken, tags=frozenset({"plugin"}))
         return iter(list(self._entries.values()))
 
     def __contains__(self, name: object) -> bool:
@@ -293,11 +302,6 @@ def _origin(ep: importlib.metadata.EntryPoint) -> str:
     return "plugin ?" if dist is None else f"plugin {dist.name} {dist.version}"
 
 
-def _replace(entry: Entry, **changes: Any) -> Entry:
-    fields = {f: getattr(entry, f) for f in Entry.__dataclass_fields__}
-    return Entry(**{**fields, **changes})
-
-
 def _described(entry: Entry) -> Entry:
     """A plug-in or reference ``entry`` with what its object says of itself: ``summary``
     (else its docstring's first line), ``tags``, ``models`` (as ``model:<kind>`` tags) and
@@ -313,7 +317,7 @@ def _described(entry: Entry) -> Entry:
     if isinstance(name, str) and hasattr(obj, "from_jobset"):
         tags.add(f"model:{name}")
     positional = getattr(obj, "positional", None)
-    return _replace(
+    return replace(
         entry, summary=summary, tags=frozenset(tags),
         positional=positional if isinstance(positional, str) else None,
     )  # fmt: skip

@@ -212,3 +212,12 @@ def test_an_unimportable_reference_names_the_closest_names() -> None:
         policies.entry("schedlab.policies.heuristics:Nope")
     assert "schedlab.policies.heuristics:Nope" not in policies
     assert "error" in run_fail("check", "policy", "no_such.module:X").lower()
+
+
+def test_using_a_plugin_that_cannot_be_imported_is_one_line(sites: dict[str, Path]) -> None:
+    out = schedlab(sites["clashing"], "check", "policy", "ghost")
+    assert out.returncode != 0
+    assert "Traceback" not in out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert "'ghost' of plugin schedlab-clash 0.2.0" in last
+    assert "cannot be imported: ModuleNotFoundError" in last
