@@ -345,25 +345,24 @@ def _cluster(g: Any) -> str:
 
 
 def import_object(target: str) -> Any:
-    """The object ``"package.module:attr"`` (``attr`` may be dotted: ``module:Class.method``).
+    """The object ``"package.module:attr"`` (:func:`schedlab.registry.import_target`).
 
     Raises
     ------
     ParameterError
         If ``target`` is malformed or names nothing importable.
     """
+    from schedlab.registry import import_target
+
     module, colon, attr = target.partition(":")
     if not colon or not module or not attr:
         msg = f"{target!r}: expected package.module:attribute"
         raise ParameterError(msg)
     try:
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        return import_target(target)
     except (ImportError, AttributeError) as exc:
         msg = f"{target!r} cannot be imported ({type(exc).__name__}: {exc})"
         raise ParameterError(msg) from exc
-    return obj
 
 
 class CallablePolicy(_ImageAgent):

@@ -173,7 +173,7 @@ class Registry:
         if name not in self._references:
             module = name.partition(":")[0]
             try:
-                _import(name)
+                import_target(name)
             except (ImportError, AttributeError) as exc:
                 close = difflib.get_close_matches(module.lower(), list(self._entries), n=3)
                 hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
@@ -196,7 +196,7 @@ class Registry:
         """Import and return what is registered as ``name`` (a class or function to call; a
         trainer's :class:`~schedlab.policies.training.Trainer`, a model kind's
         :class:`~schedlab.simulator.model.ModelKind`)."""
-        return _import(self.entry(name).target)
+        return import_target(self.entry(name).target)
 
     def load_config(self, name: str) -> type:
         """Import and return the config dataclass of ``name`` (see :attr:`Entry.config`; a
@@ -207,7 +207,7 @@ class Registry:
         if entry.config is None:
             msg = f"{self.kind} {name!r} declares no config dataclass"
             raise ValueError(msg)
-        cls: type = _import(entry.config)
+        cls: type = import_target(entry.config)
         return cls
 
     def load_report(self, name: str) -> Callable[..., Any]:
@@ -216,11 +216,11 @@ class Registry:
         entry = self.entry(name)
         if entry.report is None and entry.origin != "schedlab":
             own = getattr(self.load(name), "report", None)
-            return own if callable(own) else _import(DEFAULT_REPORT)  # type: ignore[no-any-return]
+            return own if callable(own) else import_target(DEFAULT_REPORT)  # type: ignore[no-any-return]
         if entry.report is None:
             msg = f"{self.kind} {name!r} declares no report function"
             raise ValueError(msg)
-        report: Callable[..., Any] = _import(entry.report)
+        report: Callable[..., Any] = import_target(entry.report)
         return report
 
     def parameters(self, name: str) -> dict[str, Param]:
@@ -288,7 +288,8 @@ DEFAULT_REPORT = "schedlab.reports.learning:report_training"
 """The report of a plug-in trainer without its own (learning curves, checkpoint, summary)."""
 
 
-def _import(target: str) -> Any:
+def import_target(target: str) -> Any:
+    """The object ``"package.module:attr"`` names (``attr`` may be dotted: ``Class.method``)."""
     module, _, attr = target.partition(":")
     obj: Any = importlib.import_module(module)
     for part in attr.split("."):
@@ -306,7 +307,7 @@ def _described(entry: Entry) -> Entry:
     """A plug-in or reference ``entry`` with what its object says of itself: ``summary``
     (else its docstring's first line), ``tags``, ``models`` (as ``model:<kind>`` tags) and
     ``positional``; always tagged ``plugin``."""
-    obj = _import(entry.target)
+    obj = import_target(entry.target)
     summary = getattr(obj, "summary", None)
     if not isinstance(summary, str):
         doc = inspect.getdoc(obj) if inspect.isclass(obj) or inspect.isfunction(obj) else None
