@@ -21,9 +21,10 @@ Three kinds of names (:attr:`Entry.origin` says which, ``schedlab list`` shows i
   name is: ``schedlab simulate jobs.parquet --policy my_pkg.sched:LeastWork+easy``.
 
 A plug-in or referenced object describes itself with optional attributes: ``summary`` (else
-the first paragraph of its docstring), ``tags``, ``models`` (model kinds it supports, tagged
-``model:<kind>``; a policy's ``models`` attribute of the Policy protocol) and ``positional``
-(the keyword a bare first option fills, for learned policies' checkpoints).
+the first paragraph of its docstring, or of its module's for an instance), ``tags``, ``models``
+(model kinds it supports, tagged ``model:<kind>``; a policy's ``models`` attribute of the
+Policy protocol) and ``positional`` (the keyword a bare first option fills, for learned
+policies' checkpoints).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import importlib.metadata
 import inspect
 import json
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -310,7 +312,10 @@ def _described(entry: Entry) -> Entry:
     obj = import_target(entry.target)
     summary = getattr(obj, "summary", None)
     if not isinstance(summary, str):
-        doc = inspect.getdoc(obj) if inspect.isclass(obj) or inspect.isfunction(obj) else None
+        owner = obj  # an instance (a trainer's Trainer) is described by its module
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            owner = sys.modules.get(entry.target.partition(":")[0])
+        doc = inspect.getdoc(owner) if owner is not None else None
         summary = " ".join((doc or "").split("\n\n")[0].split())  # the first paragraph
     tags = {"plugin", *_strings(getattr(obj, "tags", ()))}
     tags |= {f"model:{m}" for m in _strings(getattr(obj, "models", ()))}

@@ -26,6 +26,7 @@ from schedlab.registry import (
     policies,
     policy_name,
     split_name,
+    trainers,
 )
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate
@@ -221,3 +222,9 @@ def test_using_a_plugin_that_cannot_be_imported_is_one_line(sites: dict[str, Pat
     last = out.stderr.strip().splitlines()[-1]
     assert "'ghost' of plugin schedlab-clash 0.2.0" in last
     assert "cannot be imported: ModuleNotFoundError" in last
+
+
+def test_a_reference_trainer_is_a_train_command() -> None:
+    ref = "schedlab.policies.reinforce:TRAINER"
+    assert trainers.entry(ref).summary.startswith("DeepRM trained by REINFORCE")
+    assert "Options are the fields of TrainConfig" in run_ok("train", ref, "--help")
