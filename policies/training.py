@@ -112,6 +112,10 @@ class Trainer:
     small: Mapping[str, Any] = field(default_factory=dict)
     """Config values of the smallest meaningful run (:func:`~schedlab.evaluation.train_check.
     check_trainer`, tests): a few jobsets, one or two steps."""
+    report: Callable[..., Any] | None = None
+    """A plug-in trainer's learning report, ``report(result, config_dict) -> Path`` (None: the
+    learning-curve report). Built-in trainers name theirs in the registry instead, since
+    reports sit above policies (:attr:`schedlab.registry.Entry.report`)."""
 
 
 # -- the run directory ------------------------------------------------------------------------
