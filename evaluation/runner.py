@@ -4,7 +4,7 @@ Layout of an experiment directory ``out/``::
 
     spec.toml            the spec as written (copy)
     spec.json            the resolved spec (seeds, absolute paths, skipped optional policies)
-    environment.json     versions of Python, schedlab and its dependencies; CPU count
+    environment.json     versions of Python, schedlab, its dependencies and plug-ins; CPU count
     jobsets/<w>.parquet  the jobsets of workload w (all loads), generated or loaded once
     runs/<id>.parquet    per-job results of one run, metadata ``run`` (written atomically)
     errors/<id>.json     a failed run: error and traceback (removed when the run succeeds)
@@ -65,6 +65,7 @@ from schedlab.evaluation.runs import (
 )
 from schedlab.evaluation.spec import ExperimentSpec, WorkloadSpec
 from schedlab.jobset import JobSet
+from schedlab.registry import GROUPS
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -105,7 +106,8 @@ def make_jobsets(w: WorkloadSpec, path: Path) -> JobSet:
 
 
 def environment() -> dict[str, Any]:
-    """Versions of Python, schedlab and its declared dependencies, platform and CPU count."""
+    """Versions of Python, schedlab and its declared dependencies, platform and CPU count, and
+    the installed plug-in distributions (entry points of :data:`schedlab.registry.GROUPS`)."""
     import platform
     import sys
     from importlib import metadata
@@ -121,12 +123,19 @@ def environment() -> dict[str, Any]:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             packages[name] = None
+    plugins = {
+        ep.dist.name: ep.dist.version
+        for group in GROUPS.values()
+        for ep in metadata.entry_points(group=group)
+        if ep.dist is not None
+    }
     return {
         "schedlab": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "packages": packages,
+        "plugins": dict(sorted(plugins.items())),
     }
 
 

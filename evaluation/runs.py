@@ -28,6 +28,7 @@ import polars as pl
 from schedlab import interrupts, io
 from schedlab.errors import Interrupted
 from schedlab.jobset import JobSet
+from schedlab.registry import code_version, generators, loaders, policies, policy_name
 from schedlab.results import Results
 
 if TYPE_CHECKING:
@@ -120,6 +121,19 @@ def checkpoint_digest(spec: str) -> str | None:
     return io.sha256(path) if path.is_file() else None
 
 
+def plugin_code(spec: str, w: WorkloadSpec) -> list[str]:
+    """The code versions (:func:`~schedlab.registry.code_version`) of a run's policy, generator
+    and loader that are plug-ins or references: part of the run's fingerprint, so a run made
+    with another version of them is run again, never reused."""
+    found = [
+        code_version(registry, name)
+        for registry, name in ((policies, policy_name(spec)), (generators, w.generator),
+                               (loaders, w.loader))
+        if name and name in registry  # (a JobSet file's "loader" is none of the registry's)
+    ]  # fmt: skip
+    return [c for c in found if c is not None]
+
+
 def jobsets_path(out: Path, w: WorkloadSpec) -> Path:
     """Where the jobsets of workload ``w`` are kept in the experiment directory ``out``."""
     return out / "jobsets" / f"{_slug(w.name)}.parquet"
@@ -140,7 +154,8 @@ def plan(spec: ExperimentSpec, out_dir: str | os.PathLike[str]) -> list[RunTask]
                 rid = run_id(w.name, load, p.name)
                 parts = [workload_fingerprint(w), load, p.spec, p.name, cluster, RUN_SCHEMA]
                 digest = digests.setdefault(p.spec, checkpoint_digest(p.spec))
-                fp = _hash(parts if digest is None else [*parts, digest])
+                extra = [*([digest] if digest is not None else []), *plugin_code(p.spec, w)]
+                fp = _hash([*parts, *extra])
                 tasks.append(
                     RunTask(
                         run_id=rid,

@@ -30,6 +30,7 @@ policies' checkpoints).
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 import importlib.metadata
 import inspect
@@ -39,6 +40,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, get_args
 
 from schedlab.errors import ParameterError, PluginWarning, UnknownNameError
@@ -81,10 +83,13 @@ class Registry:
     """Entry-point group of the plug-ins of this kind (``schedlab.policies``); None: none."""
     reserved: tuple[str, ...] = ()
     """Parameters the caller passes itself, never given by name (a loader's ``options``)."""
+    requires: tuple[str, ...] = ()
+    """Attributes what a plug-in or reference makes must have (a policy's protocol)."""
     _entries: dict[str, Entry] = field(default_factory=dict)
     _plugins: dict[str, Entry] | None = None
     """Plug-in entries not yet described (imported) by :meth:`entry`; None: not discovered."""
     _refused: list[str] = field(default_factory=list)
+    _broken: dict[str, str] = field(default_factory=dict)
     _references: dict[str, Entry] = field(default_factory=dict)
 
     def register(
@@ -129,6 +134,8 @@ class Registry:
             hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             msg = f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
             raise UnknownNameError(msg)
+        if key in self._broken:
+            raise UnknownNameError(self._broken[key])
         pending = self._plugins or {}
         if key in pending:  # a plug-in's first use: import it to read its tags and summary
             plugin = pending[key]
@@ -143,6 +150,10 @@ class Registry:
             del pending[key]
         return self._entries[key]
 
+    def broken(self) -> dict[str, str]:
+        """Installed plug-ins that cannot be imported: name -> why (after listing)."""
+        return dict(self._broken)
+
     def _discover(self) -> None:
         """Add the installed plug-ins of :attr:`group` (once), refusing clashing names."""
         if self._plugins is not None or self.group is None:
@@ -153,30 +164,39 @@ class Registry:
             found.setdefault(ep.name.lower(), []).append(ep)
         for key, eps in found.items():
             origins = [_origin(ep) for ep in eps]
-            if key in self._entries:
-                why = f"is built in ({self._entries[key].target})"
-            elif len({ep.value for ep in eps}) > 1:
-                why = "is also registered by " + " and by ".join(
-                    f"{o} ({ep.value})" for o, ep in zip(origins[1:], eps[1:], strict=True)
-                )
-            else:
+            if key not in self._entries and len({ep.value for ep in eps}) == 1:
                 entry = Entry(name=key, target=eps[0].value, origin=origins[0])
                 self._entries[key] = self._plugins[key] = entry
                 continue
-            msg = (
-                f"{self.kind} {key!r} of {origins[0]} ({eps[0].value}, entry point group "
-                f"{self.group}) is refused: the name {why}; name it as {eps[0].value}"
-            )
-            self._refused.append(msg)
-            warnings.warn(msg, PluginWarning, stacklevel=3)
+            for k, (origin, ep) in enumerate(zip(origins, eps, strict=True)):
+                if key in self._entries:
+                    why = f"is built in ({self._entries[key].target})"
+                else:
+                    why = "is also registered by " + " and by ".join(
+                        f"{o} ({e.value})"
+                        for o, e in zip(origins, eps, strict=True) if e is not eps[k]
+                    )  # fmt: skip
+                msg = (
+                    f"{self.kind} {key!r} of {origin} ({ep.value}, entry point group "
+                    f"{self.group}) is refused: the name {why}; name it as {ep.value}"
+                )
+                self._refused.append(msg)
+                warnings.warn(msg, PluginWarning, stacklevel=3)
 
     def _reference(self, name: str) -> Entry:
         """The entry of a ``package.module:attr`` reference (imported now)."""
         if name not in self._references:
             module = name.partition(":")[0]
+            if module.lower() in self._entries:
+                msg = (
+                    f"{name!r}: a {self.kind} name takes no options after ':' here; give "
+                    f"{module!r} its parameters separately (-p KEY=VALUE, a spec's params, or "
+                    "keyword arguments)"
+                )
+                raise UnknownNameError(msg)
             try:
                 import_target(name)
-            except (ImportError, AttributeError) as exc:
+            except Exception as exc:  # whatever importing someone's module raises: one line
                 close = difflib.get_close_matches(module.lower(), list(self._entries), n=3)
                 hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
                 msg = (
@@ -238,8 +258,30 @@ class Registry:
         )
 
     def create(self, name: str, params: Mapping[str, Any], *, where: str = "") -> Any:
-        """Call the entry point ``name`` with ``params``, checked first (see :meth:`check`)."""
-        return self.load(name)(**self.check(name, params, where=where))
+        """Call the entry point ``name`` with ``params``, checked first (see :meth:`check`).
+
+        A plug-in or reference that cannot be called so, or whose result lacks what this kind
+        needs (:attr:`requires`: a policy's ``act_batch``, ...), is a
+        :class:`~schedlab.errors.ParameterError` naming it."""
+        entry = self.entry(name)
+        checked = self.check(name, params, where=where)
+        if entry.origin == "schedlab":
+            return self.load(name)(**checked)
+        what = f"{self.kind} {entry.name!r} ({entry.target}, {entry.origin})"
+        target = self.load(name)
+        if not callable(target):
+            msg = f"{what} is a {type(target).__name__}, not a class or function to call"
+            raise ParameterError(msg)
+        try:
+            made = target(**checked)
+        except TypeError as exc:
+            msg = f"{what} cannot be made with {dict(checked)}: {exc}"
+            raise ParameterError(msg) from exc
+        missing = [a for a in self.requires if not hasattr(made, a)]
+        if missing:
+            msg = f"{what} is not a {self.kind}: it has no {', '.join(missing)}"
+            raise ParameterError(msg)
+        return made
 
     def make(self, name: str, /, **kwargs: Any) -> Any:
         """Call the entry point registered as ``name`` with ``kwargs`` (checked)."""
@@ -247,11 +289,16 @@ class Registry:
 
     def names(self, *, tag: str | None = None) -> list[str]:
         """Registered names in registration order, built-in ones first, then plug-ins; with
-        ``tag``, only entries carrying it (plug-ins not yet used carry only ``plugin``, so
-        another tag selects among built-in and used entries, without looking for plug-ins)."""
+        ``tag``, only built-in entries carrying it (``tag="plugin"``: the plug-ins), so that the
+        defaults derived from tags ("every heuristic") never change with what is installed."""
         if tag is None or tag == "plugin":
             self._discover()
-        return [n for n, e in self._entries.items() if tag is None or tag in e.tags]
+        if tag == "plugin":
+            return [n for n, e in self._entries.items() if e.origin != "schedlab"]
+        return [
+            n for n, e in self._entries.items()
+            if tag is None or (tag in e.tags and e.origin == "schedlab")
+        ]  # fmt: skip
 
     def __iter__(self) -> Iterator[Entry]:
         """Every entry, plug-ins described (imported) first; one that cannot be imported is
@@ -261,10 +308,9 @@ class Registry:
             try:
                 self.entry(key)
             except UnknownNameError as exc:  # a broken plug-in is listed, not fatal
-                plugin = (self._plugins or {}).pop(key)
-                cause = exc.__cause__
-                broken = f"cannot be imported: {type(cause).__name__}: {cause}"
-                self._entries[key] = replace(plugin, summary=broken, tags=frozenset({"plugin"}))
+                (self._plugins or {}).pop(key)
+                del self._entries[key]
+                self._broken[key] = str(exc)
         return iter(list(self._entries.values()))
 
     def __contains__(self, name: object) -> bool:
@@ -288,6 +334,19 @@ in a plug-in's ``pyproject.toml``)."""
 
 DEFAULT_REPORT = "schedlab.reports.learning:report_training"
 """The report of a plug-in trainer without its own (learning curves, checkpoint, summary)."""
+
+
+def code_version(registry: Registry, name: str) -> str | None:
+    """What identifies the code behind ``name`` when it is not schedlab's (None for built-in
+    names, which schedlab's version identifies): its origin and the SHA-256 of its module's
+    source, so that caches and experiment runs made with another version are not reused."""
+    entry = registry.entry(name)
+    if entry.origin == "schedlab":
+        return None
+    module = importlib.import_module(entry.target.partition(":")[0])
+    source = getattr(module, "__file__", None)
+    digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16] if source else "?"
+    return f"{entry.origin} {entry.target} {digest}"
 
 
 def import_target(target: str) -> Any:
@@ -315,8 +374,11 @@ def _described(entry: Entry) -> Entry:
         owner = obj  # an instance (a trainer's Trainer) is described by its module
         if not (inspect.isclass(obj) or inspect.isfunction(obj)):
             owner = sys.modules.get(entry.target.partition(":")[0])
-        doc = inspect.getdoc(owner) if owner is not None else None
-        summary = " ".join((doc or "").split("\n\n")[0].split())  # the first paragraph
+        doc = getattr(owner, "__dict__", {}).get("__doc__")  # its own, not a base class's
+        if not isinstance(doc, str) or doc.startswith(f"{getattr(owner, '__name__', '')}("):
+            doc = ""  # (a dataclass without a docstring gets its signature as one)
+        first = inspect.cleandoc(doc).split("\n\n")[0]  # the first paragraph, plain text
+        summary = " ".join(first.replace("``", "").split())
     tags = {"plugin", *_strings(getattr(obj, "tags", ()))}
     tags |= {f"model:{m}" for m in _strings(getattr(obj, "models", ()))}
     name = getattr(obj, "name", None)  # a model kind registers under its own name
@@ -339,8 +401,11 @@ def _strings(value: Any) -> list[str]:
         return []
 
 
-generators = Registry("generator", group=GROUPS["generators"])
-policies = Registry("policy", group=GROUPS["policies"])
+generators = Registry("generator", group=GROUPS["generators"], requires=("generate_sweep",))
+policies = Registry(
+    "policy", group=GROUPS["policies"],
+    requires=("name", "models", "view", "reset", "act_batch", "get_params"),
+)  # fmt: skip
 loaders = Registry("loader", group=GROUPS["loaders"], reserved=("options",))
 trainers = Registry("trainer", group=GROUPS["trainers"])
 
@@ -475,7 +540,9 @@ for _name, _target, _config, _summary in [
     )  # fmt: skip
 
 
-def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[str, Any]]:
+def parse_spec(
+    spec: str, *, positional: str | None = None, registry: Registry | None = None
+) -> tuple[str, dict[str, Any]]:
     """Split ``"name:key=value,key=value"`` into the name and keyword arguments.
 
     Values are read as JSON where they parse (numbers, booleans), else kept as strings, e.g.
@@ -483,14 +550,14 @@ def parse_spec(spec: str, *, positional: str | None = None) -> tuple[str, dict[s
     a first option without ``=`` is its value: ``"deeprm:runs/a/best.pt"`` with
     ``positional="checkpoint"`` -> ``("deeprm", {"checkpoint": "runs/a/best.pt"})``. A
     reference keeps its attribute: ``"my_pkg.sched:Lwf:alpha=2"`` -> ``("my_pkg.sched:Lwf",
-    {"alpha": 2})`` (:func:`split_name`).
+    {"alpha": 2})`` (:func:`split_name`, which ``registry`` helps).
 
     Raises
     ------
     ParameterError
         An option that is not ``key=value``, or a key given twice.
     """
-    name, rest = split_name(spec)
+    name, rest = split_name(spec, registry)
     kwargs: dict[str, Any] = {}
     for i, item in enumerate(filter(None, rest.split(","))):
         key, eq, raw = item.partition("=")
@@ -551,8 +618,11 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     """
     head, rest = split_name(spec, policies)
     name, *words = (w.strip() for w in head.split("+"))
+    words = [w.lower() for w in words]
     positional = policies.entry(name).positional
-    base, kwargs = parse_spec(f"{name}:{rest}" if rest else name, positional=positional)
+    base, kwargs = parse_spec(
+        f"{name}:{rest}" if rest else name, positional=positional, registry=policies
+    )
     queue = policies.parameters(name).get("queue") if words else None
     queues = get_args(queue.hint) if queue is not None else ()
     extra: dict[str, str] = {}
@@ -577,8 +647,10 @@ def make_policy(spec: str, *, where: str | None = None) -> Any:
     policy = policies.create(name, kwargs, where=spec if where is None else where)
     if label is not None:
         policy.name = str(label)
-    elif not set(kwargs) <= {"placement", "queue"}:
-        policy.name = spec  # (a placement and a discipline name themselves: sjf+easy+bestfit)
+    elif not set(kwargs) <= {"placement", "queue"} or policies.entry(name).origin != "schedlab":
+        # (a built-in's placement and discipline name themselves: sjf+easy+bestfit; a plug-in
+        # or reference is named as typed, never by its class's key, which may be anything)
+        policy.name = spec
     return policy
 
 

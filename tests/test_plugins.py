@@ -9,6 +9,7 @@ installation and are tested in process.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from schedlab.errors import UnknownNameError
+from schedlab.errors import ParameterError, UnknownNameError
 from schedlab.registry import (
     generators,
     make_policy,
@@ -156,7 +157,9 @@ def test_clashing_plugins_are_refused_naming_both_origins(
     lwf = next(r for r in refused if "'lwf'" in r)
     assert "schedlab-example-plugin 0.1.0" in lwf
     assert "schedlab-clash 0.2.0" in lwf
-    assert "cannot be imported" in next(x for x in out.stdout.splitlines() if x.startswith("ghost"))
+    broken = next(x for x in out.stdout.splitlines() if x.startswith("broken:"))
+    assert "'ghost' of plugin schedlab-clash 0.2.0" in broken
+    assert "cannot be imported" in broken
     jobs = tmp_path / "jobs.parquet"
     run_ok("generate", "deeprm", "--load", "0.5", "--jobsets", "2", "--seed", "0", "-o", str(jobs))
     out = schedlab(sites["clashing"], "simulate", str(jobs), "--policy", "sjf", "-o",
@@ -228,3 +231,90 @@ def test_a_reference_trainer_is_a_train_command() -> None:
     ref = "schedlab.policies.reinforce:TRAINER"
     assert trainers.entry(ref).summary.startswith("DeepRM trained by REINFORCE")
     assert "Options are the fields of TrainConfig" in run_ok("train", ref, "--help")
+
+
+# -- what the review of the plug-in mechanism found --------------------------------------------
+@pytest.fixture
+def own_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A single-file module ``mysched_t`` on the path, with a policy and a non-policy."""
+    (tmp_path / "mysched_t.py").write_text(
+        textwrap.dedent('''
+        from schedlab.policies.heuristics import SJF
+
+        class Lw(SJF):
+            """Another shortest job first, under the class key ``sjf``."""
+
+        def not_a_policy(x):
+            return x
+        ''')
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path / "mysched_t.py"
+
+
+def test_a_single_module_reference_is_a_policy_named_as_typed(own_module: Path) -> None:
+    policy = make_policy("mysched_t:Lw+easy:clairvoyant=true")
+    assert (policy.queue, policy.clairvoyant) == ("easy", True)
+    assert policy.name == "mysched_t:Lw+easy:clairvoyant=true"  # never its class key, "sjf"
+    assert make_policy("mysched_t:Lw").name == "mysched_t:Lw"
+    assert make_policy("mysched_t:Lw:label=mine").name == "mine"
+    assert policies.entry("mysched_t:Lw").summary.startswith("Another shortest job first")
+
+
+def test_what_is_not_a_policy_or_generator_is_one_line(own_module: Path, tmp_path: Path) -> None:
+    with pytest.raises(ParameterError, match=r"'os.path:curdir'.*is a str, not a class"):
+        make_policy("os.path:curdir")
+    with pytest.raises(ParameterError, match=r"is not a policy: it has no name, models, view"):
+        make_policy("json.decoder:JSONDecoder")
+    with pytest.raises(ParameterError, match="cannot be made with"):
+        make_policy("mysched_t:not_a_policy")
+    with pytest.raises(UnknownNameError, match="takes no options after ':'"):
+        generators.make("poisson:x=1")
+    jobs = tmp_path / "jobs.parquet"
+    run_ok("generate", "deeprm", "--load", "0.5", "--jobsets", "2", "-o", str(jobs))
+    out = run_fail("simulate", str(jobs), "--policy", "os.path:join", "-o", str(tmp_path / "r"))
+    assert "cannot be made" in out
+    assert "FAILED policy 'os.path:join'" in run_fail("check", "policy", "os.path:join")
+
+
+def test_a_changed_reference_loader_is_not_read_from_the_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from schedlab.loaders import load_trace
+
+    module = tmp_path / "myloader_cache_t.py"
+    module.write_text(
+        "from schedlab.loaders.traces.swf import read_swf\n\n"
+        "def read(source, *, options=None):\n    return read_swf(source, options=options)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    swf = ROOT / "tests" / "data" / "swf_small.swf"
+    first, hit = load_trace("myloader_cache_t:read", swf)
+    assert not hit
+    assert load_trace("myloader_cache_t:read", swf)[1]
+    module.write_text(module.read_text() + "\n# a new version of the loader\n")
+    again, hit = load_trace("myloader_cache_t:read", swf)
+    assert not hit
+    assert again.jobs.jobs.equals(first.jobs.jobs)
+
+
+def test_check_plugins_checks_every_plugin_and_lists_the_broken(sites: dict[str, Path]) -> None:
+    out = schedlab(sites["clashing"], "check", "plugins")
+    assert out.returncode == 1
+    assert "ok generator 'bursty'" in out.stdout
+    assert "ok loader 'jobs-csv'" in out.stdout
+    failed = [x for x in out.stderr.splitlines() if x.startswith("FAILED")]
+    assert any(x.startswith("FAILED policy 'badact'") for x in failed)
+    assert any(x.startswith("FAILED policy 'ghost'") and "cannot be imported" in x for x in failed)
+
+
+def test_experiments_record_the_plugins_installed(sites: dict[str, Path], tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        (EXAMPLE / "experiment.toml").read_text().replace("jobsets = 20", "jobsets = 2")
+    )
+    out = schedlab(sites["plain"], "experiment", "run", str(spec), "-o", str(tmp_path / "run"))
+    assert out.returncode == 0, out.stderr
+    env = json.loads((tmp_path / "run" / "environment.json").read_text())
+    assert env["plugins"] == {"schedlab-example-plugin": "0.1.0"}

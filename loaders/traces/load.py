@@ -20,12 +20,13 @@ from typing import Any
 import polars as pl
 
 from schedlab import __version__
+from schedlab.errors import ParameterError
 from schedlab.io import write_text_atomic
 from schedlab.jobset import SCHEMA_VERSION, JobSet
 from schedlab.loaders.traces.cache import cache_dir, source_sha256, sweep_partial
 from schedlab.loaders.traces.drop_report import SAMPLE_SCHEMA, DropReport, LoadResult
 from schedlab.loaders.traces.transform import TraceOptions
-from schedlab.registry import loaders
+from schedlab.registry import code_version, loaders
 
 CACHE_FORMAT = 5
 """Version of the cached files' layout (part of the key: older entries are never read)."""
@@ -99,17 +100,40 @@ def load_trace(
     read = loaders.load(loader)
     check_options(loader, read, kwargs)
     if not use_cache:
-        return read(path, options=options, **kwargs), False
-    key = _key(loader, str(path), source_sha256(path), options, kwargs)
+        return _read(loader, read, path, options, kwargs), False
+    code = code_version(loaders, loader)  # a plug-in's own version and source
+    key = _key(loader if code is None else f"{loader} {code}", str(path), source_sha256(path),
+               options, kwargs)  # fmt: skip
     jobs_path = cache_dir() / "converted" / f"{key}.parquet"
     report_path = jobs_path.with_suffix(".report.json")
     if jobs_path.is_file() and report_path.is_file():
         return LoadResult(JobSet.read_parquet(jobs_path), _report_from_json(report_path)), True
-    result = read(path, options=options, **kwargs)
+    result = _read(loader, read, path, options, kwargs)
     sweep_partial(jobs_path.parent)
     result.jobs.write_parquet(jobs_path)
     write_text_atomic(report_path, json.dumps(_report_to_json(result.report)))
     return result, False
+
+
+def _read(
+    loader: str, read: Any, path: Any, options: TraceOptions, kwargs: Mapping[str, Any]
+) -> LoadResult:
+    """``read(path, options=, **kwargs)``; a plug-in or reference that is not a loader (cannot
+    be called so, or returns no LoadResult) is a ParameterError naming it."""
+    entry = loaders.entry(loader)
+    if entry.origin == "schedlab":
+        result: LoadResult = read(path, options=options, **kwargs)
+        return result
+    what = f"loader {entry.name!r} ({entry.target}, {entry.origin})"
+    try:
+        made = read(path, options=options, **kwargs)
+    except TypeError as exc:
+        msg = f"{what} is not a loader read(path, *, options, ...): {exc}"
+        raise ParameterError(msg) from exc
+    if not isinstance(made, LoadResult):
+        msg = f"{what} returned a {type(made).__name__}, not a LoadResult"
+        raise ParameterError(msg)
+    return made
 
 
 def _report_to_json(report: DropReport) -> dict[str, Any]:

@@ -18,42 +18,50 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import Group, param_option, seed_option
+from schedlab.cli.options import Group, one_line, param_option, seed_option
+from schedlab.errors import SchedlabError
 from schedlab.registry import generators, loaders, make_policy, policies, trainers
 
 
-def _run(what: str, check: Callable[[], Any]) -> None:
-    """Run ``check``; print ``ok`` with its time, or the broken rule and exit 1."""
+def _run(what: str, check: Callable[[], Any]) -> bool:
+    """Run ``check``; print ``ok`` with its time, or ``FAILED`` with the broken rule (or the
+    error that made the object unusable); whether it passed."""
     start = time.perf_counter()
     try:
         check()
-    except AssertionError as exc:
-        click.echo(f"FAILED {what}: {exc}", err=True)
-        raise SystemExit(1) from None
+    except (AssertionError, SchedlabError, TypeError, ValueError, AttributeError) as exc:
+        click.echo(f"FAILED {what}: {one_line(exc)}", err=True)
+        return False
     click.echo(f"ok {what} ({time.perf_counter() - start:.1f} s)")
+    return True
 
 
-def _policy(spec: str, seed: int) -> None:
+def _exit(passed: bool) -> None:
+    if not passed:
+        raise SystemExit(1)
+
+
+def _policy(spec: str, seed: int) -> bool:
     from schedlab.policies.check import check_policy
 
-    _run(f"policy {spec!r}", lambda: check_policy(make_policy(spec), seed=seed))
+    return _run(f"policy {spec!r}", lambda: check_policy(make_policy(spec), seed=seed))
 
 
-def _generator(name: str, params: dict[str, Any], seed: int) -> None:
+def _generator(name: str, params: dict[str, Any], seed: int) -> bool:
     from schedlab.loaders.check import check_generator
 
     generators.entry(name)  # an unknown name: one line, not a failed check
-    _run(f"generator {name!r}", lambda: check_generator(name, params=params, seed=seed))
+    return _run(f"generator {name!r}", lambda: check_generator(name, params=params, seed=seed))
 
 
-def _loader(name: str, source: Path, params: dict[str, Any]) -> None:
+def _loader(name: str, source: Path, params: dict[str, Any]) -> bool:
     from schedlab.loaders.check import check_loader
 
     loaders.entry(name)
-    _run(f"loader {name!r} on {source}", lambda: check_loader(name, source, **params))
+    return _run(f"loader {name!r} on {source}", lambda: check_loader(name, source, **params))
 
 
-def _trainer(name: str) -> None:
+def _trainer(name: str) -> bool:
     from schedlab.evaluation.train_check import TrainerCheckError, check_trainer
 
     def check() -> None:
@@ -64,7 +72,7 @@ def _trainer(name: str) -> None:
                 raise AssertionError(str(exc)) from exc
 
     trainers.entry(name)
-    _run(f"trainer {name!r}", check)
+    return _run(f"trainer {name!r}", check)
 
 
 @click.group("check", cls=Group)
@@ -79,7 +87,7 @@ def check_group() -> None:
 def policy_cmd(spec: str, seed: int) -> None:
     """Check policy SPEC (e.g. sjf+easy, my_pkg.sched:Lwf): valid actions, reproducible and
     feasible schedules, get_params, pickling."""
-    _policy(spec, seed)
+    _exit(_policy(spec, seed))
 
 
 @check_group.command("generator")
@@ -89,7 +97,7 @@ def policy_cmd(spec: str, seed: int) -> None:
 def generator_cmd(name: str, params: dict[str, Any], seed: int) -> None:
     """Check generator NAME: reproducible from its seed, valid JobSets with provenance, the
     offered load asked for, bad arguments refused."""
-    _generator(name, params, seed)
+    _exit(_generator(name, params, seed))
 
 
 @check_group.command("loader")
@@ -99,42 +107,43 @@ def generator_cmd(name: str, params: dict[str, Any], seed: int) -> None:
 def loader_cmd(name: str, source: Path, params: dict[str, Any]) -> None:
     """Check loader NAME on SOURCE, a small valid trace file (a few hundred lines): every row
     accounted for, malformed and hostile files reported, reproducible, cached."""
-    _loader(name, source, params)
+    _exit(_loader(name, source, params))
 
 
 @check_group.command("trainer")
 @click.argument("name")
 def trainer_cmd(name: str) -> None:
     """Check trainer NAME on its smallest run: trains, resumes, sweeps."""
-    _trainer(name)
+    _exit(_trainer(name))
 
 
 @check_group.command("plugins")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the policy and generator checks.")  # fmt: skip
 def plugins_cmd(seed: int) -> None:
-    """Check every installed plug-in (entry points of the schedlab.* groups); a loader is
-    checked on the file its ``sample`` attribute names, else skipped with a note."""
-    found = False
-    for entry in policies:
-        if entry.origin.startswith("plugin"):
-            found = True
-            _policy(entry.name, seed)
-    for entry in generators:
-        if entry.origin.startswith("plugin"):
-            found = True
-            _generator(entry.name, {}, seed)
-    for entry in loaders:
-        if entry.origin.startswith("plugin"):
-            found = True
-            sample = getattr(loaders.load(entry.name), "sample", None)
-            if sample is None:
+    """Check every installed plug-in (entry points of the schedlab.* groups), each failure one
+    line, exit status 1 if any failed; a loader is checked on the file its ``sample`` attribute
+    names, else skipped with a note; a plug-in that cannot be imported fails."""
+    results: list[bool] = []
+    registries = {"policy": policies, "generator": generators, "loader": loaders,
+                  "trainer": trainers}  # fmt: skip
+    for kind, registry in registries.items():
+        for entry in registry:
+            if entry.origin == "schedlab":
+                continue
+            if kind == "policy":
+                results.append(_policy(entry.name, seed))
+            elif kind == "generator":
+                results.append(_generator(entry.name, {}, seed))
+            elif kind == "trainer":
+                results.append(_trainer(entry.name))
+            elif (sample := getattr(loaders.load(entry.name), "sample", None)) is None:
                 click.echo(f"skipped loader {entry.name!r}: it names no `sample` file")
             else:
-                _loader(entry.name, Path(sample), {})
-    for entry in trainers:
-        if entry.origin.startswith("plugin"):
-            found = True
-            _trainer(entry.name)
-    if not found:
+                results.append(_loader(entry.name, Path(sample), {}))
+        for name, why in registry.broken().items():
+            click.echo(f"FAILED {kind} {name!r}: {why}", err=True)
+            results.append(False)
+    if not results:
         click.echo("no plug-in is installed (entry-point groups schedlab.policies, ...)")
+    _exit(all(results))

@@ -34,7 +34,7 @@ HEURISTIC_NOTE = (
 def list_cmd(kind: str, show_params: bool) -> None:
     """List registered policies, generators, loaders, trainers or model kinds (with their
     tags), built-in ones first, then installed plug-ins with their distribution, then refused
-    plug-ins and why."""
+    plug-ins and why, and installed plug-ins that cannot be imported."""
     registry = REGISTRIES[kind]
     with warnings.catch_warnings():  # refused plug-ins are listed below instead
         warnings.simplefilter("ignore", PluginWarning)
@@ -65,3 +65,5 @@ def list_cmd(kind: str, show_params: bool) -> None:
     )
     for reason in registry.refused:
         click.echo(f"refused: {reason}")
+    for why in registry.broken().values():
+        click.echo(f"broken: {why}")
