@@ -303,6 +303,20 @@ def _conservative(
 
 
 @numba.njit(cache=True, inline="always")
+def _leave(
+    j: int, machine_of: np.ndarray, free: np.ndarray, demand: np.ndarray, run: np.ndarray,
+    where: np.ndarray, r: int,
+) -> int:  # fmt: skip
+    """Job ``j`` ends: its capacity back on its machine, out of the running set (``r`` jobs,
+    any order; ``where[j]`` its index); the new ``r``."""
+    free[machine_of[j]] += demand[j]
+    last = run[r - 1]
+    run[where[j]] = last
+    where[last] = where[j]
+    return r - 1
+
+
+@numba.njit(cache=True, inline="always")
 def _begin(
     j: int, t: int, i: int, runtime: np.ndarray, demand: np.ndarray, free: np.ndarray,
     start: np.ndarray, machine_of: np.ndarray, run: np.ndarray, where: np.ndarray, r: int,
@@ -603,11 +617,7 @@ def _conservative_jobset(
             j = heap_j[0]
             h = heap_pop(heap_t, heap_j, h)
             i = machine_of[j]
-            free[i] += demand[j]
-            last = run[r - 1]
-            run[where[j]] = last
-            where[last] = where[j]
-            r -= 1
+            r = _leave(j, machine_of, free, demand, run, where, r)
             done += 1
             running[j] = False
             ended = True
@@ -833,11 +843,7 @@ def _one_jobset(
         while h and heap_t[0] <= t:  # completions at t
             j = heap_j[0]
             h = heap_pop(heap_t, heap_j, h)
-            free[machine_of[j]] += demand[j]
-            last = run[r - 1]
-            run[where[j]] = last
-            where[last] = where[j]
-            r -= 1
+            r = _leave(j, machine_of, free, demand, run, where, r)
             done += 1
             done_flag[j] = True
             ended = True
