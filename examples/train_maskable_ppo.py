@@ -38,32 +38,19 @@ import schedlab  # registers the schedlab/... environment ids
 class Args:
     """What the run is made of (written to ``config.json`` beside the model)."""
 
-    steps: int = 5_000
-    """Environment steps (decisions) of training."""
-    seed: int = 0
-    """Seed of the network, the sampling and the environment's choice of jobsets."""
-    env_id: str = "schedlab/DeepRM-v0"
-    """Registered environment id."""
-    load: float = 0.7
-    """Offered load of the training jobsets."""
-    jobsets: int = 100
-    """Training jobsets (one per episode, drawn at each reset)."""
-    workload_seed: int = 0
-    """Seed of the training jobsets (the spec evaluates on another seed)."""
-    n_steps: int = 512
-    """Steps per rollout (one PPO update each)."""
-    batch_size: int = 64
-    """Minibatch size of the PPO update."""
-    learning_rate: float = 3e-4
-    """Adam's step size."""
-    gamma: float = 1.0
-    """Discount: 1 makes the return minus the total slowdown (DeepRM's objective)."""
-    ent_coef: float = 0.01
-    """Entropy bonus."""
-    threads: int = 1
-    """Torch threads (a 64-unit MLP gains nothing from more)."""
-    out: str = "runs/maskable_ppo"
-    """Folder of ``model.zip`` and ``config.json``."""
+    steps: int = 5_000  # Environment steps (decisions) of training.
+    seed: int = 0  # Seed of the network, the sampling and the environment's choice of jobsets.
+    env_id: str = "schedlab/DeepRM-v0"  # Registered environment id.
+    load: float = 0.7  # Offered load of the training jobsets.
+    jobsets: int = 100  # Training jobsets (one per episode, drawn at each reset).
+    workload_seed: int = 0  # Seed of the training jobsets (the spec evaluates on another seed).
+    n_steps: int = 512  # Steps per rollout (one PPO update each).
+    batch_size: int = 64  # Minibatch size of the PPO update.
+    learning_rate: float = 3e-4  # Adam's step size.
+    gamma: float = 1.0  # Discount: 1 makes the return minus the total slowdown (DeepRM's).
+    ent_coef: float = 0.01  # Entropy bonus.
+    threads: int = 1  # Torch threads (a 64-unit MLP gains nothing from more).
+    out: str = "runs/maskable_ppo"  # Folder of ``model.zip`` and ``config.json``.
 
 
 def parse_args() -> Args:

@@ -65,13 +65,6 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def jobs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("sb3-jobs") / "jobs.parquet"
-    run_ok("generate", "deeprm", "--load", "0.7", "--jobsets", "6", "--seed", "3", "-o", str(path))
-    return path
-
-
 # -- action_masks(): sb3-contrib's convention ----------------------------------------------
 
 
@@ -159,9 +152,11 @@ def test_sb3_policy_conforms(trained: Path) -> None:
 
 
 @pytest.mark.filterwarnings(FALLBACK)
-def test_simulate_runs_the_model_beside_sjf(trained: Path, jobs: Path, tmp_path: Path) -> None:
+def test_simulate_runs_the_model_beside_sjf(
+    trained: Path, small_jobs: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "res.parquet"
-    run_ok("simulate", str(jobs), "--policy", "sjf", "--policy",
+    run_ok("simulate", str(small_jobs), "--policy", "sjf", "--policy",
            f"sb3:{trained},deterministic=false,label=ppo", "-o", str(out))  # fmt: skip
     table = pl.read_parquet(out)
     assert set(table["policy"]) == {"sjf", "ppo"}
@@ -197,15 +192,15 @@ def test_experiment_spec_and_report_compare_it_with_sjf(trained: Path, tmp_path:
 # -- callables -----------------------------------------------------------------------------
 
 
-def test_callable_policies_by_object_and_by_name(jobs: Path, tmp_path: Path) -> None:
-    js = schedlab.JobSet.read_parquet(jobs)
+def test_callable_policies_by_object_and_by_name(small_jobs: Path, tmp_path: Path) -> None:
+    js = schedlab.JobSet.read_parquet(small_jobs)
     one = run_policy(js, CallablePolicy(fn=last_valid), ClusterConfig()).start
     batched = make_policy("callable:tests.policies.example_agent:last_valid_batch,batched=true")
     np.testing.assert_array_equal(run_policy(js, batched, ClusterConfig()).start, one)
     check_policy(CallablePolicy(fn="tests.policies.example_agent:last_valid"))
     out = tmp_path / "res.parquet"
     spec = "callable:tests.policies.example_agent:last_valid"
-    run_ok("simulate", str(jobs), "--policy", spec, "--policy", "sjf", "-o", str(out))
+    run_ok("simulate", str(small_jobs), "--policy", spec, "--policy", "sjf", "-o", str(out))
     assert set(pl.read_parquet(out)["policy"]) == {spec, "sjf"}
 
 
@@ -216,24 +211,24 @@ def test_invalid_callable_actions_act_as_void() -> None:
         run_policy(js, policy, ClusterConfig())
 
 
-def test_unimportable_callable_is_named(jobs: Path) -> None:
+def test_unimportable_callable_is_named(small_jobs: Path) -> None:
     spec = "callable:tests.policies.example_agent:nothing_here"
-    out = run_fail("simulate", str(jobs), "--policy", spec, "-o", "x.parquet")
+    out = run_fail("simulate", str(small_jobs), "--policy", spec, "-o", "x.parquet")
     assert "'tests.policies.example_agent:nothing_here' cannot be imported" in out
 
 
 # -- models that do not fit ----------------------------------------------------------------
 
 
-def test_a_model_on_another_geometry_names_both_shapes(trained: Path, jobs: Path) -> None:
-    out = run_fail("simulate", str(jobs), "--slots", "5", "--policy", f"sb3:{trained}",
+def test_a_model_on_another_geometry_names_both_shapes(trained: Path, small_jobs: Path) -> None:
+    out = run_fail("simulate", str(small_jobs), "--slots", "5", "--policy", f"sb3:{trained}",
                    "-o", "x.parquet")  # fmt: skip
     assert "trained on 10 slots but this cluster has 5; use --slots 10" in out
-    out = run_fail("simulate", str(jobs), "--slots", "5", "--policy", f"sb3:{trained},slots=5",
-                   "-o", "x.parquet")  # fmt: skip
+    out = run_fail("simulate", str(small_jobs), "--slots", "5", "--policy",
+                   f"sb3:{trained},slots=5", "-o", "x.parquet")  # fmt: skip
     assert "expects observations Box(0.0, 1.0, (20, 224), float32)" in " ".join(out.split())
     assert "gives observations of shape (20, 124)" in " ".join(out.split())
-    js = schedlab.JobSet.read_parquet(jobs)
+    js = schedlab.JobSet.read_parquet(small_jobs)
     with pytest.raises(ModelMismatchError, match=r"\(20, 224\).*shape \(20, 222\)"):
         run_policy(js, SB3Policy(checkpoint=str(trained), backlog_view=20), ClusterConfig())
 

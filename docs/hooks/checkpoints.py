@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from markers import fill  # docs/hooks/ is on sys.path while mkdocs loads a hook
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINTS = ROOT / "policies" / "checkpoints"
 MARKER = "<!-- shipped-checkpoints -->"
@@ -53,9 +55,4 @@ def render() -> str:
 
 def on_page_markdown(markdown: str, *, page: Any, **kwargs: Any) -> str:
     """Replace the marker of ``training.md`` by the table."""
-    if page.file.src_uri == "training.md":
-        if MARKER not in markdown:
-            msg = f"docs/training.md lost its marker {MARKER}"
-            raise ValueError(msg)
-        markdown = markdown.replace(MARKER, render())
-    return markdown
+    return fill(markdown, page, "training.md", MARKER, render)

@@ -20,6 +20,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from markers import fill  # docs/hooks/ is on sys.path while mkdocs loads a hook
 from sphinx_roles import rewrite  # docs/hooks/ is on sys.path while mkdocs loads a hook
 
 MARKER = "<!-- spec-reference -->"
@@ -196,9 +197,4 @@ def render() -> str:
 
 def on_page_markdown(markdown: str, *, page: Any, **kwargs: Any) -> str:
     """Replace the marker of ``spec.md`` by the generated reference."""
-    if page.file.src_uri == "spec.md":
-        if MARKER not in markdown:
-            msg = f"docs/spec.md lost its marker {MARKER}"
-            raise ValueError(msg)
-        markdown = markdown.replace(MARKER, render())
-    return markdown
+    return fill(markdown, page, "spec.md", MARKER, render)
