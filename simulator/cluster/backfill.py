@@ -303,6 +303,14 @@ def _conservative(
 
 
 @numba.njit(cache=True, inline="always")
+def _next_event(rel_t: np.ndarray, rel: int, heap_t: np.ndarray, h: int) -> int:
+    """The next time a job becomes ready (``rel_t``, ``rel`` entries) or ends (``heap_t``,
+    ``h``), :data:`NEVER` if none."""
+    t_next = rel_t[0] if rel > 0 else NEVER
+    return min(t_next, heap_t[0]) if h else t_next
+
+
+@numba.njit(cache=True, inline="always")
 def _leave(
     j: int, machine_of: np.ndarray, free: np.ndarray, demand: np.ndarray, run: np.ndarray,
     where: np.ndarray, r: int,
@@ -774,9 +782,7 @@ def _conservative_jobset(
             settled = True
         if done == n:
             break
-        t_next = rel_t[0] if rel > 0 else NEVER
-        if h:
-            t_next = min(t_next, heap_t[0])
+        t_next = _next_event(rel_t, rel, heap_t, h)
         while rh and (start[rh_j[0]] >= 0 or res_t[rh_j[0]] != rh_t[0]):
             rh = heap_pop(rh_t, rh_j, rh)
         if rh:
@@ -933,9 +939,7 @@ def _one_jobset(
         ended = False
         if done == n:
             break
-        t_next = rel_t[0] if rel > 0 else NEVER
-        if h:
-            t_next = min(t_next, heap_t[0])
+        t_next = _next_event(rel_t, rel, heap_t, h)
         for k in range(q if discipline == CONSERVATIVE else 0):  # reservations are events too
             if t < res_t[queue[k]] < t_next:
                 t_next = res_t[queue[k]]
