@@ -47,7 +47,7 @@ from schedlab.simulator.views.queue import QueueView
 Placement = Literal["firstfit", "bestfit", "worstfit", "align"]
 """Placement rules (:data:`schedlab.simulator.cluster.placement.PLACEMENTS`)."""
 Queue = Literal["greedy", "strict", "easy", "conservative"]
-"""Queue disciplines (:data:`schedlab.simulator.cluster.backfill.DISCIPLINES`)."""
+"""Queue disciplines (:data:`schedlab.simulator.cluster.disciplines.DISCIPLINES`)."""
 
 
 def score_function(fn: Any) -> Any:
@@ -110,7 +110,7 @@ class Heuristic(ParamsMixin):
         Queue discipline: ``greedy`` (default: start any job that fits now, in order, among the
         visible ones) or, over the whole queue, ``strict`` (the first waiting job blocks the
         others), ``easy`` (EASY backfilling) or ``conservative`` (conservative backfilling)
-        (:mod:`schedlab.simulator.cluster.backfill`). Named as ``fcfs+easy``.
+        (:mod:`schedlab.simulator.cluster.disciplines`). Named as ``fcfs+easy``.
     clairvoyant : bool
         Order (and, under a queue discipline, reserve) by the steps each job will actually run
         instead of its ``estimate`` (the user's request, when the JobSet has one; without one

@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 import torch
 
+from schedlab.jobset import JobSet
 from schedlab.policies import training
 from schedlab.policies.deeprm import (
     CheckpointError,
@@ -46,7 +47,9 @@ from schedlab.policies.networks import (
 from schedlab.policies.reinforce_config import TrainConfig, make_jobsets
 from schedlab.policies.runtime import training_process
 from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.model import rollout
+from schedlab.simulator.run import simulate
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
 
@@ -253,20 +256,27 @@ def evaluate(
 
 
 def heuristic_baselines(
-    engine: BatchedEngine, objective: Literal["slowdown", "completion"] = "slowdown"
+    jobset: JobSet,
+    cluster: ClusterConfig,
+    objective: Literal["slowdown", "completion"] = "slowdown",
 ) -> dict[str, float]:
     """Validation value of the baseline heuristics (SJF, Packer, Tetris*: the registry's
-    ``baseline`` tag) on the same engine: mean over jobsets of the mean slowdown, or of the
-    mean completion time (steps) for the ``completion`` objective."""
+    ``baseline`` tag) on the validation jobsets, under the greedy discipline on ``cluster``
+    (what the agent sees: its slots and machines): mean over jobsets of the mean slowdown, or of
+    the mean completion time (steps) for the ``completion`` objective."""
     from schedlab.registry import policies
 
-    out = {}
-    for name in policies.names(tag="baseline"):
-        policy = policies.make(name)
-        engine.reset()
-        engine.run_heuristic(policy.score, policy.rule, policy.knob)
-        out[name] = float(np.nanmean(engine.job_means()[_METRIC[objective]]))
-    return out
+    names = policies.names(tag="baseline")
+    metric = "slowdown" if objective == "slowdown" else "completion"
+    results = simulate(jobset, [policies.make(n) for n in names], cluster)
+    means = (
+        results.table.group_by("policy", "jobset")
+        .agg(pl.col(metric).mean())
+        .group_by("policy")
+        .agg(pl.col(metric).mean())
+    )
+    value = dict(means.iter_rows())
+    return {name: float(value[name]) for name in names}
 
 
 _METRIC = {"slowdown": 0, "completion": 1}
@@ -366,7 +376,7 @@ def train(
     mask, val_seed = config.mask_invalid, None if config.eval_greedy else _val_seed(config)
 
     def baselines() -> dict[str, float]:
-        values = heuristic_baselines(val_engine, config.objective)
+        values = heuristic_baselines(val_js, cluster, config.objective)
         initial = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)
         return {**values, "initial": initial[_METRIC[config.objective]]}
 

@@ -136,7 +136,7 @@ def check_discipline(
     runtime: np.ndarray | None = None,
 ) -> None:
     """Raise :class:`InvalidScheduleError` unless the schedule keeps what ``discipline``
-    promises (:mod:`schedlab.simulator.cluster.backfill`):
+    promises (:mod:`schedlab.simulator.cluster.disciplines`):
 
     * ``strict`` under an arrival order (``in_arrival_order``: FCFS): no job starts before a job
       that arrived earlier (starts are non-decreasing in arrival order, per jobset);

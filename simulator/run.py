@@ -3,8 +3,8 @@
 Every policy is driven through the :class:`~schedlab.policies.base.Policy` contract
 (``act_batch`` on its view of a :class:`~schedlab.simulator.model.Model`); a policy that is also
 a :class:`ListSchedulingRule` (the heuristics) takes the compiled, event-driven fast path of
-:mod:`schedlab.simulator.cluster.list_scheduler` instead. ``engine`` chooses an implementation
-explicitly (tests compare them): ``"fast"`` (list scheduler), ``"batched"`` (the compiled
+:mod:`schedlab.simulator.cluster.disciplines` instead. ``engine`` chooses an implementation
+explicitly (tests compare them): ``"fast"`` (the compiled rules), ``"batched"`` (the compiled
 :class:`~schedlab.simulator.cluster.batched.BatchedEngine`) or ``"step"`` (the readable
 :class:`~schedlab.simulator.cluster.engine.Engine`, one jobset at a time).
 """
@@ -33,7 +33,7 @@ from schedlab.results import (
     seconds_results,
 )
 from schedlab.simulator.check import check_precedence, check_schedule
-from schedlab.simulator.cluster import backfill, backfill_steps
+from schedlab.simulator.cluster import backfill_steps, disciplines
 from schedlab.simulator.cluster.batched import (
     BatchedEngine,
     default_time_limit,
@@ -43,7 +43,7 @@ from schedlab.simulator.cluster.batched import (
 )
 from schedlab.simulator.cluster.dispatch import arrival_order, choose
 from schedlab.simulator.cluster.engine import Engine, Jobs
-from schedlab.simulator.cluster.list_scheduler import STALLED, WHOLE_QUEUE, run_jobsets
+from schedlab.simulator.cluster.greedy import WHOLE_QUEUE
 from schedlab.simulator.cluster.placement import FIRST_FIT
 from schedlab.simulator.cluster.precedence import (
     Precedence,
@@ -132,18 +132,8 @@ def run_policy(
             )
             raise ValueError(msg)
         return _run_step(jobset, policy, config, rule, prec)
-    if rule:
-        uniforms = _uniforms(jobset, policy)
-        if engine == "batched":
-            model = BatchedEngine.from_jobset(
-                jobset, config, clairvoyant=policy.clairvoyant, ranks=policy.sees == "rank"
-            )
-            model.run_heuristic(
-                policy.score, policy.rule, policy.knob, uniform=policy.uniform, uniforms=uniforms
-            )
-            p = model.placements()
-            return Schedule(p.start, p.target, ready=model.ready_times() if prec.dag else None)
-        return _run_fast(jobset, policy, config, uniforms, prec)
+    if rule and engine != "batched":
+        return _run_fast(jobset, policy, config, _uniforms(jobset, policy), prec)
     return _run_batched_agent(jobset, policy, config, dag=prec.dag)
 
 
@@ -193,14 +183,14 @@ def _run_fast(
     bounds = jobset_bounds(ids)
     runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
     seen = _ranks(policy, seen, prec)
-    start, machine, ready, status = run_jobsets(
-        jobs.get_column("arrival").to_numpy(), runtime, seen, writable(jobset.demands()), bounds,
+    start, machine, ready, status = disciplines.run_greedy(
+        jobs.get_column("arrival").to_numpy(), runtime, seen, jobset.demands(), bounds,
         jobset.machine_capacity, config.n_machines(),
         WHOLE_QUEUE if config.slots is None else config.slots, policy.score, policy.rule,
         float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
         engine_arrays(prec),
     )  # fmt: skip
-    _check_stalled(ids, bounds, status == STALLED)
+    _check_stalled(ids, bounds, status == disciplines.STALLED)
     return Schedule(start, machine, ready=ready if prec.dag else None)
 
 
@@ -223,11 +213,12 @@ def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> 
 def _run_discipline(
     jobset: JobSet, policy: Any, config: ClusterConfig, engine: EngineChoice, prec: Precedence
 ) -> Schedule:
-    """A heuristic under a queue discipline (:mod:`.cluster.backfill`), over the whole queue
+    """A heuristic under a queue discipline (:mod:`.cluster.disciplines`), over the whole queue
     (the discipline sees every waiting job whatever ``config.slots``), ordering and reserving by
     the jobs' ``estimate`` unless the policy is clairvoyant (or the JobSet has none); jobs run
-    as :func:`~schedlab.simulator.config.job_times` says; the compiled :mod:`.cluster.backfill`,
-    or its readable reference :mod:`.cluster.backfill_steps` on the step engine."""
+    as :func:`~schedlab.simulator.config.job_times` says; the compiled rules
+    (:func:`.cluster.disciplines.run_jobsets`), or their readable reference
+    :mod:`.cluster.backfill_steps` on the step engine."""
     if engine == "batched":
         msg = f"queue discipline {policy.queue!r} runs on the fast and step engines, not batched"
         raise ValueError(msg)
@@ -240,7 +231,7 @@ def _run_discipline(
     runtime, estimate = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
     seen = _ranks(policy, estimate, prec)
     arrival, demand = jobs.get_column("arrival").to_numpy(), writable(jobset.demands())
-    discipline = backfill.DISCIPLINES[policy.queue]
+    discipline = disciplines.DISCIPLINES[policy.queue]
     if engine == "step":
         capacity, m = jobset.machine_capacity, config.n_machines()
         parts = [
@@ -261,12 +252,12 @@ def _run_discipline(
         start, machine, reserved, ready = (np.concatenate([p[k] for p in parts]) for k in range(4))
         status = np.array([p[4] for p in parts], dtype=np.int64)
     else:
-        start, machine, reserved, ready, status = backfill.run_jobsets(
+        start, machine, reserved, ready, status = disciplines.run_jobsets(
             arrival, runtime, estimate, seen, demand, bounds, jobset.machine_capacity,
             config.n_machines(), policy.score, policy.rule, float(policy.knob), discipline,
             bool(policy.static), engine_arrays(prec),
         )  # fmt: skip
-    _check_stalled(ids, bounds, status == STALLED)
+    _check_stalled(ids, bounds, status == disciplines.STALLED)
     return Schedule(start, machine, reserved=reserved, ready=ready if prec.dag else None)
 
 
@@ -283,7 +274,11 @@ def _run_batched_agent(
     if getattr(view, "backlog_view", None) is not None:  # a view parameter: the policy's own
         config = replace(config, backlog_view=view.backlog_view)
     _check_trained_shape(policy, config)
-    model = BatchedEngine.from_jobset(jobset, config, queue=getattr(policy, "queue", "greedy"))
+    model = BatchedEngine.from_jobset(
+        jobset, config, queue=getattr(policy, "queue", "greedy"),
+        clairvoyant=bool(getattr(policy, "clairvoyant", False)),
+        ranks=getattr(policy, "sees", "length") == "rank",
+    )  # fmt: skip
     policy.reset(seed=None)
     rollout(model, policy)
     stats = model.withholding()
@@ -385,7 +380,7 @@ def _run_agent(sim: Engine, policy: Policy) -> None:
         k, i = choose(
             snap.view[0], snap.free[0], scratch, snap.capacity, snap.demand, snap.duration,
             snap.seen, snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT,
-            np.empty((0, snap.capacity.size)), 0.0, False, 0.0,
+            np.empty((0, snap.capacity.size)), 0.0,
         )  # fmt: skip
         if k >= 0:
             sim.start_now(k, i)

@@ -1,11 +1,11 @@
 """The ``schedlab`` command line (``schedlab --help``), one module per command group.
 
 ``generate``, ``load``/``traces``, ``simulate``, ``report``/``show``/``export``, ``experiment``,
-``demo``, ``fit``, ``train``, ``list`` and ``check``; options shared across them live in
-:mod:`schedlab.cli.options`. Every user mistake is reported as one line (what was expected, what
-was given, the option), and warnings print as one line each (:mod:`schedlab.cli.app`). Importing
-this package imports only click and the registries: each command imports what it needs when it runs
-(worker processes of ``experiment run`` re-import it).
+``demo``, ``fit``, ``train``, ``list``, ``check`` and ``compile`` (:mod:`.kernels`); options
+shared across them live in :mod:`schedlab.cli.options`. Every user mistake is reported as one
+line (what was expected, what was given, the option), and warnings print as one line each
+(:mod:`schedlab.cli.app`). Importing this package imports only click and the registries: each
+command imports what it needs when it runs (worker processes of ``experiment run`` re-import it).
 """
 
 from schedlab.cli import (
@@ -14,6 +14,7 @@ from schedlab.cli import (
     experiment,
     fit,
     generate,
+    kernels,
     listing,
     load,
     report,
@@ -36,6 +37,7 @@ for _command in (
     train.train_group,
     listing.list_cmd,
     check.check_group,
+    kernels.compile_cmd,
 ):
     main.add_command(_command)
 

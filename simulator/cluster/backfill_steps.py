@@ -1,10 +1,10 @@
 """Queue disciplines written to be read: the step engine's strict, EASY and conservative
-backfilling (``run_policy(..., engine="step")``), the reference the compiled
-:mod:`.backfill` must match schedule for schedule.
+backfilling (``run_policy(..., engine="step")``), the reference the compiled rules
+(:mod:`.easy`, :mod:`.conservative`) must match schedule for schedule.
 
 Written from the definitions, with plain lists and one event at a time; nothing here is fast
 (``O(n · (Q + R))`` per jobset at best), which is why the compiled module exists. Semantics
-(shared with :mod:`.backfill`): at each event time completions free capacity, arrivals join the
+(shared with the compiled rules): at each event time completions free capacity, arrivals join the
 queue, then the queue is ordered (the job order's score, the estimate seen as the job's
 duration, ties in arrival order) and the discipline starts jobs:
 
@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.simulator.cluster.backfill import CONSERVATIVE, EASY, NEVER
+from schedlab.simulator.cluster.core import NEVER, STALLED
+from schedlab.simulator.cluster.disciplines import CONSERVATIVE, EASY
 from schedlab.simulator.cluster.dispatch import alignment_of
-from schedlab.simulator.cluster.list_scheduler import STALLED
 from schedlab.simulator.cluster.placement import EPS, place
 from schedlab.simulator.cluster.precedence import Readiness
 
@@ -154,8 +154,8 @@ def schedule_jobset(
     readiness: Readiness | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
     """One jobset (rows in arrival order) under ``discipline`` (a code of
-    :data:`.backfill.DISCIPLINES`, not greedy): ``(start, machine, first reservation, ready,
-    status)``, as :func:`.backfill.run_jobsets` for one jobset (status 0 or ``STALLED``); jobs
+    :data:`.disciplines.DISCIPLINES`, not greedy): ``(start, machine, first reservation, ready,
+    status)``, as :func:`.disciplines.run_jobsets` for one jobset (status 0 or ``STALLED``); jobs
     join the queue when ``readiness`` says (default: at their arrival)."""
     n = arrival.size
     readiness = Readiness(arrival) if readiness is None else readiness

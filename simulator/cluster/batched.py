@@ -10,9 +10,9 @@ cluster's :class:`~schedlab.simulator.model.Model`:
   slot ``q`` on machine ``i`` at the earliest offset ``0 .. max(0, T − duration)`` where it fits
   there for its whole duration (time does not move); void or an invalid action advances one step
   (completions, then arrivals);
-* the heuristics' start-now mode (:meth:`BatchedEngine.run_heuristic`), so every policy runs on it;
+* heuristics run on it through their ``act_batch`` (start-now actions), as agents do;
 * a queue discipline for agents (``queue``, codes of
-  :data:`~schedlab.simulator.cluster.backfill.DISCIPLINES`), enforced alike by the action mask,
+  :data:`~schedlab.simulator.cluster.disciplines.DISCIPLINES`), enforced alike by the action mask,
   :meth:`~BatchedEngine.step` (a disallowed action acts as void) and ``skip_forced``:
   ``greedy`` (default) as above; ``strict``: only the *head* (the earliest-arrived waiting job,
   the slot job with the smallest row) may be allocated, and only to start now; ``easy`` (EASY
@@ -48,13 +48,12 @@ from typing import Any, ClassVar, Literal, get_args
 import numpy as np
 
 from schedlab.jobset import JobSet
-from schedlab.simulator.cluster.backfill import DISCIPLINES
+from schedlab.simulator.cluster.disciplines import DISCIPLINES
 from schedlab.simulator.cluster.dispatch import arrival_order
 from schedlab.simulator.cluster.kernels import (
     State,
     job_means,
     reset_envs,
-    run_heuristic_envs,
     step_envs,
     valid_mask,
 )
@@ -289,23 +288,6 @@ class BatchedEngine:
     def observe(self, view: View[Snapshot], envs: np.ndarray | None = None) -> Any:
         """What ``view`` shows of ``envs`` (all by default)."""
         return view.observe(self.snapshot(envs))
-
-    def run_heuristic(
-        self,
-        score: Any,
-        rule: int = 0,
-        knob: float = 0.0,
-        *,
-        uniform: bool = False,
-        uniforms: np.ndarray | None = None,
-    ) -> None:
-        """Schedule every env from its current state with a work-conserving heuristic: job
-        order ``score`` (compiled, :mod:`.dispatch`) and placement ``rule`` (a code of
-        :data:`.placement.PLACEMENTS`)."""
-        u = np.zeros(self.state.arrival.size) if uniforms is None else uniforms
-        run_heuristic_envs(
-            self.state, score, int(rule), float(knob), uniform, np.asarray(u, dtype=np.float64)
-        )
 
     # -- results ---------------------------------------------------------------------------
     @property

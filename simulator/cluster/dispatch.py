@@ -106,7 +106,7 @@ def alignment_of(free: np.ndarray, demand: np.ndarray) -> float:
     return total
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def choose(
     view: np.ndarray,
     profile: np.ndarray,
@@ -123,8 +123,6 @@ def choose(
     rule: int,
     mtree: np.ndarray,
     knob: float,
-    uniform: bool,
-    u: float,
 ) -> tuple[int, int]:
     """The visible job to start now and its machine: ``(position in view, machine)``, or
     ``(-1, -1)`` if no visible job fits.
@@ -153,11 +151,7 @@ def choose(
     keys : float64, shape ``(n,)`` or ``(0,)``
         The score of every job, precomputed for a static order (one that depends only on the
         job); empty: call ``score``.
-    uniform, u
-        Random mode and its uniform draw in [0, 1).
     """
-    if uniform:
-        return _pick_uniform(view, profile, scratch, capacity, demand, duration, rule, mtree, u)
     capacity2 = 0.0
     for r in range(capacity.shape[0]):
         capacity2 += capacity[r] * capacity[r]
@@ -191,7 +185,7 @@ def choose(
 
 
 @numba.njit(cache=True)
-def _pick_uniform(
+def pick_uniform(
     view: np.ndarray,
     profile: np.ndarray,
     scratch: np.ndarray,
@@ -202,7 +196,8 @@ def _pick_uniform(
     mtree: np.ndarray,
     u: float,
 ) -> tuple[int, int]:
-    """Random mode of :func:`choose`: the ``floor(u·k)``-th of the ``k`` visible jobs that fit."""
+    """The Random heuristic's pick (instead of :func:`choose`): the ``floor(u·k)``-th of the
+    ``k`` visible jobs that fit, ``u`` a uniform draw in [0, 1)."""
     count = 0
     for k in range(view.shape[0]):
         j = view[k]
@@ -255,21 +250,10 @@ def choose_batch(
     no_tree = np.empty((0, free.shape[3]))
     for x in range(envs.shape[0]):
         b = envs[x]
-        k, i = choose(
-            view[b], free[b], scratch, capacity, demand, duration, seen, arrival, base[b],
-            now[b], score, dynamic, rule, no_tree, knob, uniform, uniforms[x],
-        )  # fmt: skip
+        if uniform:
+            k, i = pick_uniform(view[b], free[b], scratch, capacity, demand, duration, rule,
+                                no_tree, uniforms[x])  # fmt: skip
+        else:
+            k, i = choose(view[b], free[b], scratch, capacity, demand, duration, seen, arrival,
+                          base[b], now[b], score, dynamic, rule, no_tree, knob)  # fmt: skip
         out[x] = 0 if k < 0 else 1 + i * M + k
-
-
-@numba.njit(cache=True)
-def static_keys(
-    score: Any, seen: np.ndarray, arrival: np.ndarray, demand: np.ndarray, base: np.ndarray,
-    knob: float,
-) -> np.ndarray:  # fmt: skip
-    """The score of every job under a static order (``seen``: the lengths the score sees,
-    ``demand``: shape ``(n, d)``, ``base[row]``: first row of its jobset)."""
-    keys = np.empty(seen.shape[0])
-    for j in range(seen.shape[0]):
-        keys[j] = score(seen[j], arrival[j], j - base[j], 0, knob, 0.0, 1.0, demand[j, 0])
-    return keys

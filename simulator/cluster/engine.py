@@ -12,7 +12,7 @@ machine ``i``:
 * :meth:`Engine.advance` moves one step (the void or an invalid action);
   :meth:`Engine.advance_to_next_event` jumps to the next arrival or completion.
 
-:mod:`.list_scheduler` (heuristics, event driven) and :mod:`.batched` (agents, ``B`` envs) are
+:mod:`.greedy` (heuristics, event driven) and :mod:`.batched` (agents, ``B`` envs) are
 compiled copies of these semantics; tests check identical schedules.
 """
 

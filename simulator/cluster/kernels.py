@@ -14,8 +14,8 @@ from typing import Any
 import numba
 import numpy as np
 
-from schedlab.simulator.cluster import precedence
-from schedlab.simulator.cluster.backfill import GREEDY, STRICT
+from schedlab.simulator.cluster import heap, precedence
+from schedlab.simulator.cluster.disciplines import GREEDY, STRICT
 from schedlab.simulator.cluster.dispatch import choose
 from schedlab.simulator.cluster.placement import EPS, FIRST_FIT, earliest_fit, fits_for
 
@@ -44,7 +44,7 @@ unfinished (α-weighted), in the slots, in the backlog), ``slot`` (``(B, M)``, j
 ``withhold_steps`` (of those, steps that left a visible job waiting that the agent could have
 started now), ``withheld`` (``(B, Dmax + 1)``: withheld job counts by duration). Shared:
 ``queue`` (int64, ``(1,)``: the queue discipline, a code of
-:data:`~schedlab.simulator.cluster.backfill.DISCIPLINES`: greedy, strict or easy).
+:data:`~schedlab.simulator.cluster.disciplines.DISCIPLINES`: greedy, strict or easy).
 
 Precedence of a DAG workload (:mod:`.precedence`; empty arrays without one, and jobs then
 arrive in row order through ``nxt``; with one, ``arrival`` (a copy) becomes each task's ready
@@ -196,7 +196,7 @@ def _admit(s: State, b: int) -> None:
         while s.rel_n[b] > 0 and s.rel_t[b, 0] <= t:
             j = s.lo[b] + s.rel_r[b, 0]
             s.arrival[j] = s.rel_t[b, 0]  # a task arrives (is visible) when it is ready
-            s.rel_n[b] = precedence.pop(s.rel_t[b], s.rel_r[b], s.rel_n[b])
+            s.rel_n[b] = heap.pop(s.rel_t[b], s.rel_r[b], s.rel_n[b])
             _enqueue(s, b, j)
             s.last_arr[b] = t
         return
@@ -274,10 +274,9 @@ def _tail(s: State, b: int) -> float:
 
 
 @numba.njit(cache=True)
-def _finish_work_conserving(
-    s: State, b: int, score: Any, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
-) -> tuple[float, int]:
-    """Start-now list scheduling of env ``b`` until every job is placed; (reward, jobs started)."""
+def _finish_work_conserving(s: State, b: int, score: Any) -> tuple[float, int]:
+    """Start-now list scheduling of env ``b`` by ``score`` on first-fit machines until every job
+    is placed (the time-limit fallback); (reward, jobs started)."""
     reward = 0.0
     started = 0
     n = s.hi[b] - s.lo[b]
@@ -286,10 +285,9 @@ def _finish_work_conserving(
     no_tree = np.empty((0, s.free.shape[3]))
     while s.n_started[b] < n:
         while True:
-            u = uniforms[s.lo[b] + started] if uniform else 0.0
             q, i = choose(
                 s.slot[b], s.free[b], scratch, s.capacity, s.demand, s.duration, s.seen, s.arrival,
-                s.lo[b], s.now[b], score, dynamic, rule, no_tree, knob, uniform, u,
+                s.lo[b], s.now[b], score, dynamic, FIRST_FIT, no_tree, 0.0,
             )  # fmt: skip
             if q < 0:
                 break
@@ -394,9 +392,7 @@ def settle(s: State, b: int, skip_forced: bool, fallback: Any) -> float:
         s.done[b] = True
     elif s.now[b] >= s.limit[b]:
         if s.queue[0] == GREEDY:
-            extra, started = _finish_work_conserving(
-                s, b, fallback, FIRST_FIT, 0.0, False, np.zeros(0)
-            )
+            extra, started = _finish_work_conserving(s, b, fallback)
         else:
             extra, started = _finish_under_discipline(s, b)
         s.forced[b] += started
@@ -442,17 +438,6 @@ def valid_mask(s: State, envs: np.ndarray, out: np.ndarray) -> None:
         for i in range(s.free.shape[2]):
             for q in range(M):
                 out[x, 1 + i * M + q] = not s.done[b] and _offset(s, b, q, i, res) >= 0
-
-
-@numba.njit(cache=True)
-def run_heuristic_envs(
-    s: State, score: Any, rule: int, knob: float, uniform: bool, uniforms: np.ndarray
-) -> None:
-    """Schedule every env with one work-conserving heuristic (start-now mode)."""
-    for b in range(s.now.shape[0]):
-        if not s.done[b]:
-            _finish_work_conserving(s, b, score, rule, knob, uniform, uniforms)
-            s.done[b] = True
 
 
 @numba.njit(cache=True)

@@ -12,9 +12,9 @@ task it waits for. Two release rules (``ClusterConfig.release``):
 
 A row's ready time is known as soon as every row of its parent tasks has *started* (a start
 fixes a finish), so engines learn it when they start a job (:func:`on_start`) and keep the
-known, not yet admitted rows in a heap ordered by (ready time, row): rows ready at the same
-time are admitted in row (arrival) order in every engine. Without ``parents`` every row is a
-root released at its arrival, and the heap yields rows in arrival order.
+known, not yet admitted rows in a heap (:mod:`.heap`) ordered by (ready time, row): rows ready
+at the same time are admitted in row (arrival) order in every engine. Without ``parents``
+every row is a root released at its arrival, and the heap yields rows in arrival order.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from schedlab.jobset import JobSet
+from schedlab.simulator.cluster import heap
 
 Release = Literal["dag", "trace"]
 
@@ -75,53 +76,13 @@ class Precedence:
         )  # fmt: skip
 
 
-@numba.njit(cache=True, inline="always")
-def _before(t: np.ndarray, r: np.ndarray, a: int, b: int) -> bool:
-    return bool(t[a] < t[b] or (t[a] == t[b] and r[a] < r[b]))
-
-
-@numba.njit(cache=True)
-def push(t: np.ndarray, r: np.ndarray, size: int, time: int, row: int) -> int:
-    """Push ``(time, row)`` on the heap ``t``/``r`` of ``size`` items; the new size."""
-    i = size
-    t[i], r[i] = time, row
-    while i > 0:
-        p = (i - 1) // 2
-        if not _before(t, r, i, p):
-            break
-        t[p], t[i] = t[i], t[p]
-        r[p], r[i] = r[i], r[p]
-        i = p
-    return size + 1
-
-
-@numba.njit(cache=True)
-def pop(t: np.ndarray, r: np.ndarray, size: int) -> int:
-    """Remove the smallest (time, row); the new size."""
-    size -= 1
-    t[0], r[0] = t[size], r[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and _before(t, r, c + 1, c):
-            c += 1
-        if not _before(t, r, c, i):
-            break
-        t[c], t[i] = t[i], t[c]
-        r[c], r[i] = r[i], r[c]
-        i = c
-    return size
-
-
 @numba.njit(cache=True)
 def roots(release: np.ndarray, n_parents: np.ndarray, t: np.ndarray, r: np.ndarray) -> int:
     """Push every row waiting for nothing at its release (rows local to one jobset)."""
     size = 0
     for j in range(release.shape[0]):
         if n_parents[j] == 0:
-            size = push(t, r, size, release[j], j)
+            size = heap.push(t, r, size, release[j], j)
     return size
 
 
@@ -153,7 +114,7 @@ def on_start(
         ready[c] = max(ready[c], task_end[k])
         waiting[c] -= 1
         if waiting[c] == 0:
-            size = push(t, r, size, max(release[c], ready[c]), c)
+            size = heap.push(t, r, size, max(release[c], ready[c]), c)
     return size
 
 

@@ -1,4 +1,4 @@
-"""Segment trees over vectors, for the whole-queue replay of :mod:`.list_scheduler`.
+"""Segment trees over vectors, for the whole-queue replay of :mod:`.greedy`.
 
 A tree over ``n`` leaves is an array of shape ``(2P, d)`` (``P`` a power of two ≥ ``n``; node 1
 is the root, node ``i`` has children ``2i`` and ``2i + 1``, leaf ``k`` is node ``P + k``). Each
@@ -12,6 +12,15 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster.placement import EPS
+
+
+@numba.njit(cache=True)
+def pow2(n: int) -> int:
+    """The smallest power of two >= ``n`` (at least 1): the leaves of a tree over ``n``."""
+    p = 1
+    while p < n:
+        p *= 2
+    return p
 
 
 @numba.njit(cache=True, inline="always")

@@ -234,23 +234,23 @@ def test_spec_strings_name_discipline_and_rule_in_any_order() -> None:
 def test_a_job_larger_than_the_machine_stalls_its_jobset_not_the_loop(discipline: str) -> None:
     """The kernel reports a jobset whose waiting job can never start (a JobSet refuses such a job
     at creation, so this calls the kernel directly) and still schedules the other jobsets."""
-    from schedlab.simulator.cluster import backfill, backfill_steps
+    from schedlab.simulator.cluster import backfill_steps, disciplines
+    from schedlab.simulator.cluster.disciplines import STALLED
     from schedlab.simulator.cluster.dispatch import arrival_order
-    from schedlab.simulator.cluster.list_scheduler import STALLED
 
     arrival, run = np.array([0, 1, 0]), np.array([3, 2, 4])
     demand = np.array([[4.0], [12.0], [6.0]])  # job 1 needs more than the machine's 10
     empty = np.zeros(0, np.int64)
     no_dag = (arrival, np.zeros(3, np.int64), empty, empty, empty, empty)
-    start, _, _, _, status = backfill.run_jobsets(
+    start, _, _, _, status = disciplines.run_jobsets(
         arrival, run, run, run, demand, np.array([0, 2, 3]), np.array([10.0]), 1, arrival_order,
-        0, 0.0, backfill.DISCIPLINES[discipline], True, no_dag,
+        0, 0.0, disciplines.DISCIPLINES[discipline], True, no_dag,
     )  # fmt: skip
     assert status.tolist() == [STALLED, 0]
     assert start.tolist() == [0, -1, 0]
     readable = backfill_steps.schedule_jobset(
         arrival[:2], run[:2], run[:2], run[:2], demand[:2], np.array([10.0]), 1,
-        make_policy(f"fcfs+{discipline}"), backfill.DISCIPLINES[discipline],
+        make_policy(f"fcfs+{discipline}"), disciplines.DISCIPLINES[discipline],
     )  # fmt: skip
     assert readable[0].tolist() == [0, -1]
     assert readable[4] == STALLED

@@ -1,0 +1,80 @@
+"""``schedlab compile``: compile the simulator's kernels now, in parallel, so that no later run
+waits for them (``make venv`` runs it once; numba caches the result beside the code)."""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+
+import click
+
+from schedlab.cli.options import Command
+
+PARTS = {
+    "conservative": "conservative backfilling",
+    "scan": "the greedy list scheduler",
+    "tree": "the greedy whole-queue scheduler",
+    "easy": "EASY and strict",
+    "agents": "the agents' batched engine and DeepRM image",
+    "dag": "DAG precedence",
+    "multicluster": "the multi-cluster model (Liu et al.)",
+}
+"""What ``schedlab compile`` compiles, longest first (each a task of :func:`compile_part`)."""
+
+
+def compile_part(part: str) -> float:
+    """Compile (or load from the cache) the kernels of ``part`` by running them on a small
+    workload; the seconds it took."""
+    t0 = time.perf_counter()
+    from schedlab.registry import generators, make_policy
+    from schedlab.simulator.config import ClusterConfig
+    from schedlab.simulator.run import run_policy, simulate
+
+    if part == "multicluster":
+        liu = generators.make("liu-multicluster").generate(0.5, n_jobsets=1, seed=0)
+        simulate(liu, [make_policy("liu-maf")])
+        return time.perf_counter() - t0
+    jobs = generators.make("deeprm").generate_sweep([0.8], n_jobsets=2, seed=0)
+    whole, slots = ClusterConfig(slots=None), ClusterConfig(slots=10)
+    if part == "dag":
+        jobs = generators.make("dag").generate(0.8, n_jobsets=1, seed=0)
+    specs = {
+        "tree": [("fcfs", whole)],
+        "scan": [("wfp3", whole), ("random", slots)],
+        "easy": [("fcfs+easy", whole)],
+        "conservative": [("fcfs+conservative", whole)],
+        "dag": [("cpf", whole), ("cpf", slots), ("fcfs+easy", whole)],
+        "agents": [],
+    }[part]
+    for spec, config in specs:
+        run_policy(jobs, make_policy(spec), config)
+    if part == "agents":
+        from schedlab.simulator.cluster.batched import BatchedEngine
+        from schedlab.simulator.views.deeprm_image import DeepRMImage
+
+        run_policy(jobs, make_policy("sjf"), slots, engine="batched")
+        DeepRMImage().observe(BatchedEngine.from_jobset(jobs, slots).snapshot())
+    return time.perf_counter() - t0
+
+
+@click.command("compile", cls=Command)
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes compiling at once (default: the CPUs, at most 4).")  # fmt: skip
+def compile_cmd(workers: int | None) -> None:
+    """Compile the simulator's kernels now (once per installation; later runs load them).
+
+    A first simulation otherwise compiles the kernel it needs (about 10 s each, said on one
+    line before it starts); ``make venv`` runs this once, in parallel.
+    """
+    workers = workers or min(4, os.cpu_count() or 1)
+    click.echo(f"compiling the simulator's kernels in {workers} processes (once per "
+               "installation, about a minute)...")  # fmt: skip
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        futures = {pool.submit(compile_part, part): part for part in PARTS}
+        for future in as_completed(futures):
+            part = futures[future]
+            click.echo(f"  {PARTS[part]}: {future.result():.1f} s")
+    click.echo(f"compiled in {time.perf_counter() - t0:.0f} s")

@@ -1,0 +1,249 @@
+"""Conservative backfilling (Mu'alem & Feitelson 2001), compiled on :mod:`.core`.
+
+Every job gets a **reservation** when it becomes ready: the earliest slot in the profile of
+free capacity (the running jobs' expected ends, ``start + estimate``, and the reservations
+already made) that delays no reservation, on the machine the placement rule picks among those
+fitting then. When a job ends, the waiting jobs are **compressed** in order (the order's score,
+ties in admission order): each gives its slot back and takes the earliest one, so
+reservations only move earlier and no job starts after its first reservation while jobs end by
+their estimates. The jobs whose reservation is *now* start (reservation times are events).
+
+Kept incrementally (:mod:`.profiles`): one profile per machine, where a reservation touches its
+machine only; a job starting at its reservation or ending at its expected end changes nothing,
+one ending earlier gives capacity back, one past its estimate holds its machine one step more.
+Compression runs only where it can move a job: under first fit, only after capacity came back
+or after a compression that moved a job (``settled``); otherwise it would move nothing — a
+compression that moved nothing leaves a fixed point, and so does a remake (reservations made in
+order, each the earliest given those before it), and the fixed point holds while the profile
+only loses capacity (new reservations, a job past its estimate whose reservations still fit) or
+keeps it (time passing, starts at reservations, ends at expected ends): each job's slot is
+still free and nothing earlier appeared, and under first fit the machines fitting then are
+fewer but include its own, the lowest before, whatever the order. Other placement rules may
+move a job to another machine at the same time, so they compress whenever a job ends. A
+reservation made void (a job past its estimate on a reserved machine) remakes all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from schedlab.simulator.cluster import core, heap, profiles
+from schedlab.simulator.cluster.order import now_scores, sort_by, static_scores
+from schedlab.simulator.cluster.placement import EPS, FIRST_FIT
+
+Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+@numba.njit(cache=True)
+def _jobset(
+    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
+    demand: np.ndarray, capacity: np.ndarray, machines: int, score: Any, rule: int,
+    knob: float, static: bool, start: np.ndarray, machine: np.ndarray, reserved: np.ndarray,
+    ready: np.ndarray, lo: int, prec: Prec,
+) -> int:  # fmt: skip
+    """One jobset under conservative backfilling; returns the status."""
+    n, d, m = runtime.shape[0], capacity.shape[0], machines
+    c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
+    free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, ended_by = c
+    t = core.next_event(core.NEVER, 0, r, end_t, rel_t)
+    times, vals, cnt, theta, low = profiles.new(capacity, m, t)
+    avail = np.empty((m, d))
+    keys = np.empty(n)  # the order's scores (a dynamic order's: at the current decision)
+    if static:
+        keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    res_t = np.full(n, -1, dtype=np.int64)  # reservation: time (-1: none yet) and machine
+    res_m = np.full(n, -1, dtype=np.int64)
+    exp_t = np.empty(n + 1, dtype=np.int64)  # expected ends (lazy: expected[j] is current)
+    exp_j = np.empty(n + 1, dtype=np.int64)
+    expected = np.zeros(n, dtype=np.int64)
+    running = np.zeros(n, dtype=np.bool_)
+    run = np.empty(n, dtype=np.int64)  # the running jobs, any order (where[j]: j's index)
+    where = np.empty(n, dtype=np.int64)
+    nr = 0
+    rh_t = np.empty(n + 1, dtype=np.int64)  # reservation times (lazy: res_t[j] is current)
+    rh_j = np.empty(n + 1, dtype=np.int64)
+    due = np.empty(n, dtype=np.int64)  # due now; listed[j]: when j was last
+    listed = np.full(n, -1, dtype=np.int64)
+    fresh = np.empty(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    e = rh = live = 0
+    settled = True  # compression would move nothing
+    h = q = started = 0
+    while started < n and t != core.NEVER:
+        h, k = core.complete(t, h, end_t, end_j, free, demand, machine, ended_by)
+        q0 = q
+        r, q = core.admit(t, r, q, rel_t, rel_r, queue, pos)
+        ended = k > 0
+        for x in range(k):
+            j = ended_by[x]
+            running[j] = False
+            nr -= 1
+            run[where[j]] = run[nr]
+            where[run[nr]] = where[j]
+            if expected[j] > t:  # before its expected end: capacity comes back
+                i = machine[j]
+                times, vals = profiles.take(times, vals, cnt, i, t, expected[j], demand[j],
+                                            -1.0, t)  # fmt: skip
+                profiles.index(times, vals, cnt, i, theta, low, t)
+                settled = False
+        nt = 0
+        while e and exp_t[0] <= t:  # running past their estimates: held one step more
+            j = exp_j[0]
+            key = exp_t[0]
+            e = heap.pop(exp_t, exp_j, e)
+            if not running[j] or expected[j] != key:
+                continue
+            i = machine[j]
+            times, vals = profiles.take(times, vals, cnt, i, t, t + 1, demand[j], 1.0, t)
+            profiles.index(times, vals, cnt, i, theta, low, t)
+            expected[j] = t + 1
+            exp_t, exp_j = heap.room(exp_t, exp_j, e)
+            e = heap.push(exp_t, exp_j, e, t + 1, j)  # not popped again at t
+            touched[nt] = i
+            nt += 1
+        nd = 0
+        while rh and rh_t[0] <= t:  # reservations due now (lazy heap: current ones only)
+            j = rh_j[0]
+            key = rh_t[0]
+            rh = heap.pop(rh_t, rh_j, rh)
+            if start[j] < 0 and res_t[j] == key and listed[j] != t:
+                listed[j] = t
+                due[nd] = j
+                nd += 1
+        nf = 0
+        for x in range(q0, q):
+            fresh[nf] = queue[x]
+            nf += 1
+        live += nf
+        if not live:
+            settled = True
+        else:
+            void = False
+            for x in range(nt):  # a reservation due now on a machine past its capacity
+                i = touched[x]
+                s = profiles.locate(times, i, cnt[i], t)
+                over = False
+                for y in range(d):
+                    over = over or vals[i, s, y] < -EPS
+                for z in range(nd if over else 0):
+                    j = due[z]
+                    void = void or (res_m[j] == i and estimate[j] > 0)
+            qn = 0
+            if void or (ended and (not settled or rule != FIRST_FIT)):
+                q = qn = core.compact(q, queue, pos, start)  # the waiting jobs, then in order
+                for x in range(qn):
+                    order[x] = queue[x]
+                if not static:
+                    now_scores(order, qn, seen, ready, demand, free, capacity, t, score,
+                               knob, keys)  # fmt: skip
+                sort_by(order, qn, keys, pos)
+            if void:  # every reservation again, in order, over the running jobs only
+                for i in range(m):
+                    cnt[i] = 1
+                    times[i, 0] = t
+                    for y in range(d):
+                        vals[i, 0, y] = free[i, y]
+                for x in range(nr):
+                    j = run[x]
+                    times, vals = profiles.take(times, vals, cnt, machine[j], expected[j],
+                                                core.NEVER, demand[j], -1.0, t)  # fmt: skip
+                for i in range(m):
+                    profiles.index(times, vals, cnt, i, theta, low, t)
+            moved = False
+            for x in range(qn):  # remake (void) or compress: in order
+                j = order[x]
+                if res_t[j] == core.NEVER or (res_t[j] < 0 and not void):
+                    continue
+                t0, i0 = res_t[j], res_m[j]
+                if not void:  # compression: give the slot back first
+                    times, vals = profiles.take(times, vals, cnt, i0, t0, t0 + estimate[j],
+                                                demand[j], -1.0, t)  # fmt: skip
+                    profiles.index(times, vals, cnt, i0, theta, low, t)
+                tj, ij = profiles.earliest(times, vals, cnt, demand[j], estimate[j], theta, low,
+                                           t, rule, capacity, avail)  # fmt: skip
+                res_t[j], res_m[j] = tj, ij
+                if ij >= 0:
+                    times, vals = profiles.take(times, vals, cnt, ij, tj, tj + estimate[j],
+                                                demand[j], 1.0, t)  # fmt: skip
+                    profiles.index(times, vals, cnt, ij, theta, low, t)
+                if ij >= 0 and (void or tj != t0 or ij != i0):
+                    moved = True
+                    rh_t, rh_j = heap.room(rh_t, rh_j, rh)
+                    rh = heap.push(rh_t, rh_j, rh, tj, j)
+            if qn:
+                settled = void or not moved
+            nf0 = nf
+            if void:
+                nf = 0  # the arrivals were reserved too, in order
+            if not static:
+                now_scores(fresh, nf, seen, ready, demand, free, capacity, t, score, knob,
+                           keys)  # fmt: skip
+            sort_by(fresh, nf, keys, pos)
+            for x in range(nf):  # arrivals: the earliest slot that delays no reservation
+                j = fresh[x]
+                tj, ij = profiles.earliest(times, vals, cnt, demand[j], estimate[j], theta, low,
+                                           t, rule, capacity, avail)  # fmt: skip
+                res_t[j], res_m[j] = tj, ij
+                if ij >= 0:
+                    times, vals = profiles.take(times, vals, cnt, ij, tj, tj + estimate[j],
+                                                demand[j], 1.0, t)  # fmt: skip
+                    profiles.index(times, vals, cnt, ij, theta, low, t)
+                    rh_t, rh_j = heap.room(rh_t, rh_j, rh)
+                    rh = heap.push(rh_t, rh_j, rh, tj, j)
+            for x in range(nf0):  # the first reservation of each arrival
+                reserved[fresh[x]] = res_t[fresh[x]]
+            while rh and rh_t[0] <= t:  # (re)made at t: start now
+                j = rh_j[0]
+                key = rh_t[0]
+                rh = heap.pop(rh_t, rh_j, rh)
+                if start[j] < 0 and res_t[j] == key:
+                    due[nd] = j
+                    nd += 1
+            if not static:
+                now_scores(due, nd, seen, ready, demand, free, capacity, t, score, knob,
+                           keys)  # fmt: skip
+            sort_by(due, nd, keys, pos)
+            for x in range(nd):
+                j = due[x]
+                if start[j] >= 0 or res_t[j] != t:  # listed twice, or moved by a remake
+                    continue
+                h, r = core.begin(j, t, res_m[j], h, r, free, demand, runtime, start, machine,
+                                  end_t, end_j, rel_t, rel_r, g)  # fmt: skip
+                started += 1
+                running[j] = True
+                run[nr], where[j] = j, nr
+                nr += 1
+                expected[j] = t + estimate[j]
+                exp_t, exp_j = heap.room(exp_t, exp_j, e)
+                e = heap.push(exp_t, exp_j, e, expected[j], j)
+                live -= 1
+            if q > 2 * live + 64:  # drop the started jobs from the queue
+                q = core.compact(q, queue, pos, start)
+        while rh and (start[rh_j[0]] >= 0 or res_t[rh_j[0]] != rh_t[0]):
+            rh = heap.pop(rh_t, rh_j, rh)
+        t = core.next_event(rh_t[0] if rh else core.NEVER, h, r, end_t, rel_t)
+    return 0 if started == n else core.STALLED
+
+
+@numba.njit(cache=True)
+def run(
+    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
+    demand: np.ndarray, bounds: np.ndarray, capacity: np.ndarray, machines: int, score: Any,
+    rule: int, knob: float, static: bool, prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Every jobset under conservative backfilling: ``(start, machine, reserved, ready,
+    status)`` (see :func:`.disciplines.run_jobsets`)."""
+    start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
+    reserved = np.full(arrival.shape[0], core.NEVER, dtype=np.int64)
+    for b in range(bounds.shape[0] - 1):
+        lo, hi = bounds[b], bounds[b + 1]
+        status[b] = _jobset(
+            arrival[lo:hi], runtime[lo:hi], estimate[lo:hi], seen[lo:hi], demand[lo:hi],
+            capacity, machines, score, rule, knob, static, start[lo:hi], machine[lo:hi],
+            reserved[lo:hi], ready[lo:hi], lo, prec,
+        )  # fmt: skip
+    return start, machine, reserved, ready, status

@@ -1,0 +1,192 @@
+"""The event core every compiled scheduling rule runs on: one jobset, one way time moves.
+
+A rule (:mod:`.greedy`, :mod:`.easy`, :mod:`.conservative`) is a loop of decisions::
+
+    c, g, r = core.new(...)                                # arrays, DAG arrays, ready heap size
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
+    t = core.next_event(NEVER, h, r, end_t, rel_t)
+    while started < n and t != NEVER:
+        h, e = core.complete(t, h, ...)                    # jobs whose run ended by t
+        r, q = core.admit(t, r, q, ...)                    # jobs ready by t join the queue
+        ...                                                # the rule's decision:
+        h, r = core.begin(j, t, i, h, r, ...)              # start job j on machine i
+        t = core.next_event(wake, h, r, end_t, rel_t)      # the rule's own events too
+    return 0 if started == n else STALLED
+
+:func:`next_event` is the only rule of how time moves: to the earliest of the next completion,
+the next ready time (:mod:`.precedence`: an arrival, or a DAG task's release and parents'
+finish) and the rule's own ``wake`` time (conservative's reservations); there
+:func:`complete` ends every job whose run ends by then (capacity back on its machine, listed in
+``ended``) and :func:`admit` admits every job ready by then into ``queue`` (admission order:
+ready time, then row, the one tie rule of :mod:`.heap`). A job runs for its ``runtime`` (the
+recorded duration, or the estimate it is killed at: the caller decides with
+:func:`~schedlab.simulator.config.job_times`), so overruns are the caller's, not the rule's;
+precedence is the core's: :func:`begin` tells the waiting tasks when their parent ends.
+Decisions end once every job has started; a jobset whose waiting jobs can never start (no
+event left) is :data:`STALLED`.
+
+Every function here is inlined into the rule, which allocates the arrays (:func:`new`) and
+holds them, and the scalars (``h``: completions pending, ``r``: known ready times, ``q``:
+waiting jobs), in local variables: measured, keeping the state in a namedtuple passed to the
+helpers, or its scalars in an array, cost the kernels 1.5–2x (stores the compiler must assume
+overlap, reference counts).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from schedlab.simulator.cluster import heap, precedence
+
+NEVER = np.iinfo(np.int64).max // 4
+"""A time later than any event."""
+STALLED = -1
+"""Status of a jobset whose waiting jobs could never start (0: every job ran)."""
+
+Core = namedtuple(
+    "Core", "free runtime demand start machine end_t end_j rel_t rel_r queue pos ended"
+)
+"""The arrays of one jobset (``n`` jobs, ``m`` machines, ``d`` resources): ``free`` (float64,
+``(m, d)``: free capacity now), the jobs' ``runtime`` (int64, steps) and ``demand`` (float64,
+``(n, d)``); the outputs ``start`` and ``machine``; the completion heap ``end_t``/``end_j``
+and the ready heap ``rel_t``/``rel_r`` (:mod:`.heap`); the waiting jobs ``queue`` in
+admission order (``pos[j]``: j's index in it, kept by :func:`compact`); ``ended``: the jobs
+:func:`complete` ended."""
+
+Graph = namedtuple(
+    "Graph", "release task task_left task_end child_offsets children waiting ready lo"
+)
+"""What :func:`.precedence.on_start` keeps of a DAG (empty arrays without one), ``ready`` (the
+output: when each job became ready) and ``lo``, the jobset's first global row."""
+
+
+@numba.njit(cache=True, inline="always")
+def new(
+    runtime: np.ndarray,
+    demand: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    start: np.ndarray,
+    machine: np.ndarray,
+    ready: np.ndarray,
+    lo: int,
+    prec: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[Core, Graph, int]:
+    """The core of one jobset (rows ``lo .. lo + n − 1`` of ``prec``, :func:`.precedence.
+    engine_arrays`), every machine free, nothing admitted yet: its arrays, its DAG and the
+    size of its ready heap. ``start``, ``machine`` and ``ready`` (int64, ``(n,)``) are filled
+    as jobs start and become ready."""
+    n, d = runtime.shape[0], capacity.shape[0]
+    release, n_parents, task, task_left, child_offsets, children = prec
+    release = release[lo : lo + n]
+    waiting = n_parents[lo : lo + n].copy()
+    for j in range(n):
+        ready[j] = release[j]
+    rel_t = np.empty(n, dtype=np.int64)
+    rel_r = np.empty(n, dtype=np.int64)
+    readying = precedence.roots(release, waiting, rel_t, rel_r)
+    free = np.empty((machines, d))
+    for i in range(machines):
+        for y in range(d):
+            free[i, y] = capacity[y]
+    c = Core(free, runtime, demand, start, machine, np.empty(n, dtype=np.int64),
+             np.empty(n, dtype=np.int64), rel_t, rel_r, np.empty(n, dtype=np.int64),
+             np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))  # fmt: skip
+    task_end = np.zeros(task_left.shape[0], dtype=np.int64)
+    g = Graph(release, task, task_left, task_end, child_offsets, children, waiting, ready, lo)
+    return c, g, readying
+
+
+@numba.njit(cache=True, inline="always")
+def next_event(wake: int, h: int, r: int, end_t: np.ndarray, rel_t: np.ndarray) -> int:
+    """When time moves next: the earliest of the next completion (``h`` pending), the next
+    known ready time (``r`` known) and ``wake``; :data:`NEVER` if none."""
+    t = wake
+    if h:
+        t = min(t, end_t[0])
+    if r:
+        t = min(t, rel_t[0])
+    return t
+
+
+@numba.njit(cache=True, inline="always")
+def complete(
+    t: int, h: int, end_t: np.ndarray, end_j: np.ndarray, free: np.ndarray,
+    demand: np.ndarray, machine: np.ndarray, ended: np.ndarray,
+) -> tuple[int, int]:  # fmt: skip
+    """End every job whose run ends by ``t`` (its capacity back on its machine, listed in
+    ``ended`` unless it is empty): ``(completions pending, jobs ended)``."""
+    e = 0
+    listed = ended.shape[0] > 0
+    while h and end_t[0] <= t:
+        j = end_j[0]
+        h = heap.pop(end_t, end_j, h)
+        i = machine[j]
+        for y in range(free.shape[1]):
+            free[i, y] += demand[j, y]
+        if listed:
+            ended[e] = j
+        e += 1
+    return h, e
+
+
+@numba.njit(cache=True, inline="always")
+def admit(
+    t: int, r: int, q: int, rel_t: np.ndarray, rel_r: np.ndarray, queue: np.ndarray,
+    pos: np.ndarray,
+) -> tuple[int, int]:  # fmt: skip
+    """Admit every job ready by ``t`` at the end of ``queue`` (``q`` waiting): ``(known ready
+    times left, jobs waiting)``; the admitted ones are ``queue[q:]`` of the new ``q``."""
+    while r and rel_t[0] <= t:
+        j = rel_r[0]
+        r = heap.pop(rel_t, rel_r, r)
+        queue[q] = j
+        pos[j] = q
+        q += 1
+    return r, q
+
+
+@numba.njit(cache=True, inline="always")
+def begin(
+    j: int, t: int, i: int, h: int, r: int, free: np.ndarray, demand: np.ndarray,
+    runtime: np.ndarray, start: np.ndarray, machine: np.ndarray, end_t: np.ndarray,
+    end_j: np.ndarray, rel_t: np.ndarray, rel_r: np.ndarray, g: Graph,
+) -> tuple[int, int]:  # fmt: skip
+    """Start job ``j`` at ``t`` on machine ``i``: its capacity taken, its completion an event,
+    and the tasks waiting for it told when it ends (:func:`.precedence.on_start`); the new
+    ``(h, r)``."""
+    start[j], machine[j] = t, i
+    for y in range(free.shape[1]):
+        free[i, y] -= demand[j, y]
+    end = t + runtime[j]
+    h = heap.push(end_t, end_j, h, end, j)
+    if g.task.shape[0]:
+        r = precedence.on_start(j, end, g.lo, g.release, g.task, g.task_left, g.task_end,
+                                g.child_offsets, g.children, g.waiting, g.ready, rel_t, rel_r,
+                                r)  # fmt: skip
+    return h, r
+
+
+@numba.njit(cache=True, inline="always")
+def compact(q: int, queue: np.ndarray, pos: np.ndarray, start: np.ndarray) -> int:
+    """Drop the jobs that started from ``queue[:q]``, keeping admission order (and ``pos``);
+    the jobs left waiting."""
+    w = 0
+    for x in range(q):
+        j = queue[x]
+        if start[j] < 0:
+            queue[w] = j
+            pos[j] = w
+            w += 1
+    return w
+
+
+@numba.njit(cache=True)
+def outputs(n: int, jobsets: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A rule's outputs for ``n`` jobs in ``jobsets`` jobsets, before any job ran: ``start``,
+    ``machine`` (-1), ``ready`` (int64, ``(n,)``) and ``status`` (int64, ``(jobsets,)``)."""
+    return (np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64),
+            np.empty(n, dtype=np.int64), np.zeros(jobsets, dtype=np.int64))  # fmt: skip

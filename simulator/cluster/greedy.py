@@ -1,0 +1,256 @@
+"""The greedy rule (work-conserving list scheduling): at every event, start every visible job that
+fits now, in the order's preference, until none fits (the heuristics' semantics of
+:class:`~schedlab.simulator.cluster.engine.Engine`, compiled on :mod:`.core`).
+
+The visible jobs are ``M`` slots filled in arrival order (a new job takes the lowest free slot,
+else the FIFO backlog; a freed slot takes the backlog head) or the **whole queue** (every waiting
+job, ties to the lower row). The decision is :func:`.dispatch.choose` (or the Random mode's
+uniform pick) over the visible jobs, except for the whole queue under a static order
+(:func:`run_tree`): the waiting jobs then sit in a segment tree in score order holding each
+subtree's component-wise smallest demand, and the machines in a tree of their largest free
+capacity, so the next job to start is found in ``O(log n)`` instead of a scan of the queue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from schedlab.simulator.cluster import core
+from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for, pick_uniform
+from schedlab.simulator.cluster.order import static_scores
+from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree, pow2, tree_set
+
+WHOLE_QUEUE = 0
+"""``slots`` value of the whole queue."""
+
+Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+@numba.njit(cache=True)
+def _machine_tree(free: np.ndarray, keep: bool) -> np.ndarray:
+    """A max-tree of the machines' free capacity (``free``: ``(m, d)``), or an empty one."""
+    mtree = np.full((2 * pow2(free.shape[0]) if keep else 0, free.shape[1]), -np.inf)
+    for i in range(free.shape[0] if keep else 0):
+        tree_set(mtree, i, free[i], False)
+    return mtree
+
+
+@numba.njit(cache=True, inline="always")
+def _freed(mtree: np.ndarray, ended: np.ndarray, e: int, machine: np.ndarray,
+           free: np.ndarray) -> None:  # fmt: skip
+    """The machine tree after the ``e`` completions ``ended`` (empty tree: nothing to do)."""
+    for x in range(e if mtree.shape[0] else 0):
+        i = machine[ended[x]]
+        tree_set(mtree, i, free[i], False)
+
+
+@numba.njit(cache=True)
+def _next_in_order(
+    jtree: np.ndarray, mtree: np.ndarray, order: np.ndarray, demand: np.ndarray,
+    free: np.ndarray, capacity: np.ndarray, rule: int,
+) -> tuple[int, int]:  # fmt: skip
+    """First waiting job in score order that fits now on some machine: ``(rank, machine)`` or
+    ``(-1, -1)``. ``jtree`` (a min-tree) holds waiting jobs' demands by rank (inf when absent),
+    ``mtree`` (a max-tree, empty for one machine) the machines' free capacity; ``order[rank]``
+    is the job row. A subtree is skipped unless some machine fits its smallest demand."""
+    P = jtree.shape[0] // 2
+    i = 1
+    while i > 0:
+        some = leq(jtree[i], free[0]) if mtree.shape[0] == 0 else (
+            first_dominating(mtree, jtree[i]) >= 0)  # fmt: skip
+        if not some:
+            i = next_subtree(i)
+        elif i < P:
+            i = 2 * i
+        else:
+            machine = machine_for(free, capacity, demand[order[i - P]], rule, mtree)
+            if machine >= 0:
+                return i - P, machine
+            i = next_subtree(i)
+    return -1, -1
+
+
+@numba.njit(cache=True)
+def _tree_jobset(
+    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
+    capacity: np.ndarray, machines: int, score: Any, rule: int, knob: float,
+    start: np.ndarray, machine: np.ndarray, ready: np.ndarray, lo: int, prec: Prec,
+) -> int:  # fmt: skip
+    """One jobset, the whole queue, a static order; returns the status."""
+    n, d = runtime.shape[0], capacity.shape[0]
+    c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
+    free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
+    keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    neg = np.empty(n)
+    for j in range(n):
+        neg[j] = -keys[j]
+    order = np.argsort(neg, kind="mergesort")  # ties to the lower row
+    rank = np.empty(n, dtype=np.int64)
+    for x in range(n):
+        rank[order[x]] = x
+    jtree = np.full((2 * pow2(n), d), np.inf)
+    mtree = _machine_tree(free, machines > 1)
+    listed = ended if mtree.shape[0] else ended[:0]  # the jobs that end, for the machine tree
+    gone = np.full(d, np.inf)
+    h = started = 0
+    t = core.next_event(core.NEVER, h, r, end_t, rel_t)
+    while started < n and t != core.NEVER:
+        h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
+        _freed(mtree, listed, e, machine, free)
+        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
+        for x in range(q):
+            tree_set(jtree, rank[queue[x]], demand[queue[x]], True)
+        while True:
+            x, i = _next_in_order(jtree, mtree, order, demand, free, capacity, rule)
+            if x < 0:
+                break
+            tree_set(jtree, x, gone, True)
+            h, r = core.begin(order[x], t, i, h, r, free, demand, runtime, start, machine, end_t,
+                              end_j, rel_t, rel_r, g)  # fmt: skip
+            started += 1
+            if mtree.shape[0]:
+                tree_set(mtree, i, free[i], False)
+        t = core.next_event(core.NEVER, h, r, end_t, rel_t)
+    return 0 if started == n else core.STALLED
+
+
+@numba.njit(cache=True)
+def _scan_jobset(
+    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
+    capacity: np.ndarray, machines: int, slots: int, score: Any, rule: int, knob: float,
+    uniform: bool, uniforms: np.ndarray, static: bool, start: np.ndarray, machine: np.ndarray,
+    ready: np.ndarray, lo: int, prec: Prec,
+) -> int:  # fmt: skip
+    """One jobset, ``slots`` visible slots or the whole queue, any order (Random: ``uniform``,
+    drawing ``uniforms``); returns the status."""
+    n, d = runtime.shape[0], capacity.shape[0]
+    c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
+    free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
+    profile = free.reshape((1, machines, d))  # nothing is reserved ahead: free now is all
+    scratch = np.empty((machines, d))
+    whole = slots == WHOLE_QUEUE
+    # visible jobs: the slots, or the whole queue by row (-1: started or empty, -2: not ready)
+    view = np.full(n if whole else slots, -2 if whole else -1, dtype=np.int64)
+    top = v_head = 0  # whole queue: one past the last ready row; the first that may wait
+    backlog = np.empty(0 if whole else n, dtype=np.int64)
+    b_head = b_tail = draws = 0
+    keys = np.empty(0)
+    if static and not uniform:
+        keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    mtree = _machine_tree(free, machines > TREE_FROM)
+    listed = ended if mtree.shape[0] else ended[:0]  # the jobs that end, for the machine tree
+    h = started = 0
+    t = core.next_event(core.NEVER, h, r, end_t, rel_t)
+    while started < n and t != core.NEVER:
+        h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
+        _freed(mtree, listed, e, machine, free)
+        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
+        for x in range(q):
+            j = queue[x]
+            if whole:
+                view[j] = j
+                top = max(top, j + 1)
+                continue
+            s = 0
+            while s < slots and view[s] >= 0:
+                s += 1
+            if s < slots:
+                view[s] = j
+            else:
+                backlog[b_tail] = j
+                b_tail += 1
+        while True:
+            while whole and v_head < top and view[v_head] == -1:
+                v_head += 1
+            first, last = (v_head, top) if whole else (0, slots)
+            if uniform:
+                k, i = pick_uniform(view[first:last], profile, scratch, capacity, demand, runtime,
+                                    rule, mtree, uniforms[draws])  # fmt: skip
+            else:
+                k, i = choose(view[first:last], profile, scratch, capacity, demand, runtime, seen,
+                              ready, 0, t, score, keys, rule, mtree, knob)  # fmt: skip
+            if k < 0:
+                break
+            draws += uniform
+            j = view[first + k]
+            if whole or b_head == b_tail:
+                view[first + k] = -1
+            else:
+                view[k] = backlog[b_head]
+                b_head += 1
+            h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j,
+                              rel_t, rel_r, g)  # fmt: skip
+            started += 1
+            if mtree.shape[0]:
+                tree_set(mtree, i, free[i], False)
+        t = core.next_event(core.NEVER, h, r, end_t, rel_t)
+    return 0 if started == n else core.STALLED
+
+
+@numba.njit(cache=True)
+def run_tree(
+    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
+    bounds: np.ndarray, capacity: np.ndarray, machines: int, score: Any, rule: int,
+    knob: float, prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Every jobset (rows ``bounds[b]:bounds[b + 1]``) on the whole queue under a static order:
+    ``(start, machine, ready, status)``, as :func:`run_scan`."""
+    start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
+    for b in range(bounds.shape[0] - 1):
+        lo, hi = bounds[b], bounds[b + 1]
+        status[b] = _tree_jobset(
+            arrival[lo:hi], runtime[lo:hi], seen[lo:hi], demand[lo:hi], capacity, machines,
+            score, rule, knob, start[lo:hi], machine[lo:hi], ready[lo:hi], lo, prec,
+        )  # fmt: skip
+    return start, machine, ready, status
+
+
+@numba.njit(cache=True)
+def run_scan(
+    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
+    bounds: np.ndarray, capacity: np.ndarray, machines: int, slots: int, score: Any,
+    rule: int, knob: float, uniform: bool, uniforms: np.ndarray, static: bool, prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Schedule every jobset with one heuristic.
+
+    Parameters
+    ----------
+    arrival, runtime, seen : int64, shape ``(n,)``
+        Jobs of all jobsets, each jobset contiguous and sorted by (arrival, job_id): arrival
+        step, steps each job runs, and the length the order sees (its estimate, or the run
+        time; a DAG order's remaining critical path).
+    demand : float64, shape ``(n, d)``
+    bounds : int64, shape ``(k + 1,)``
+        Jobset ``b`` holds rows ``bounds[b]:bounds[b + 1]``.
+    capacity : float64, shape ``(d,)``
+        One machine's capacity; ``machines`` identical machines.
+    slots : int
+        Visible job slots M, or :data:`WHOLE_QUEUE`.
+    score, rule, knob
+        The job order (:data:`~.dispatch.SCORE_SIGNATURE`), placement rule and its parameter.
+    uniform, uniforms
+        Random mode and its uniform draws in [0, 1) (float64, ``(n,)``, per jobset in order).
+    static : bool
+        The score depends only on the job (computed once).
+    prec : tuple
+        :func:`.precedence.engine_arrays` (empty graph arrays without a DAG).
+
+    Returns
+    -------
+    start, machine, ready : int64, shape ``(n,)``
+        Start step and machine of every job, and when it became ready.
+    status : int64, shape ``(k,)``
+        0 for a completed jobset, :data:`~.core.STALLED` if jobs could never start.
+    """
+    start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
+    for b in range(bounds.shape[0] - 1):
+        lo, hi = bounds[b], bounds[b + 1]
+        status[b] = _scan_jobset(
+            arrival[lo:hi], runtime[lo:hi], seen[lo:hi], demand[lo:hi], capacity, machines,
+            slots, score, rule, knob, uniform, uniforms[lo:hi], static, start[lo:hi],
+            machine[lo:hi], ready[lo:hi], lo, prec,
+        )  # fmt: skip
+    return start, machine, ready, status

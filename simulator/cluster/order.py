@@ -1,0 +1,113 @@
+"""The job order of the waiting queue, for the compiled rules: a heuristic's score, highest first.
+
+A score is a compiled function of scalar features (:data:`.dispatch.SCORE_SIGNATURE`). A
+**static** order (FCFS, SJF, F1, …) depends only on the job: its scores are computed once per
+jobset (:func:`static_scores`). A **dynamic** one (WFP3, UNICEP, HRRN: the wait so far; Packer,
+Tetris*: the first machine's free capacity) is scored at every decision (:func:`now_scores`).
+Ties keep the queue's admission order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from schedlab.simulator.cluster.dispatch import alignment_of
+
+
+@numba.njit(cache=True)
+def static_scores(
+    score: Any, seen: np.ndarray, arrival: np.ndarray, demand: np.ndarray, base: np.ndarray,
+    knob: float,
+) -> np.ndarray:  # fmt: skip
+    """The score of every job under a static order, float64 ``(n,)`` (``seen``: the lengths the
+    score sees, ``demand``: ``(n, d)``, ``base[row]``: first row of its jobset, so a job's index
+    is its position in its jobset)."""
+    keys = np.empty(seen.shape[0])
+    for j in range(seen.shape[0]):
+        keys[j] = score(seen[j], arrival[j], j - base[j], 0, knob, 0.0, 0.0, demand[j, 0])
+    return keys
+
+
+@numba.njit(cache=True)
+def now_scores(
+    jobs: np.ndarray, k: int, seen: np.ndarray, ready: np.ndarray, demand: np.ndarray,
+    free: np.ndarray, capacity: np.ndarray, now: int, score: Any, knob: float, out: np.ndarray,
+) -> None:  # fmt: skip
+    """``out[j]`` = the dynamic score of each job ``j`` of ``jobs[:k]`` at ``now``, packing
+    scores against the first machine's free capacity (``free``: ``(m, d)``)."""
+    capacity2 = 0.0
+    for r in range(capacity.shape[0]):
+        capacity2 += capacity[r] * capacity[r]
+    for x in range(k):
+        j = jobs[x]
+        al = alignment_of(free[0], demand[j])
+        out[j] = score(seen[j], ready[j], j, now, knob, al, capacity2, demand[j, 0])
+
+
+@numba.njit(cache=True)
+def _before(keys: np.ndarray, pos: np.ndarray, a: int, b: int) -> bool:
+    """Job ``a`` comes before job ``b``: a higher key, or as high and a lower position."""
+    return bool(keys[a] > keys[b] or (keys[a] == keys[b] and pos[a] < pos[b]))
+
+
+@numba.njit(cache=True)
+def sort_by(jobs: np.ndarray, k: int, keys: np.ndarray, pos: np.ndarray) -> None:
+    """Sort ``jobs[:k]`` in place by ``keys`` (highest first), ties by ``pos`` (lowest first):
+    insertion sort for a few jobs, else a bottom-up merge sort."""
+    if k <= 32:
+        for a in range(1, k):
+            j = jobs[a]
+            b = a - 1
+            while b >= 0 and _before(keys, pos, j, jobs[b]):
+                jobs[b + 1] = jobs[b]
+                b -= 1
+            jobs[b + 1] = j
+        return
+    src, dst = jobs[:k], np.empty(k, dtype=np.int64)
+    width, swapped = 1, False
+    while width < k:
+        for lo in range(0, k, 2 * width):
+            mid, hi = min(lo + width, k), min(lo + 2 * width, k)
+            a, b = lo, mid
+            for x in range(lo, hi):
+                if b >= hi or (a < mid and not _before(keys, pos, src[b], src[a])):
+                    dst[x] = src[a]
+                    a += 1
+                else:
+                    dst[x] = src[b]
+                    b += 1
+        src, dst = dst, src
+        width, swapped = 2 * width, not swapped
+    if swapped:  # the result is in the work array
+        for x in range(k):
+            jobs[x] = src[x]
+
+
+@numba.njit(cache=True)
+def queue_order(
+    queue: np.ndarray, q: int, pos: np.ndarray, seen: np.ndarray, ready: np.ndarray,
+    demand: np.ndarray, free: np.ndarray, capacity: np.ndarray, now: int, score: Any,
+    knob: float, static: np.ndarray, scratch: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """The ``q`` waiting jobs of ``queue`` (admission order; ``pos[j]``: j's index in it) by
+    score, highest first, ties in queue order. ``static``: a static order's scores
+    (:func:`static_scores`), or empty for a dynamic one, scored now into ``scratch`` (float64,
+    ``(n,)``); already in order (FCFS) the queue itself is returned (a view)."""
+    if static.shape[0]:
+        ordered = True
+        for k in range(1, q):
+            if static[queue[k]] > static[queue[k - 1]]:
+                ordered = False
+                break
+        if ordered:
+            return queue[:q]
+        keys = static
+    else:
+        now_scores(queue, q, seen, ready, demand, free, capacity, now, score, knob, scratch)
+        keys = scratch
+    out = queue[:q].copy()
+    sort_by(out, q, keys, pos)
+    return out

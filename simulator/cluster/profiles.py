@@ -1,0 +1,235 @@
+"""Per-machine profiles of free capacity over time, for conservative backfilling (:mod:`.
+conservative`).
+
+Machine ``i``'s profile is its first ``cnt[i]`` sorted segments: ``times[i, k]`` (int64 steps)
+starts segment ``k``, which holds ``vals[i, k]`` (float64, ``(d,)``) free until the next one
+starts (the last is open ended). A **level index** ``low[k, i]`` (``k < LEVELS``) says when
+machine ``i`` first has ``theta[k] = capacity[0] / 2**k`` of the first resource free: a lower
+bound on the earliest fit of any job that needs that much, so most machines are ruled out of a
+search without scanning their segments. Costs: ``O(s·d)`` to take a demand over ``s``
+segments, ``O(m + Σ s_i·d)`` for an earliest fit (a pass over the index, then the segments of
+each machine not ruled out, up to the best time so far).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from schedlab.simulator.cluster.core import NEVER
+from schedlab.simulator.cluster.placement import EPS, FIRST_FIT, fits, place
+
+LEVELS = 16
+"""Free-capacity levels of the first resource indexed per machine (``capacity[0] / 2**k``)."""
+
+
+@numba.njit(cache=True)
+def new(capacity: np.ndarray, machines: int, now: int) -> tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]:  # fmt: skip
+    """Empty machines from ``now`` on: ``(times, vals, cnt, theta, low)``."""
+    d = capacity.shape[0]
+    theta = np.empty(LEVELS)
+    for k in range(LEVELS):
+        theta[k] = capacity[0] / 2.0**k
+    times = np.empty((machines, 64), dtype=np.int64)
+    vals = np.empty((machines, 64, d))
+    cnt = np.ones(machines, dtype=np.int64)
+    low = np.empty((LEVELS, machines), dtype=np.int64)
+    for i in range(machines):
+        times[i, 0] = now
+        for y in range(d):
+            vals[i, 0, y] = capacity[y]
+        index(times, vals, cnt, i, theta, low, now)
+    return times, vals, cnt, theta, low
+
+
+@numba.njit(cache=True)
+def locate(times: np.ndarray, i: int, c: int, x: int) -> int:
+    """Index of machine ``i``'s segment holding ``x`` (of its first ``c``; the first one starts
+    no later than ``x``)."""
+    lo, hi = 0, c
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if times[i, mid] <= x:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True)
+def _move(times: np.ndarray, vals: np.ndarray, i: int, dst: int, src: int) -> None:
+    """Copy machine ``i``'s segment ``src`` onto segment ``dst``."""
+    times[i, dst] = times[i, src]
+    for y in range(vals.shape[2]):
+        vals[i, dst, y] = vals[i, src, y]
+
+
+@numba.njit(cache=True)
+def _grow(times: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The profile arrays with twice the room for segments."""
+    m, c = times.shape
+    t2 = np.empty((m, 2 * c), dtype=np.int64)
+    v2 = np.empty((m, 2 * c, vals.shape[2]))
+    for i in range(m):
+        for k in range(c):
+            t2[i, k] = times[i, k]
+            for y in range(vals.shape[2]):
+                v2[i, k, y] = vals[i, k, y]
+    return t2, v2
+
+
+@numba.njit(cache=True)
+def take(
+    times: np.ndarray, vals: np.ndarray, cnt: np.ndarray, i: int, a: int, b: int,
+    need: np.ndarray, sign: float, now: int,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Take ``sign · need`` from machine ``i`` over ``[a, b)`` (``b = NEVER``: open ended),
+    dropping its segments that ended by ``now`` first; the (maybe grown) arrays."""
+    c = cnt[i]
+    k0 = locate(times, i, c, now)
+    if k0 > 0:  # segments wholly in the past
+        for s in range(k0, c):
+            _move(times, vals, i, s - k0, s)
+        c -= k0
+    if c + 2 > times.shape[1]:
+        times, vals = _grow(times, vals)
+    first = -1
+    for x in (a, b):
+        if x == NEVER:
+            break
+        k = locate(times, i, c, x)
+        if times[i, k] != x:  # split the segment holding x
+            for s in range(c, k + 1, -1):
+                _move(times, vals, i, s, s - 1)
+            _move(times, vals, i, k + 1, k)
+            times[i, k + 1] = x
+            c += 1
+            k += 1
+        if first < 0:
+            first = k
+    s = first
+    while s < c and (b == NEVER or times[i, s] < b):
+        for y in range(need.shape[0]):
+            vals[i, s, y] -= sign * need[y]
+        s += 1
+    cnt[i] = c
+    return times, vals
+
+
+@numba.njit(cache=True)
+def index(
+    times: np.ndarray, vals: np.ndarray, cnt: np.ndarray, i: int, theta: np.ndarray,
+    low: np.ndarray, now: int,
+) -> None:  # fmt: skip
+    """Machine ``i``'s level index from ``now`` on (``NEVER``: never that much free)."""
+    c = cnt[i]
+    kmin = theta.shape[0]
+    for s in range(locate(times, i, c, now), c):
+        v = vals[i, s, 0]
+        while kmin > 0 and v >= theta[kmin - 1]:
+            kmin -= 1
+            low[kmin, i] = max(times[i, s], now)
+        if kmin == 0:
+            break
+    for k in range(kmin):
+        low[k, i] = NEVER
+
+
+@numba.njit(cache=True)
+def _machine_fit(
+    times: np.ndarray, vals: np.ndarray, c: int, i: int, need: np.ndarray, dur: int, lo: int,
+    bound: int, incl: bool,
+) -> int:  # fmt: skip
+    """Machine ``i``'s earliest time ``>= lo`` where ``need`` fits over ``[time, time + dur)``
+    (at least the segment holding it), if earlier than ``bound`` (or equal, ``incl``); else
+    ``NEVER``."""
+    dd = max(dur, 1)
+    run = -1
+    k = locate(times, i, c, lo)
+    while k < c:
+        s = max(times[i, k], lo)
+        if run < 0 and (s > bound or (s == bound and not incl)):
+            return NEVER
+        if fits(vals[i, k], need):
+            if run < 0:
+                run = s
+            if k + 1 == c or times[i, k + 1] >= run + dd:
+                return run
+        else:
+            run = -1
+        k += 1
+    return NEVER
+
+
+@numba.njit(cache=True)
+def _lowest_over(
+    times: np.ndarray, vals: np.ndarray, c: int, i: int, t0: int, dur: int, out: np.ndarray
+) -> None:
+    """``out``: machine ``i``'s least free capacity over ``[t0, t0 + dur)`` (at least the segment
+    holding ``t0``), per resource."""
+    k = locate(times, i, c, t0)
+    for y in range(out.shape[0]):
+        out[y] = vals[i, k, y]
+    k += 1
+    while k < c and times[i, k] < t0 + dur:
+        for y in range(out.shape[0]):
+            out[y] = min(out[y], vals[i, k, y])
+        k += 1
+
+
+@numba.njit(cache=True)
+def earliest(
+    times: np.ndarray, vals: np.ndarray, cnt: np.ndarray, need: np.ndarray, dur: int,
+    theta: np.ndarray, low: np.ndarray, now: int, rule: int, capacity: np.ndarray,
+    avail: np.ndarray,
+) -> tuple[int, int]:  # fmt: skip
+    """The earliest time ``need`` fits for ``dur`` steps on some machine, and the machine the
+    placement ``rule`` picks among those fitting then (given the least capacity each has free
+    over the interval; first fit: the lowest-numbered), or ``(NEVER, -1)``. ``avail``
+    (``(m, d)``) is work space."""
+    m = cnt.shape[0]
+    level = -1
+    for k in range(theta.shape[0]):
+        if theta[k] <= need[0] - 2 * EPS:
+            level = k
+            break
+    i0, lb0 = 0, NEVER  # the machine with the least lower bound goes first
+    if level >= 0:
+        for i in range(m):
+            if low[level, i] < lb0:
+                i0, lb0 = i, low[level, i]
+    lb0 = max(lb0, now) if level >= 0 else now
+    first_fit = rule == FIRST_FIT
+    best_t, best = NEVER, -1
+    if lb0 != NEVER:
+        best_t = _machine_fit(times, vals, cnt[i0], i0, need, dur, lb0, NEVER, True)
+        if best_t != NEVER:
+            best = i0
+    fit_t = np.full(0 if first_fit else m, NEVER, dtype=np.int64)
+    if not first_fit:
+        fit_t[i0] = best_t
+    for i in range(m):
+        if i == i0:
+            continue
+        lo = max(low[level, i], now) if level >= 0 else now
+        incl = i < best or not first_fit  # first fit: the lowest-numbered wins a tie
+        if lo > best_t or (lo == best_t and not incl):
+            continue
+        e = _machine_fit(times, vals, cnt[i], i, need, dur, lo, best_t, incl)
+        if e == NEVER:
+            continue
+        if not first_fit:
+            fit_t[i] = e
+        if e < best_t or (e == best_t and first_fit):
+            best_t, best = e, i
+    if first_fit or best_t == NEVER:
+        return best_t, best
+    for i in range(m):  # the rule's choice among the machines fitting at best_t
+        if fit_t[i] == best_t:
+            _lowest_over(times, vals, cnt[i], i, best_t, max(dur, 1), avail[i])
+        else:
+            for y in range(avail.shape[1]):
+                avail[i, y] = -np.inf
+    return best_t, place(rule, avail, capacity, need)
