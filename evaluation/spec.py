@@ -27,7 +27,7 @@ Schema (every key is optional unless marked *required*; unknown keys are errors)
     generator = "deeprm"                    # a registered generator ...
     params = { variant = "code" }           #   its parameters
     loads = [0.1, 0.3, 0.5]                 #   offered loads (fractions), or
-    rates = [0.05, 0.35]                    #   mean arrivals per step (load = rate·load_per_rate)
+    rates = [0.05, 0.35]                    #   mean arrivals per step (load = load_for_rate(rate))
     jobsets = 100                           #   jobsets per load
     seed = 0                                #   default: child i of SeedSequence(experiment.seed)
     cluster = { slots = 20 }                #   [cluster] fields this workload's runs replace
@@ -388,9 +388,9 @@ def _generated(t: Table, w: dict[str, Any]) -> WorkloadSpec:
     if bool(loads) == bool(rates):
         t.fail("loads", "give exactly one of `loads` or `rates` (a non-empty list)")
     if rates:
-        if not hasattr(gen, "load_per_rate"):
+        if not hasattr(gen, "load_for_rate"):
             t.fail("rates", f"generator {generator!r} takes loads, not rates")
-        loads = tuple(float(r * gen.load_per_rate()) for r in rates)
+        loads = tuple(float(gen.load_for_rate(r)) for r in rates)
     for load in loads:
         check_load(load, where=f"{t.source}: {t.path('loads' if not rates else 'rates')}")
     return WorkloadSpec(**{**w, "loads": loads})

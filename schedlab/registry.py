@@ -422,6 +422,8 @@ for _name, _target, _summary in [
      "Liu et al.: intervals a + (b−a)·Beta(alpha, beta) (2, 2), scaled; DeepRM jobs"),
     ("dag", "dag_jobs:DagGenerator",
      "DAG jobs (chain, fork-join, or shapes fitted by `schedlab fit`) of DeepRM tasks, Poisson"),
+    ("lublin", "lublin:LublinGenerator",
+     "Lublin & Feitelson 2003: rigid HPC jobs on P processors, daily arrival cycle, seconds"),
 ]:  # fmt: skip
     generators.register(
         _name, f"schedlab.loaders.generators.{_target}", _summary, tags=("synthetic",)

@@ -176,18 +176,23 @@ class SyntheticGenerator:
         assert window is not None, f"{self.name}: no arrival window, override jobs_per_jobset"
         return rate * window
 
+    def scratch_bytes(self) -> int:
+        """Bytes one jobset needs while sampling besides its jobs: a per-step row of its
+        arrival window (``8 · window + 64``), for samplers that count arrivals per step."""
+        return 8 * (self.arrival_window() or 0) + 64
+
     def check_size(self, loads: list[float], n_jobsets: int, *, results: int = 0) -> None:
         """Refuse (:class:`~schedlab.errors.SizeError`) a sweep whose expected jobs cannot fit in
         memory: ``n_jobsets`` per load x ``rate · arrival_window`` expected jobs each, at
         :data:`GENERATION_BYTES` per job (~3 copies of its ``d + 8`` 8-byte columns while
-        sampling and framing) plus a per-step scratch row of every jobset, and
+        sampling and framing) plus :meth:`scratch_bytes` of every jobset, and
         :data:`~schedlab.results.RESULT_BYTES` per job for each of ``results`` policies whose
         results are held too (an experiment's)."""
         window = self.arrival_window() or 0
         per_jobset = [self.jobs_per_jobset(load) for load in loads]
         jobs = sum(per_jobset) * n_jobsets
         per_job = 3 * 8 * (len(self.resources()) + 8) + results * RESULT_BYTES
-        scratch = len(loads) * n_jobsets * (8 * window + 64)
+        scratch = len(loads) * n_jobsets * self.scratch_bytes()
         held = f" and {results} policies' results" if results else ""
         sizes.check(
             f"{self.name}: {n_jobsets:,} jobsets x {len(loads)} load(s) x up to "
