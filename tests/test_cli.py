@@ -178,8 +178,8 @@ def test_list_shows_tags_in_registration_order_and_parameters() -> None:
 
 def test_train_help_lists_trainers_and_derives_options_from_the_config() -> None:
     listing = run_ok("train", "--help")
-    assert re.search(r"deeprm +DeepRM \(seed 000\)", listing)
-    assert re.search(r"deeprm-plus +DeepRM_Plus \(seed 004\)", listing)
+    assert re.search(r"deeprm +DeepRM \(Mao et al. 2016\)", listing)
+    assert re.search(r"deeprm-plus +DeepRM_Plus \(Guo et al. 2021\)", listing)
     text = run_ok("train", "deeprm", "--help")
     options = ("--jobsets", "--rollouts", "--objective [slowdown|completion]", "-p, --param",
                "--mask-invalid / --no-mask-invalid", "--eval-greedy", "--resume", "-o")  # fmt: skip

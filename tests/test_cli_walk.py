@@ -10,6 +10,7 @@ parameter of a type the walk does not know fails the walk, naming it, so that it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -186,3 +187,31 @@ def test_a_wrong_value_is_a_usage_error(tmp_path: Path, path: tuple[str, ...], n
     args = argv(path, tmp_path, leave_out=name, bad=bad)
     error = usage_error(args)
     assert error.startswith("Error: Invalid value for "), error
+
+
+MARKUP = re.compile(r"\bNone\b|seeds? 00\d|``|:(class|func|mod|meth|data|attr):`")
+"""What a command line's help must not say: Python's None (the CLI says what to type, or
+'default'), the papers' internal numbers instead of their names, reST markup."""
+
+
+def test_help_speaks_the_command_lines_words() -> None:
+    """Every summary, description and option help (derived ones included: a config field's
+    docstring) names papers by name and says 'all' or 'default' where Python says None."""
+    for path in PATHS:
+        cmd = command(path)
+        texts = {"help": cmd.help or "", "summary": cmd.get_short_help_str()}
+        texts |= {p.name or "?": getattr(p, "help", None) or "" for p in cmd.params}
+        for where, text in texts.items():
+            assert not MARKUP.search(text), f"{' '.join(path)} {where}: {text}"
+
+
+@pytest.mark.parametrize("path", [p[:i] for p in PATHS for i in range(1, len(p) + 1)])
+def test_every_summary_is_the_whole_first_paragraph(path: tuple[str, ...]) -> None:
+    """``schedlab --help`` and the CLI reference (mkdocs-click: the summary's first line) show
+    each command's summary whole, never cut mid-sentence."""
+    cmd = command(path)
+    assert cmd.short_help, path
+    assert "\n" not in cmd.short_help
+    assert cmd.get_short_help_str(limit=45) == cmd.short_help
+    first = " ".join((cmd.help or "").split("\n\n")[0].split())
+    assert cmd.short_help == first

@@ -66,6 +66,8 @@ def demo_cmd(
     summary(outcome)
     if replaced is not None:
         click.echo(f"moved the previous study's files to {replaced}")
+    for name, why in spec.skipped:  # the shipped DeepRM policies without the learned extra
+        click.echo(f"not run: {name} ({why})")
     paths = write_experiment_report(output, output)
     headline(output / "runs.csv", spec.report.focus_load)
     click.echo(f"done in {time.perf_counter() - t0:.1f} s. Open the report: {paths['html']}")

@@ -7,9 +7,9 @@ import warnings
 import click
 
 from schedlab.cli.options import Command
-from schedlab.errors import PluginWarning
-from schedlab.params import REQUIRED, describe, parameters
-from schedlab.registry import GROUPS, generators, loaders, models, policies, trainers
+from schedlab.errors import MissingExtraError, PluginWarning
+from schedlab.params import REQUIRED, Param, describe, parameters
+from schedlab.registry import GROUPS, Registry, generators, loaders, models, policies, trainers
 
 REGISTRIES = {"policies": policies, "generators": generators, "loaders": loaders,
               "trainers": trainers, "models": models}  # fmt: skip
@@ -46,12 +46,11 @@ def list_cmd(kind: str, show_params: bool) -> None:
         click.echo(f"{entry.name:{width}s}  {entry.summary}{tags}{origin}")
         if not show_params or "cannot be imported" in entry.summary:
             continue
-        if registry is trainers:  # a trainer's options are its config's fields
-            params = parameters(trainers.load(entry.name).config)
-        elif registry is models:  # a model kind's options are its config's fields
-            params = parameters(models.load_config(entry.name))
-        else:
-            params = registry.parameters(entry.name)
+        try:
+            params = _parameters(registry, entry.name)
+        except MissingExtraError as exc:  # learned policies and trainers without torch
+            click.echo(f"    (parameters not shown: {exc})")
+            continue
         for p in params.values():
             default = "required" if p.default is REQUIRED else f"default {p.default!r}"
             doc = f": {p.doc.splitlines()[0]}" if p.doc else ""
@@ -67,3 +66,12 @@ def list_cmd(kind: str, show_params: bool) -> None:
         click.echo(f"refused: {reason}")
     for why in registry.broken().values():
         click.echo(f"broken: {why}")
+
+
+def _parameters(registry: Registry, name: str) -> dict[str, Param]:
+    """The parameters of entry ``name``: a trainer's or a model kind's are its config's fields."""
+    if registry is trainers:
+        return parameters(trainers.load(name).config)
+    if registry is models:
+        return parameters(models.load_config(name))
+    return registry.parameters(name)

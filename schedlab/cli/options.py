@@ -11,6 +11,7 @@ hints), ``--slots``/``--horizon`` the cluster geometry.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import warnings
 from collections.abc import Callable, Iterator
@@ -105,13 +106,27 @@ class OutputPath(click.Path):
     """The type of ``-o/--output``: a path the command writes (every other path is an input)."""
 
 
+def summary(help_text: str | None) -> str | None:
+    """The first paragraph of a command's help, on one line: its summary in ``schedlab --help``
+    and in the CLI reference (left to click, it would be cut at 45 characters, and mkdocs-click
+    cuts it at the docstring's first line break)."""
+    if not help_text:
+        return None
+    return " ".join(inspect.cleandoc(help_text).split("\n\n")[0].split())
+
+
 class Command(click.Command):
-    """A schedlab command: no output of it can replace one of its inputs.
+    """A schedlab command: no output of it can replace one of its inputs; its summary is the
+    first paragraph of its help (:func:`summary`).
 
     Every path parameter that is not an :class:`OutputPath` is an input; the run is wrapped in
     :func:`schedlab.io.reading` of them, so every write (:func:`schedlab.io.atomic_path`)
     refuses to replace one, and each output is checked against them before any work.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.short_help = self.short_help or summary(self.help)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Check outputs against inputs, then run the command with its inputs declared."""
@@ -135,9 +150,14 @@ class Command(click.Command):
 
 
 class Group(click.Group):
-    """A command group whose subcommands are :class:`Command` objects."""
+    """A command group whose subcommands are :class:`Command` objects; its summary is the first
+    paragraph of its help (:func:`summary`)."""
 
     command_class = Command
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.short_help = self.short_help or summary(self.help)
 
 
 def _output_attrs(help_text: str, file_okay: bool, default: Path | None) -> dict[str, Any]:
@@ -217,7 +237,7 @@ def force_option(what: str) -> Decorator:
 
 BACKEND_HELP = (
     "Where runs execute: 'local' (this machine's processes) or 'ray' (Ray tasks on a local "
-    "Ray instance, or on the cluster of --address; needs pip install 'schedlab[ray]', see "
+    "Ray instance, or on the cluster of --address; needs the ray extra, see "
     "docs/ray.md)."
 )
 ADDRESS_HELP = (

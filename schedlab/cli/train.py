@@ -64,7 +64,7 @@ SWEEP_OPTIONS = [
     click.Option(["--backend"], type=click.Choice(["local", "ray"]), default="local",
                  show_default=True,
                  help="Where the runs of a sweep train: 'local' (parallel processes here) or "
-                 "'ray' (Ray tasks; pip install 'schedlab[ray]', see docs/ray.md)."),
+                 "'ray' (Ray tasks; needs the ray extra, see docs/ray.md)."),
     click.Option(["--address"], metavar="ADDRESS", help=ADDRESS_HELP),
     click.Option(["--workers"], type=click.IntRange(min=1),
                  help="Runs of a sweep training at once here (default: CPUs / --threads); with "
