@@ -161,8 +161,7 @@ def plot_withheld_lengths(
     palette: Mapping[str, Any],
     ax: Axes | None = None,
 ) -> Axes:
-    """Fraction of withheld jobs by job length, one bar per learned policy (Mao et al. 2016,
-    Fig. 7a).
+    """Fraction of withheld jobs by job length, one bar per learned policy (DeepRM's Fig. 7a).
 
     A job is *withheld* at a time step when the policy lets time advance while the job sits in a
     visible slot and fits now for its whole duration.

@@ -173,6 +173,11 @@ def test_list_shows_tags_in_registration_order_and_parameters() -> None:
     params = run_ok("list", "generators", "--params")
     assert "variant = one of 'code', 'paper' (default 'code')" in params
     assert "short_prob = a number (default 0.8): Probability that a job is short." in params
+    # in the command line's words (-p KEY=VALUE: None is null), whole, without reST markup
+    said = "res_slot = an integer or null (default null): Slots per resource (the reference code's "
+    assert said + "res_slot), replacing the variant's. Demands keep their ranges" in params
+    assert "``" not in params
+    assert "None" not in params
     assert "window = an integer (default 50)" in run_ok("list", "trainers", "--params")
 
 

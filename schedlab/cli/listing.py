@@ -6,6 +6,7 @@ import warnings
 
 import click
 
+from schedlab.cli.config_options import cli_help
 from schedlab.cli.options import Command
 from schedlab.errors import MissingExtraError, PluginWarning
 from schedlab.params import REQUIRED, Param, describe, parameters
@@ -52,9 +53,7 @@ def list_cmd(kind: str, show_params: bool) -> None:
             click.echo(f"    (parameters not shown: {exc})")
             continue
         for p in params.values():
-            default = "required" if p.default is REQUIRED else f"default {p.default!r}"
-            doc = f": {p.doc.splitlines()[0]}" if p.doc else ""
-            click.echo(f"    {p.name} = {describe(p.hint)} ({default}){doc}")
+            click.echo(f"    {p.name} = {describe(p.hint)} ({_default(p)}){_doc(p)}")
     if registry is policies:
         click.echo(HEURISTIC_NOTE)
     plugins = sum(e.origin != "schedlab" for e in entries)
@@ -75,3 +74,16 @@ def _parameters(registry: Registry, name: str) -> dict[str, Param]:
     if registry is models:
         return parameters(models.load_config(name))
     return registry.parameters(name)
+
+
+def _default(p: Param) -> str:
+    """``required``, or the default as given with -p (JSON: None is ``null``)."""
+    if p.default is REQUIRED:
+        return "required"
+    return "default null" if p.default is None else f"default {p.default!r}"
+
+
+def _doc(p: Param) -> str:
+    """``: `` and the parameter's docstring on one line, in the command line's words (None is
+    ``null`` with -p KEY=VALUE)."""
+    return f": {cli_help(' '.join(p.doc.split()), 'null')}" if p.doc else ""

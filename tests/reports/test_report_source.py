@@ -86,7 +86,7 @@ def test_an_experiment_directory_is_refused_to_other_sources(
     said = r"holds experiment 'deeprm_study' \(its spec.json, runs and report\); a report of "
     with pytest.raises(OutputError, match=said + r".*a.parquet would replace it"):
         check_report_folder(exp, a)
-    check_report_folder(exp, exp)  # its own report (schedlab demo, schedlab report EXP -o EXP)
+    check_report_folder(exp, exp)  # its own report (schedlab demo)
     record_report_source(exp, exp)
     assert json.loads((exp / MARKER).read_text())["source"] == "."
     check_report_folder(exp, exp)
