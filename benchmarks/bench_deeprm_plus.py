@@ -15,7 +15,7 @@ Measured (issue 11, "Speed"):
   distinct decisions (the CNN evaluates each distinct state of a batch once). The network starts
   from random weights, or from a cloned checkpoint (``--init``; by default the shipped
   ``deeprm-plus-1.4`` when present), whose near-deterministic rollouts repeat many states;
-* the same iteration with DeepRM's 20-unit MLP for comparison (seed 004 claims 37.5% less
+* the same iteration with DeepRM's 20-unit MLP for comparison (Guo et al. claim 37.5% less
   training time per epoch than DeepRM).
 
 Target: a paper-size iteration in <= 5 s on 2 cores. Run with ``make bench`` or

@@ -1,4 +1,4 @@
-"""Benchmark: Liu et al.'s multi-cluster (seed 003) — simulated jobs/s and s per training episode.
+"""Benchmark: Liu et al.'s multi-cluster (ICPP'20) — simulated jobs/s and s per training episode.
 
 1. **Heuristics**: RAN, RR and MAF on ``--episodes`` episodes of 1000 jobs (Uniform b = 33, the
    pattern's own rate), all episodes batched in one model (:func:`simulate`: model build, every
@@ -25,7 +25,6 @@ import numpy as np
 import torch
 
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
-from schedlab.policies.deeprm import shipped
 from schedlab.policies.liu_baselines import MAF, RAN, RR
 from schedlab.policies.liu_networks import LSFC, LiuValuePolicy
 from schedlab.policies.liu_value import (
@@ -36,6 +35,7 @@ from schedlab.policies.liu_value import (
     update,
 )
 from schedlab.policies.runtime import training_process
+from schedlab.policies.shipped import shipped
 from schedlab.simulator.multicluster.model import MultiClusterModel
 from schedlab.simulator.multicluster.run import simulate
 

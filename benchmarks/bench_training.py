@@ -5,7 +5,7 @@ workload at load 0.7, the returns and per-step baseline, and one RMSProp update:
 :func:`schedlab.policies.reinforce.train`'s loop without validation or file output.
 
 * **DeepRM** (issue: learned policies 1): M = 10, T = 20, the 20-unit MLP. Reference: the
-  paper's 80 s per iteration on a 24-core server (seed 000 §4.3); target: <= 10 s here.
+  paper's 80 s per iteration on a 24-core server (Mao et al. 2016, §4.3); target: <= 10 s here.
 * **Chen et al.** (issue 16): two machines, M = 5, the reshaped image (20 × 144) and the CNN
   input layer of Table I, α = 1, β = 2, γ = 1. Target: the shipped checkpoint trainable in
   well under an hour on 2 cores.

@@ -76,7 +76,7 @@ def demo_spec(
     pols = ", ".join(json.dumps(h) for h in policies.names(tag="heuristic"))
     focus = min(loads, key=lambda x: abs(x - 1.3))
     stats = DEFAULT_STATS
-    return f"""# The DeepRM study (seed 000 §4): written by `schedlab demo`.
+    return f"""# The DeepRM study (Mao et al. 2016, §4): written by `schedlab demo`.
 # Re-run with: schedlab experiment run spec.toml -o <dir>; report: schedlab report <dir> -o <out>
 policies = [
     {pols},{learned}

@@ -1,4 +1,4 @@
-"""Liu et al.'s metrics of the multi-cluster, per episode, and their comparison (seed 003 §5).
+"""Liu et al.'s metrics of the multi-cluster, per episode, and their comparison (ICPP'20, §5).
 
 An **episode** is one jobset run by one policy (the unit of replication, as every statistic
 here). From the per-job results of :func:`schedlab.simulator.multicluster.run.simulate`:
@@ -61,7 +61,8 @@ PAPER: dict[str, dict[str, tuple[float, float, float, str | None]]] = {
         "RL-FC": (15.28, 92.79, 2.24, "29/21/0"), "MAF": (305.02, 92.67, 0.65, None),
     },
 }  # fmt: skip
-"""Seed 003 Tables 3–6: policy -> (TMDL, AJER, S_log, F/S/N vs MAF), means over 50 episodes."""
+"""Liu et al.'s Tables 3–6 (ICPP'20): policy -> (TMDL, AJER, S_log, F/S/N vs MAF), means over 50
+episodes."""
 PAPER_BY_WORKLOAD = {
     "uniform-b33": ("table3 (uniform b=33)", "table6 (uniform b=33)"),
     "uniform-b36": ("table4 (uniform b=36)",),

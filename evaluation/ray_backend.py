@@ -18,7 +18,8 @@ Where things live; no filesystem shared between the nodes is needed:
   ``DIR/errors/<id>.json``) atomically, as the local backend does. ``DIR`` is a path on the
   driver; the worker nodes never write into it.
 * **Code**: every node runs schedlab from its own Python environment, which must hold the same
-  schedlab version (``pip install 'schedlab[ray]'`` on every node, or a Ray ``runtime_env``).
+  schedlab version (its ``ray`` extra, ``pip install '.[ray]'`` in schedlab's source tree, on
+  every node, or a Ray ``runtime_env``).
 
 A local instance (no address, and no ``RAY_ADDRESS`` in the environment) gets the CPUs given
 (default: those this process may use), no dashboard, usage statistics off (unless
@@ -27,8 +28,8 @@ directory that is removed when it stops; as Ray does for any local instance, it 
 Ray's authentication token (``~/.ray/auth_token``, created by Ray if missing). A Ray already
 initialised in this process (a test fixture, a notebook) is used as it is and left running.
 
-Ray is an optional dependency (``pip install 'schedlab[ray]'``); without it, every entry point
-raises :class:`~schedlab.errors.BackendError` saying how to get it.
+Ray is an optional dependency (the ``ray`` extra, :mod:`schedlab.extras`); without it, every
+entry point raises :class:`~schedlab.errors.BackendError` saying how to get it.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ from typing import Any
 from schedlab import interrupts
 from schedlab.errors import BackendError, Interrupted
 from schedlab.evaluation.backends import THREAD_VARIABLES, Result, available_cpus
+from schedlab.extras import install_hint
 
-INSTALL_HINT = "the ray backend needs Ray, an optional dependency: pip install 'schedlab[ray]'"
+INSTALL_HINT = f"the ray backend needs Ray, which is not installed: {install_hint('ray')}"
 """What to do when Ray is not installed."""
 
 POLL_S = 0.2

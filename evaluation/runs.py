@@ -110,13 +110,11 @@ def checkpoint_digest(spec: str) -> str | None:
     """SHA-256 of the checkpoint file the policy ``spec`` runs, or None for a spec without one:
     part of the run's fingerprint, so a checkpoint replaced under the same name or path makes
     its runs stale instead of silently reusing results of the old weights."""
-    from schedlab.evaluation.spec import checkpoint_path
+    from schedlab.policies.shipped import checkpoint_path, resolve_checkpoint
 
     ckpt = checkpoint_path(spec)
     if ckpt is None:
         return None
-    from schedlab.policies.deeprm import resolve_checkpoint  # torch: learned policies only
-
     path = resolve_checkpoint(ckpt)
     return io.sha256(path) if path.is_file() else None
 

@@ -13,7 +13,7 @@ Schema (every key is optional unless marked *required*; unknown keys are errors)
 
     [experiment]
     name = "deeprm_fig4"                    # required
-    description = "Seed 000 Figure 4"
+    description = "DeepRM (Mao et al. 2016) Figure 4"
     seed = 0                                # master seed (workload seeds, bootstrap)
     reference = "tetris"                    # required: a policy name, the comparisons' baseline
 
@@ -68,17 +68,18 @@ from typing import Annotated, Any, get_args
 
 import numpy as np
 
-from schedlab.errors import ParameterError, SpecError, UnknownNameError
+from schedlab.errors import SpecError, UnknownNameError
 from schedlab.evaluation.metrics import METRICS, NOT_RANKED
 from schedlab.evaluation.settings import STATS_FIELDS, StatsSettings
+from schedlab.extras import why_missing
 from schedlab.params import Interval, check_load, check_params, parameters
+from schedlab.policies.shipped import checkpoint_path, find_checkpoint
 from schedlab.registry import (
     Registry,
     generators,
     loaders,
     make_policy,
     models,
-    parse_policy,
     policies,
     policy_key,
     policy_name,
@@ -114,7 +115,7 @@ class WorkloadSpec:
     seed: int = 0
     """Seed of the generator (or of the trace's sampling)."""
     cluster: Mapping[str, Any] = field(default_factory=dict)
-    """Fields of ``[cluster]`` this workload's runs replace (e.g. ``{"slots": 20}``: seed 004
+    """Fields of ``[cluster]`` this workload's runs replace (e.g. ``{"slots": 20}``: Guo et al. 2021
     Fig. 11 compares queue sizes); empty: the spec's cluster."""
 
 
@@ -413,31 +414,6 @@ def _checked(t: Table, key: str, call: Callable[..., Any]) -> Any:
         t.fail(key, str(exc))
 
 
-def checkpoint_path(spec: str) -> str | None:
-    """The checkpoint a policy spec names: its ``checkpoint`` parameter, by position
-    (``name:PATH,...``) or by name, as :func:`~schedlab.registry.parse_policy` reads it; None
-    for a spec without one (heuristics), of an unregistered policy or with malformed options
-    (their errors are reported where the policy is made)."""
-    try:
-        _, kwargs = parse_policy(spec)
-    except (UnknownNameError, ParameterError):
-        return None
-    ckpt = kwargs.get("checkpoint")
-    return None if ckpt is None else str(ckpt)
-
-
-def find_checkpoint(ckpt: str, base_dir: Path) -> str | None:
-    """Where a policy's checkpoint is: a path (absolute, or relative to the spec file's
-    folder; a file or a run directory), else a shipped name (``policies/checkpoints/<name>/``,
-    or a file in it, ``<name>/imitation.pt``; returned unchanged); None if neither exists."""
-    from schedlab.policies.deeprm import shipped
-
-    p = Path(ckpt) if Path(ckpt).is_absolute() else base_dir / ckpt
-    if p.exists():
-        return str(p.resolve())
-    return ckpt if shipped(ckpt) is not None else None
-
-
 POLICY_KEYS = tuple(parameters(PolicySpec))
 """The keys of a table of ``policies``: the fields of :class:`PolicySpec`."""
 
@@ -481,11 +457,13 @@ def _policies(
 
 def _unavailable(spec: str, base_dir: Path) -> str | None:
     """Why the policy ``spec`` cannot run here (unregistered name with the closest known
-    names, checkpoint not found), or None."""
+    names, an extra not installed, checkpoint not found), or None."""
     try:
-        policies.entry(policy_name(spec))
+        entry = policies.entry(policy_name(spec))
     except UnknownNameError as exc:
         return str(exc)
+    if entry.extra is not None and (why := why_missing(entry.extra, f"policy {entry.name!r}")):
+        return why
     ckpt = checkpoint_path(spec)
     if ckpt is not None and find_checkpoint(ckpt, base_dir) is None:
         return f"checkpoint {ckpt!r} not found (relative to {base_dir}, or shipped)"

@@ -1,6 +1,6 @@
 """Train sb3-contrib's MaskablePPO on schedlab/DeepRM-v0, then compare it with SJF in schedlab.
 
-    pip install 'schedlab[rl]'                          # Stable-Baselines3 and sb3-contrib
+    pip install '.[rl]'                     # in schedlab's source tree: SB3, sb3-contrib
     python examples/train_maskable_ppo.py               # 5,000 steps -> runs/maskable_ppo/model.zip
     schedlab experiment run examples/maskable_ppo.toml -o runs/ppo
     schedlab report runs/ppo -o out/ppo                 # the agent beside SJF, paired statistics

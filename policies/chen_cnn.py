@@ -1,4 +1,4 @@
-"""Chen et al.'s convolutional input layer (seed 002, Table I), evaluated exactly by pattern lookup.
+"""Chen et al.'s convolutional input layer (2017, Table I), evaluated exactly by pattern lookup.
 
 The network: image ``(T, W)`` → 2×2 convolution, 16 filters, stride 1, ReLU → fully connected
 softmax over the ``m·M + 1`` actions. (Table I prints an output of 122×18 for a 124×20 input, which

@@ -1,4 +1,4 @@
-"""DeepRM_Plus's CNN (seed 004 Table I, Fig. 3) and its exact fast first layer.
+"""DeepRM_Plus's CNN (Guo et al. 2021, Table I, Fig. 3) and its exact fast first layer.
 
 The network (:class:`CNNPlusNet`, registered as ``"cnn-plus"`` in
 :data:`schedlab.policies.networks.NETWORKS`) reads the DeepRM image as one channel. Its first
@@ -38,7 +38,7 @@ from schedlab.simulator.views.deeprm_image import ObsGeometry, SparseObs
 
 
 class CNNPlusNet(nn.Module):
-    """DeepRM_Plus's CNN over the image as one channel (seed 004 Table I).
+    """DeepRM_Plus's CNN over the image as one channel (Guo et al. 2021, Table I).
 
     For the reference geometry (``T × W = 20 × 224``, ``M = 10``) the shapes are, per
     observation (channels × rows × columns):

@@ -1,4 +1,5 @@
-"""A trained DeepRM policy (seed 000 §3) behind the common Policy protocol, and its checkpoints.
+"""A trained DeepRM policy (Mao et al. 2016, §3) behind the common Policy protocol, and its
+checkpoints.
 
 A checkpoint is a ``torch.save`` of plain data, read back with ``torch.load(weights_only=True)``:
 ``{"format": "schedlab.deeprm", "version": 1, "spec": JSON text, "state_dict": {...}}``. The spec
@@ -6,14 +7,14 @@ holds what is needed to rebuild the network and check that it fits the cluster i
 schedule: network name and size, observation geometry, action masking, objective (and the
 training config, for the record). Training also writes the spec as ``config.json`` beside it.
 
-Shipped policies live in ``policies/checkpoints/<name>/`` (``deeprm:deeprm-0.7`` names one).
+Shipped policies live in ``policies/checkpoints/<name>/`` (``deeprm:deeprm-0.7`` names one;
+:mod:`schedlab.policies.shipped` finds them without torch).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ import torch
 from schedlab.errors import SchedlabError
 from schedlab.policies.base import ParamsMixin, QueueNamed
 from schedlab.policies.networks import Logits, make_network
+from schedlab.policies.shipped import resolve_checkpoint
 from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
@@ -103,27 +105,6 @@ def load_network(path: str | os.PathLike[str]) -> tuple[torch.nn.Module, dict[st
     net.load_state_dict(state)
     net.eval()
     return net, spec
-
-
-def shipped(name: str) -> Path | None:
-    """Path of the shipped policy ``name`` (e.g. ``"deeprm-0.7"``: its ``best.pt``), or of
-    another checkpoint shipped in its folder (``"deeprm-plus-1.4/imitation.pt"``), or None."""
-    folder, _, file = name.partition("/")
-    if folder in ("", ".", "..") or file in (".", "..") or "/" in file:
-        return None
-    root = resources.files("schedlab.policies") / "checkpoints" / folder / (file or "best.pt")
-    path = Path(str(root))
-    return path if path.is_file() else None
-
-
-def resolve_checkpoint(checkpoint: str | os.PathLike[str]) -> Path:
-    """A file path, a run directory (its ``best.pt``) or a shipped policy name."""
-    p = Path(checkpoint)
-    if p.is_dir():
-        p = p / "best.pt"
-    if not p.exists() and (found := shipped(str(checkpoint))) is not None:
-        return found
-    return p
 
 
 class DeepRMPolicy(QueueNamed, ParamsMixin):
@@ -217,9 +198,9 @@ class DeepRMPolicy(QueueNamed, ParamsMixin):
 
 
 class DeepRMPlusPolicy(DeepRMPolicy):
-    """A DeepRM_Plus checkpoint (seed 004: the CNN of Table I, ``schedlab train deeprm-plus``);
-    the same policy as :class:`DeepRMPolicy`, under the name users look for. Any checkpoint of
-    ``schedlab train`` loads here (the network is read from the checkpoint)."""
+    """A DeepRM_Plus checkpoint (Guo et al. 2021, the CNN of Table I, ``schedlab train
+    deeprm-plus``); the same policy as :class:`DeepRMPolicy`, under the name users look for. Any
+    checkpoint of ``schedlab train`` loads here (the network is read from the checkpoint)."""
 
     key: ClassVar[str] = "deeprm-plus"
 

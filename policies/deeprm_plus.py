@@ -1,4 +1,4 @@
-"""DeepRM_Plus (seed 004 §IV): a CNN cloned from an expert, then refined by REINFORCE.
+"""DeepRM_Plus (Guo et al. 2021, §IV): a CNN cloned from an expert, then refined by REINFORCE.
 
 :func:`train` runs the paper's two stages into one run directory:
 

@@ -1,4 +1,5 @@
-"""Work-conserving list-scheduling heuristics (seed 000 §4.1, seed 004 Table II, design.md §8).
+"""Work-conserving list-scheduling heuristics (Mao et al. 2016, §4.1; Guo et al. 2021, Table II;
+design.md §8).
 
 A heuristic is a **job order** — a compiled score of scalar features, higher first — and a
 **placement rule** that picks the machine (:mod:`schedlab.simulator.cluster.placement`:

@@ -1,4 +1,4 @@
-"""Behaviour cloning of a scheduling expert (seed 004 §III-C, §IV-C, Algorithm 2).
+"""Behaviour cloning of a scheduling expert (Guo et al. 2021, §III-C, §IV-C, Algorithm 2).
 
 Demonstrations
 --------------
@@ -26,11 +26,11 @@ to equal images: those conflicts are counted.
 
 Training
 --------
-Duplicate (image, mask, action) triples are removed (seed 004 Remark 3), the rest split 9:1 at
-random into training and test pairs, and the network is trained by cross-entropy on the masked
-softmax (the learner samples among valid actions) with Adam on minibatches, one pass over the
-training pairs per epoch, until the test accuracy (argmax among valid actions equals the label)
-reaches the threshold (Algorithm 2, lines 13–22) or the epoch budget ends.
+Duplicate (image, mask, action) triples are removed (Guo et al. 2021, Remark 3), the rest split
+9:1 at random into training and test pairs, and the network is trained by cross-entropy on the
+masked softmax (the learner samples among valid actions) with Adam on minibatches, one pass over
+the training pairs per epoch, until the test accuracy (argmax among valid actions equals the
+label) reaches the threshold (Algorithm 2, lines 13–22) or the epoch budget ends.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def split(
     demos: Demonstrations, rng: np.random.Generator, *, holdout: float = 0.1
 ) -> tuple[Demonstrations, Demonstrations]:
     """Random (training, test) split with ``holdout`` of the decisions in the test part
-    (seed 004: 9:1)."""
+    (Guo et al. 2021: 9:1)."""
     if not 0 < holdout < 1:
         msg = f"holdout must be in (0, 1), got {holdout}"
         raise ValueError(msg)

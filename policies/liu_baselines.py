@@ -1,4 +1,4 @@
-"""Liu et al.'s rule-based global schedulers for the multi-cluster: RAN, RR, MAF (seed 003 §5).
+"""Liu et al.'s rule-based global schedulers for the multi-cluster: RAN, RR, MAF (ICPP'20, §5).
 
 Every baseline dispatches, at each moment with buffered jobs, the job with the **least worker
 request** (the mean over clusters of its most likely request; ties: the earlier arrival) to a

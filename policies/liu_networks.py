@@ -1,4 +1,4 @@
-"""Liu et al.'s value networks and the policy that acts with them (seed 003 §4.3, Figure 3).
+"""Liu et al.'s value networks and the policy that acts with them (ICPP'20, §4.3, Figure 3).
 
 Both networks read Liu's state (:class:`~schedlab.simulator.multicluster.views.LiuState`) of a
 job and estimate, for each of the ``C`` clusters, the value of dispatching the job there:

@@ -1,4 +1,4 @@
-"""Liu et al.'s value learning for the multi-cluster (seed 003 §4.2–§4.4, Figure 5), one file.
+"""Liu et al.'s value learning for the multi-cluster (ICPP'20, §4.2–§4.4, Figure 5), one file.
 
 One **round** simulates ``envs`` episodes together, in this order:
 

@@ -1,4 +1,5 @@
-"""Policy networks over the DeepRM image (seed 000 §4.1), made by name (:func:`make_network`).
+"""Policy networks over the DeepRM image (Mao et al. 2016, §4.1), made by name
+(:func:`make_network`).
 
 A network maps observations to logits over the ``m·M + 1`` actions (void, then slot × machine). It
 takes the dense image (float32, shape ``(N, T, W)`` or ``(N, T·W)``) through ``forward``;
@@ -27,7 +28,7 @@ from schedlab.simulator.views.deeprm_image import ObsGeometry, SparseObs
 
 
 class MLPPolicyNet(nn.Module):
-    """DeepRM's network: image → ``hidden`` ReLU units → logits (seed 000 §4.1: 20 units).
+    """DeepRM's network: image → ``hidden`` ReLU units → logits (Mao et al. 2016, §4.1: 20 units).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""DeepRM trained by REINFORCE (seed 000 §3.3, Figure 3; design.md §8 "Learning"), one file.
+"""DeepRM trained by REINFORCE (Mao et al. 2016, §3.3, Figure 3; design.md §8 "Learning"), one file.
 
 One iteration, in this order:
 
@@ -7,7 +7,7 @@ One iteration, in this order:
    default); the policy network scores every active env at once and one action per env is sampled;
 2. **returns and baseline**: per episode ``v_t = Σ_{s≥t} γ^{s−t} r_s`` over decision steps;
    the baseline ``b_t`` is the mean of ``v_t`` over the rollouts of the same jobset, episodes that
-   ended earlier counting as 0 (zero padding, seed 000 footnote 4);
+   ended earlier counting as 0 (zero padding, Mao et al. 2016, footnote 4);
 3. **update**: one RMSProp step on ``−Σ log π(a_t|s_t) · (v_t − b_t) / n_decisions``;
 4. **validation** (every ``eval_every`` iterations) of the greedy policy on held-out jobsets
    drawn from another seed stream, and checkpoints.
@@ -71,7 +71,7 @@ class Rollout:
     """float64, shape ``(L, B)``: reward of decision ``t`` of env ``b``, 0 after its end."""
 
 
-# -- returns and baseline (seed 000 Figure 3) ---------------------------------------------------
+# -- returns and baseline (Mao et al. 2016, Figure 3) -------------------------------------------
 def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
     """``v_t = r_t + γ v_{t+1}`` along axis 0; ``rewards`` shape ``(L, B)``, same output shape."""
     out = np.zeros_like(rewards, dtype=np.float64)

@@ -44,7 +44,7 @@ class TrainConfig:
     iterations: int = 1000
     """Training iterations (one batch update each)."""
     objective: Literal["slowdown", "completion"] = "slowdown"
-    """Reward per step: −Σ 1/T_j over jobs in the system, or −|J| (seed 000 §3.4)."""
+    """Reward per step: −Σ 1/T_j over jobs in the system, or −|J| (Mao et al. 2016, §3.4)."""
     gamma: float = 1.0
     """Discount over decision steps."""
     lr: float = 1e-3
@@ -60,15 +60,15 @@ class TrainConfig:
     """Policy network (:data:`schedlab.policies.networks.NETWORKS`): ``mlp``, ``chen-cnn`` or
     ``cnn-plus`` (DeepRM_Plus's; its trainer ``deeprm-plus`` adds the cloning stage)."""
     layout: Layout = "deeprm"
-    """Image layout: DeepRM's (``deeprm``) or Chen et al.'s (``reshaped``, seed 002 Fig. 1)."""
+    """Image layout: DeepRM's (``deeprm``) or Chen et al.'s (``reshaped``, 2017, Fig. 1)."""
     machines: int = 1
-    """m: identical machines (seed 002); the load refers to all of them."""
+    """m: identical machines (Chen et al. 2017); the load refers to all of them."""
     machine_weight: float = 1.0
-    """α of seed 002 Eq. 1: reward weight of jobs allocated to a machine (paper: 1)."""
+    """α of Chen et al.'s Eq. 1: reward weight of jobs allocated to a machine (paper: 1)."""
     queue_weight: float = 1.0
-    """β of seed 002 Eq. 1: reward weight of jobs waiting in the visible slots (paper: 2)."""
+    """β of Chen et al.'s Eq. 1: reward weight of jobs waiting in the visible slots (paper: 2)."""
     backlog_weight: float = 1.0
-    """γ of seed 002 Eq. 1: reward weight of jobs in the backlog (paper: 1)."""
+    """γ of Chen et al.'s Eq. 1: reward weight of jobs in the backlog (paper: 1)."""
     hidden: int = 20
     """Hidden units of the MLP."""
     init: str = ""

@@ -26,8 +26,8 @@ from schedlab.evaluation.analysis import AnalysisConfig, cliques
 from schedlab.evaluation.collect import Experiment, read_experiment
 from schedlab.evaluation.overview import AcrossConditions, across_conditions
 from schedlab.evaluation.runner import plan
-from schedlab.evaluation.spec import checkpoint_path
 from schedlab.jobset import JobSet
+from schedlab.policies.shipped import checkpoint_path
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.figures import format_load, policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle

@@ -230,10 +230,10 @@ def plot_load_sweep(
 ) -> Axes:
     """Mean of a per-jobset metric against offered load, one line per policy, with CI bands.
 
-    The shape of DeepRM's Figure 4 (seed 000): x is the offered load in percent, y the mean over
-    jobsets of the per-jobset average, the band the bootstrap confidence interval. On a log y
-    axis (the default, when every value is > 0) the low loads, where every policy is close to
-    1, stay readable next to the high ones.
+    The shape of DeepRM's Figure 4 (Mao et al. 2016): x is the offered load in percent, y the mean
+    over jobsets of the per-jobset average, the band the bootstrap confidence interval. On a log y
+    axis (the default, when every value is > 0) the low loads, where every policy is close to 1,
+    stay readable next to the high ones.
 
     Parameters
     ----------

@@ -1,5 +1,5 @@
-"""Figures and reports of learned policies: learning curves (seed 000 Figure 6) and the lengths
-of withheld jobs (Figure 7a).
+"""Figures and reports of learned policies: learning curves (Mao et al. 2016, Figure 6) and the
+lengths of withheld jobs (Figure 7a).
 
 Axes-level functions in seaborn's style (``plot_*(..., ax=None) -> Axes``, no ``plt.show``), in
 the policy colours of :func:`~schedlab.reports.figures.policy_palette`, so a heuristic has the
@@ -161,7 +161,7 @@ def plot_withheld_lengths(
     palette: Mapping[str, Any],
     ax: Axes | None = None,
 ) -> Axes:
-    """Fraction of withheld jobs by job length, one bar per learned policy (seed 000 Fig. 7a).
+    """Fraction of withheld jobs by job length, one bar per learned policy (DeepRM's Fig. 7a).
 
     A job is *withheld* at a time step when the policy lets time advance while the job sits in a
     visible slot and fits now for its whole duration.
@@ -384,7 +384,7 @@ def agent_figures(
     if not stats:
         return {}
     pal = palette or policy_palette(list(stats))
-    caption = "Lengths of withheld jobs, all loads pooled (seed 000 Figure 7a)"
+    caption = "Lengths of withheld jobs, all loads pooled (Mao et al. 2016, Figure 7a)"
     plot = figure(lambda ax: plot_withheld_lengths(stats, palette=pal, ax=ax), (8, 4))
     return {"withheld_lengths.png": (plot, caption)}
 
@@ -429,7 +429,7 @@ def agent_blocks(results: Any) -> list[Block]:
             "figure",
             (
                 "withheld_lengths.png",
-                "Lengths of withheld jobs, all loads pooled (seed 000 Figure 7a)",
+                "Lengths of withheld jobs, all loads pooled (Mao et al. 2016, Figure 7a)",
             ),
         ),
     ]

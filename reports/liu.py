@@ -1,4 +1,4 @@
-"""Reports of Liu et al.'s multi-cluster experiments (seed 003): learning curve (Figure 6),
+"""Reports of Liu et al.'s multi-cluster experiments (ICPP'20): learning curve (Figure 6),
 per-episode comparison (Figures 7–9) and Tables 3–6 with the paper's numbers beside ours.
 
 Axes-level functions in seaborn's style; the writers produce Markdown + CSV + PNG.
@@ -107,7 +107,7 @@ def write_experiment_report(
             frame.write_csv(tmp)
     lines = [f"# {exp.spec.report.title or exp.spec.name}", "",
              f"Mean over episodes [95% percentile-bootstrap CI]; F/S/N against {reference}; "
-             "the paper's means (seed 003) below ours.", ""]  # fmt: skip
+             "the paper's means (Liu et al., ICPP'20) below ours.", ""]  # fmt: skip
     for workload in per_ep.get_column("workload").unique(maintain_order=True).to_list():
         part = per_ep.filter(pl.col("workload") == workload)
         rows = summ.filter(pl.col("workload") == workload)

@@ -53,6 +53,11 @@ class OutputError(SchedlabError, OSError):
     names the path and how to proceed (another ``-o``, or ``--force``)."""
 
 
+class MissingExtraError(SchedlabError, ImportError):
+    """An optional part of schedlab is asked for but its dependencies are not installed; the
+    message names what needs them and how to install them (:mod:`schedlab.extras`)."""
+
+
 class SizeError(SchedlabError, MemoryError):
     """A request would need more memory than the machine can give; the message gives the
     estimate, what it was made of, the option or field to change, and how to go ahead anyway

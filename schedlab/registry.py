@@ -33,44 +33,18 @@ import difflib
 import hashlib
 import importlib
 import importlib.metadata
-import inspect
 import json
 import re
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from schedlab.errors import ParameterError, PluginWarning, UnknownNameError
+from schedlab import extras
+from schedlab.entries import Entry, described, import_target, origin_of
+from schedlab.errors import MissingExtraError, ParameterError, PluginWarning, UnknownNameError
 from schedlab.params import Param, check_params, parameters
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Entry:
-    """A registered name."""
-
-    name: str
-    """The name users type (lower case)."""
-    target: str
-    """``"module.path:attribute"`` of the class or function to call."""
-    summary: str = ""
-    """One line for ``--help`` and listings."""
-    positional: str | None = None
-    """Keyword that a bare first option of a spec fills (``deeprm:run/best.pt`` -> checkpoint)."""
-    tags: frozenset[str] = frozenset()
-    """What the entry is, for selections: ``heuristic``/``learned``, ``model:cluster`` (a simulator
-    model it supports), ``baseline`` (a heuristic learned policies are compared with) ..."""
-    config: str | None = None
-    """``"module:attribute"`` of the config dataclass of the entry (model kinds: loaded
-    without importing the simulator, for spec validation)."""
-    report: str | None = None
-    """``"module:attribute"`` of the function drawing a result's report (trainers:
-    ``report(result, config_dict) -> Path``); reports live above policies, so the CLI calls it."""
-    origin: str = "schedlab"
-    """Where the name comes from: ``schedlab`` (built in), ``plugin DIST VERSION`` (an entry
-    point of that installed distribution) or ``reference`` (a ``package.module:attr`` name)."""
 
 
 @dataclass(slots=True)
@@ -102,6 +76,7 @@ class Registry:
         tags: Iterable[str] = (),
         config: str | None = None,
         report: str | None = None,
+        extra: str | None = None,
     ) -> None:
         """Register ``target`` (``"module:attr"``) under ``name``; names are unique."""
         key = name.lower()
@@ -113,7 +88,7 @@ class Registry:
             raise ValueError(msg)
         self._entries[key] = Entry(
             name=key, target=target, summary=summary, positional=positional,
-            tags=frozenset(tags), config=config, report=report,
+            tags=frozenset(tags), config=config, report=report, extra=extra,
         )  # fmt: skip
 
     def entry(self, name: str) -> Entry:
@@ -140,7 +115,7 @@ class Registry:
         if key in pending:  # a plug-in's first use: import it to read its tags and summary
             plugin = pending[key]
             try:
-                self._entries[key] = _described(plugin)
+                self._entries[key] = described(plugin)
             except Exception as exc:  # whatever its import raises, said in one line
                 msg = (
                     f"{self.kind} {key!r} of {plugin.origin} ({plugin.target}) cannot be "
@@ -163,7 +138,7 @@ class Registry:
         for ep in importlib.metadata.entry_points(group=self.group):
             found.setdefault(ep.name.lower(), []).append(ep)
         for key, eps in found.items():
-            origins = [_origin(ep) for ep in eps]
+            origins = [origin_of(ep) for ep in eps]
             if key not in self._entries and len({ep.value for ep in eps}) == 1:
                 entry = Entry(name=key, target=eps[0].value, origin=origins[0])
                 self._entries[key] = self._plugins[key] = entry
@@ -205,7 +180,7 @@ class Registry:
                 )
                 raise UnknownNameError(msg) from exc
             plain = Entry(name=name, target=name, origin="reference")
-            self._references[name] = _described(plain)
+            self._references[name] = described(plain)
         return self._references[name]
 
     @property
@@ -217,8 +192,25 @@ class Registry:
     def load(self, name: str) -> Any:
         """Import and return what is registered as ``name`` (a class or function to call; a
         trainer's :class:`~schedlab.policies.training.Trainer`, a model kind's
-        :class:`~schedlab.simulator.model.ModelKind`)."""
-        return import_target(self.entry(name).target)
+        :class:`~schedlab.simulator.model.ModelKind`).
+
+        Raises
+        ------
+        MissingExtraError
+            A built-in entry needs an extra that is not installed (torch for learned policies).
+        """
+        entry = self.entry(name)
+        what = f"{self.kind} {entry.name!r}"
+        if entry.extra is not None:
+            extras.require(entry.extra, what)
+        try:
+            return import_target(entry.target)
+        except ModuleNotFoundError as exc:  # a built-in needing an extra it does not declare
+            extra = extras.extra_of(exc.name or "") if entry.origin == "schedlab" else None
+            why = None if extra is None else extras.why_missing(extra, what)
+            if why is None:
+                raise
+            raise MissingExtraError(why) from exc
 
     def load_config(self, name: str) -> type:
         """Import and return the config dataclass of ``name`` (see :attr:`Entry.config`; a
@@ -349,58 +341,6 @@ def code_version(registry: Registry, name: str) -> str | None:
     return f"{entry.origin} {entry.target} {digest}"
 
 
-def import_target(target: str) -> Any:
-    """The object ``"package.module:attr"`` names (``attr`` may be dotted: ``Class.method``)."""
-    module, _, attr = target.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _origin(ep: importlib.metadata.EntryPoint) -> str:
-    """``plugin DIST VERSION`` of an entry point (``plugin ?`` without distribution data)."""
-    dist = ep.dist
-    return "plugin ?" if dist is None else f"plugin {dist.name} {dist.version}"
-
-
-def _described(entry: Entry) -> Entry:
-    """A plug-in or reference ``entry`` with what its object says of itself: ``summary``
-    (else its docstring's first line), ``tags``, ``models`` (as ``model:<kind>`` tags) and
-    ``positional``; always tagged ``plugin``."""
-    obj = import_target(entry.target)
-    summary = getattr(obj, "summary", None)
-    if not isinstance(summary, str):
-        owner = obj  # an instance (a trainer's Trainer) is described by its module
-        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
-            owner = sys.modules.get(entry.target.partition(":")[0])
-        doc = getattr(owner, "__dict__", {}).get("__doc__")  # its own, not a base class's
-        if not isinstance(doc, str) or doc.startswith(f"{getattr(owner, '__name__', '')}("):
-            doc = ""  # (a dataclass without a docstring gets its signature as one)
-        first = inspect.cleandoc(doc).split("\n\n")[0]  # the first paragraph, plain text
-        summary = " ".join(first.replace("``", "").split())
-    tags = {"plugin", *_strings(getattr(obj, "tags", ()))}
-    tags |= {f"model:{m}" for m in _strings(getattr(obj, "models", ()))}
-    name = getattr(obj, "name", None)  # a model kind registers under its own name
-    if isinstance(name, str) and hasattr(obj, "from_jobset"):
-        tags.add(f"model:{name}")
-    positional = getattr(obj, "positional", None)
-    return replace(
-        entry, summary=summary, tags=frozenset(tags),
-        positional=positional if isinstance(positional, str) else None,
-    )  # fmt: skip
-
-
-def _strings(value: Any) -> list[str]:
-    """The strings of a tag-like attribute (a string, or a collection of them)."""
-    if isinstance(value, str):
-        return [value]
-    try:
-        return [v for v in value if isinstance(v, str)]
-    except TypeError:
-        return []
-
-
 generators = Registry("generator", group=GROUPS["generators"], requires=("generate_sweep",))
 policies = Registry(
     "policy", group=GROUPS["policies"],
@@ -431,7 +371,7 @@ for _name, _target, _summary in [
 generators.register(
     "liu-multicluster",
     "schedlab.loaders.generators.liu_multicluster:LiuMultiClusterGenerator",
-    "Liu et al. (seed 003): streaming/time-critical/general jobs for 5 heterogeneous clusters",
+    "Liu et al. (ICPP'20): streaming/time-critical/general jobs for 5 heterogeneous clusters",
     tags=("synthetic", "model:multicluster"),
 )
 generators.register(
@@ -472,20 +412,21 @@ for _name, _target, _model, _summary in [
     ("deeprm", "deeprm:DeepRMPolicy", "cluster",
      "DeepRM policy network trained by `schedlab train` (deeprm:PATH.pt or a shipped name)"),
     ("deeprm-plus", "deeprm:DeepRMPlusPolicy", "cluster",
-     "DeepRM_Plus CNN (seed 004) trained by `schedlab train deeprm-plus` (deeprm-plus:PATH.pt)"),
+     "DeepRM_Plus CNN (Guo et al. 2021) trained by `schedlab train deeprm-plus` "
+     "(deeprm-plus:PATH.pt)"),
     ("liu-rl", "liu_networks:LiuValuePolicy", "multicluster",
      "Liu et al.'s value model (RL-LSFC/RL-FC) trained by `schedlab train liu` "
      "(liu-rl:PATH.pt or a shipped name: liu-lsfc, liu-lsfcb, liu-fc)"),
     ("sb3", "external:SB3Policy", "cluster",
      "an agent saved by Stable-Baselines3/sb3-contrib after training on a schedlab env "
-     "(sb3:PATH.zip; pip install 'schedlab[rl]')"),
+     "(sb3:PATH.zip; needs the rl extra)"),
 ]:  # fmt: skip
     policies.register(
         _name, f"schedlab.policies.{_target}", _summary, positional="checkpoint",
-        tags=("learned", f"model:{_model}"),
+        tags=("learned", f"model:{_model}"), extra="rl" if _name == "sb3" else "learned",
     )  # fmt: skip
 policies.register(
-    "callable", "schedlab.policies.external:CallablePolicy",
+    "callable", "schedlab.policies.image_agent:CallablePolicy",
     "any function (obs, mask) -> action of a schedlab env's observation "
     "(callable:package.module:function)",
     positional="fn", tags=("learned", "model:cluster"),
@@ -502,27 +443,29 @@ for _name, _module, _report, _tags, _summary in [
         "reinforce",
         "learning",
         ("model:cluster", "policy:deeprm"),
-        "DeepRM (seed 000): REINFORCE with a per-step baseline; writes a `deeprm:` checkpoint",
+        "DeepRM (Mao et al. 2016): REINFORCE with a per-step baseline; writes a `deeprm:` "
+        "checkpoint",
     ),
     (
         "deeprm-plus",
         "deeprm_plus",
         "learning",
         ("model:cluster", "policy:deeprm-plus"),
-        "DeepRM_Plus (seed 004): CNN cloned from an expert (SJF), then REINFORCE; `deeprm-plus:`",
+        "DeepRM_Plus (Guo et al. 2021): CNN cloned from an expert (SJF), then REINFORCE; "
+        "`deeprm-plus:`",
     ),
     (
         "liu",
         "liu_value",
         "liu",
         ("model:multicluster", "policy:liu-rl"),
-        "Liu et al. (seed 003): RL-LSFC/RL-FC value learning with MAF-guided ε-greedy; writes a "
+        "Liu et al. (ICPP'20): RL-LSFC/RL-FC value learning with MAF-guided ε-greedy; writes a "
         "`liu-rl:` checkpoint",
     ),
 ]:
     trainers.register(
         _name, f"schedlab.policies.{_module}:TRAINER", _summary,
-        report=f"schedlab.reports.{_report}:report_training", tags=_tags,
+        report=f"schedlab.reports.{_report}:report_training", tags=_tags, extra="learned",
     )  # fmt: skip
 
 models = Registry("model kind", group=GROUPS["models"])
@@ -532,9 +475,10 @@ class so that it loads without the simulator (spec validation). Policies and gen
 kind carry the tag ``model:<name>``; the first registered kind is the default."""
 for _name, _target, _config, _summary in [
     ("cluster", "run:CLUSTER", "config:ClusterConfig",
-     "m identical machines, d resources, a queue of M visible slots (DeepRM, seeds 000/002/004)"),
+     "m identical machines, d resources, a queue of M visible slots (DeepRM, Chen et al., "
+     "DeepRM_Plus)"),
     ("multicluster", "multicluster.run:MULTICLUSTER", "multicluster.config:MultiClusterConfig",
-     "Liu et al.: heterogeneous, elastic clusters with deadlines (seed 003)"),
+     "Liu et al. (ICPP'20): heterogeneous, elastic clusters with deadlines"),
 ]:  # fmt: skip
     models.register(
         _name, f"schedlab.simulator.{_target}", _summary,

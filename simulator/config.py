@@ -1,4 +1,4 @@
-"""Geometry of the simulated cluster and its queue (design.md §5, §8; seed 002 §II)."""
+"""Geometry of the simulated cluster and its queue (design.md §5, §8; Chen et al. 2017, §II)."""
 
 from __future__ import annotations
 

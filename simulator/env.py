@@ -2,8 +2,8 @@
 
 Registered ids (:mod:`.registration`; ``import schedlab`` registers them)::
 
-    gymnasium.make("schedlab/DeepRM-v0", load=0.7)                 # seed 000: one pool, M = 10
-    gymnasium.make("schedlab/MultiMachine-v0", machines=2, load=0.7)  # seed 002: reshaped image
+    gymnasium.make("schedlab/DeepRM-v0", load=0.7)  # DeepRM: one pool, M = 10
+    gymnasium.make("schedlab/MultiMachine-v0", machines=2, load=0.7)  # Chen et al.: reshaped
 
 Both replay the jobsets of a JobSet (``jobset=``, or generated from ``workload``, ``load``,
 ``jobsets`` and ``workload_seed``); a jobset is drawn with ``np_random`` at each reset unless
@@ -121,7 +121,8 @@ class _Adapter:
 
 
 class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
-    """The cluster scheduling task (seed 000 §3.2; seed 002 §II with ``machines > 1``).
+    """The cluster scheduling task (Mao et al. 2016, §3.2; with ``machines > 1``, Chen et al.
+    2017, §II).
 
     Parameters
     ----------
@@ -137,7 +138,7 @@ class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
     objective : ``"slowdown"`` or ``"completion"``
         Reward ``−Σ 1/T_j`` or ``−|J|`` per time step over jobs in the system.
     rewards : RewardWeights, optional
-        Where-weights α, β, γ (seed 002 Eq. 1).
+        Where-weights α, β, γ (Chen et al. 2017, Eq. 1).
     skip_forced : bool
         Do not ask for decisions where only void is valid.
     queue : ``"greedy"``, ``"strict"`` or ``"easy"``

@@ -173,13 +173,18 @@ def test_list_shows_tags_in_registration_order_and_parameters() -> None:
     params = run_ok("list", "generators", "--params")
     assert "variant = one of 'code', 'paper' (default 'code')" in params
     assert "short_prob = a number (default 0.8): Probability that a job is short." in params
+    # in the command line's words (-p KEY=VALUE: None is null), whole, without reST markup
+    said = "res_slot = an integer or null (default null): Slots per resource (the reference code's "
+    assert said + "res_slot), replacing the variant's. Demands keep their ranges" in params
+    assert "``" not in params
+    assert "None" not in params
     assert "window = an integer (default 50)" in run_ok("list", "trainers", "--params")
 
 
 def test_train_help_lists_trainers_and_derives_options_from_the_config() -> None:
     listing = run_ok("train", "--help")
-    assert re.search(r"deeprm +DeepRM \(seed 000\)", listing)
-    assert re.search(r"deeprm-plus +DeepRM_Plus \(seed 004\)", listing)
+    assert re.search(r"deeprm +DeepRM \(Mao et al. 2016\)", listing)
+    assert re.search(r"deeprm-plus +DeepRM_Plus \(Guo et al. 2021\)", listing)
     text = run_ok("train", "deeprm", "--help")
     options = ("--jobsets", "--rollouts", "--objective [slowdown|completion]", "-p, --param",
                "--mask-invalid / --no-mask-invalid", "--eval-greedy", "--resume", "-o")  # fmt: skip

@@ -35,14 +35,29 @@ def test_every_mapped_package_imports_from_the_install() -> None:
         assert module.__name__ == pkg
 
 
-def test_torch_pinned_in_constraints_and_ranged_in_pyproject() -> None:
-    deps = _pyproject()["project"]["dependencies"]
-    torch = [d for d in deps if d.startswith("torch")]
+def test_torch_is_the_learned_extra_pinned_in_constraints_and_ranged_in_pyproject() -> None:
+    project = _pyproject()["project"]
+    assert not [d for d in project["dependencies"] if d.startswith("torch")]  # a light core
+    extras = project["optional-dependencies"]
+    torch = [d for d in extras["learned"] if d.startswith("torch")]
     assert torch
     assert ">=" in torch[0]
     assert "==" not in torch[0]
+    assert "schedlab[learned]" in extras["rl"]  # SB3 agents run on torch
     pins = (ROOT / "constraints.txt").read_text().split()
     assert "torch==2.13.0" in pins
+
+
+def test_every_declared_dependency_is_pinned() -> None:
+    """``make venv`` installs with ``-c constraints.txt``: every dependency and extra is pinned."""
+    project = _pyproject()["project"]
+    declared = [*project["dependencies"]]
+    for extra in project["optional-dependencies"].values():
+        declared += extra
+    names = {re.split(r"[\[<>=!~ ;]", d, maxsplit=1)[0].lower() for d in declared} - {"schedlab"}
+    pins = {line.split("==")[0].lower() for line in (ROOT / "constraints.txt").read_text().split()
+            if "==" in line}  # fmt: skip
+    assert names <= pins, sorted(names - pins)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +95,7 @@ def test_readme_python_examples_run(tmp_path: Path) -> None:
             timeout=300, check=False,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
-    assert (tmp_path / "out" / "report.html").is_file()
+    assert (tmp_path / "report" / "report.html").is_file()
 
 
 def test_public_api_works_in_any_call_order() -> None:

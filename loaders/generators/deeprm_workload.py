@@ -1,4 +1,4 @@
-"""DeepRM workload generator (seed 000 §4.1, as its reference code behaves: design.md §8).
+"""DeepRM workload generator (Mao et al. 2016, §4.1, as its reference code behaves: design.md §8).
 
 Workload
 --------
@@ -52,8 +52,8 @@ class DeepRMGenerator(SyntheticGenerator):
     """``"code"``: capacity 10 slots (published numbers); ``"paper"``: capacity 20 slots."""
     res_slot: Annotated[int, Interval(ge=1)] | None = None
     """Slots per resource (the reference code's ``res_slot``), replacing the variant's. Demands
-    keep their ranges, so more slots are a bigger cluster for the same jobs (seed 004 Fig. 10;
-    give rates, not loads, to keep the job stream)."""
+    keep their ranges, so more slots are a bigger cluster for the same jobs (Guo et al. 2021,
+    Fig. 10; give rates, not loads, to keep the job stream)."""
     window: Annotated[int, Interval(ge=1)] = 50
     """Steps during which jobs arrive (the reference's ``simu_len``)."""
     short_prob: Annotated[float, Interval(ge=0, le=1)] = 0.8
@@ -69,7 +69,8 @@ class DeepRMGenerator(SyntheticGenerator):
     arrivals: Literal["bernoulli", "poisson"] = "bernoulli"
     """Arrival counts per step: binomial (Bernoulli when rate <= 1) or Poisson."""
     machines: int = 1
-    """Identical machines of ``capacity`` each (seed 002); the load refers to all of them."""
+    """Identical machines of ``capacity`` each (Chen et al. 2017); the load refers to all of
+    them."""
 
     def resources(self) -> tuple[str, ...]:
         """``cpu``, ``mem`` for d = 2, else ``r0 .. r{d-1}``."""

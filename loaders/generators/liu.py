@@ -1,4 +1,4 @@
-"""Liu et al.'s job arrival patterns: Uniform, Bernoulli and Beta (seed 003 §5, design.md §3).
+"""Liu et al.'s job arrival patterns: Uniform, Bernoulli and Beta (ICPP'20, §5, design.md §3).
 
 Liu et al. draw "the time interval between job arriving events" i.i.d. from one of three patterns
 taken from their reference [12]. Only the Uniform one is written out,

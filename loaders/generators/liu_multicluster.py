@@ -1,4 +1,4 @@
-"""Liu et al.'s hybrid workload for heterogeneous elastic multi-clusters (seed 003 §3–§5).
+"""Liu et al.'s hybrid workload for heterogeneous elastic multi-clusters (ICPP'20, §3–§5).
 
 Jobs arrive by one of the three patterns of :mod:`schedlab.loaders.generators.liu` (Uniform,
 Bernoulli, Beta on ``[a, b]``); an episode is ``n_jobs`` jobs (Liu's ``N_w = 1000``). Each job

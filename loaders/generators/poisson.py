@@ -1,4 +1,4 @@
-"""DeepRM_Plus workload generator: Poisson arrivals (seed 004 §V-B, design.md §3).
+"""DeepRM_Plus workload generator: Poisson arrivals (Guo et al. 2021, §V-B, design.md §3).
 
 Workload
 --------

@@ -1,7 +1,7 @@
 """What a user asks of a trace load: :class:`TraceOptions` (light: no polars, for the CLI).
 
 Its fields are the options of ``schedlab load`` (type, bounds, default and help derived by
-:func:`~schedlab.cli.options.config_options`) and the ``options`` of a spec's trace workload
+:func:`~schedlab.cli.config_options.config_options`) and the ``options`` of a spec's trace workload
 (checked by :func:`~schedlab.params.check_params`); :mod:`~schedlab.loaders.traces.transform`
 applies them.
 """

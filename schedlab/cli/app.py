@@ -8,11 +8,11 @@ from typing import Any
 import click
 
 from schedlab import __version__
-from schedlab.cli.options import one_line, one_line_warnings
+from schedlab.cli.options import Group, one_line, one_line_warnings
 from schedlab.errors import SchedlabError
 
 
-class SchedlabGroup(click.Group):
+class SchedlabGroup(Group):
     """A group whose subcommands report user mistakes as one line (``Error: ...``, no
     traceback) and an interrupt as one line with exit status 128 + the signal number."""
 

@@ -122,7 +122,7 @@ def trainer_cmd(name: str) -> None:
               help="Seed of the policy and generator checks.")  # fmt: skip
 def plugins_cmd(seed: int) -> None:
     """Check every installed plug-in (entry points of the schedlab.* groups), each failure one
-    line, exit status 1 if any failed; a loader is checked on the file its ``sample`` attribute
+    line, exit status 1 if any failed; a loader is checked on the file its `sample` attribute
     names, else skipped with a note; a plug-in that cannot be imported fails."""
     results: list[bool] = []
     registries = {"policy": policies, "generator": generators, "loader": loaders,

@@ -25,7 +25,10 @@ from schedlab.cli.options import (
 @loads_option("Offered loads (default 10%..190% in steps of 20%).")
 @cluster_options
 @output_option("Directory for jobsets, results and report.", file_okay=False, default=Path("out"))
-@force_option(FORCE_HELP)
+@force_option(
+    FORCE_HELP + " It also lets the study's report replace the report of another study "
+    "(schedlab report RESULTS -o OUTPUT) there."
+)
 def demo_cmd(
     jobsets: int,
     seed: int,
@@ -39,7 +42,7 @@ def demo_cmd(
 
     Writes the study as an experiment spec (OUTPUT/spec.toml), runs it with the experiment
     runner into OUTPUT and writes the report there. OUTPUT holding a study with other
-    settings is refused unless --force.
+    settings, or the report of another study, is refused unless --force.
     """
     import tomllib
 
@@ -48,18 +51,23 @@ def demo_cmd(
     from schedlab.evaluation.spec import parse_spec_dict
     from schedlab.io import write_text_atomic
     from schedlab.reports.experiment import write_experiment_report
+    from schedlab.reports.report_source import check_report_folder, record_report_source
 
     t0 = time.perf_counter()
+    check_report_folder(output, output, force=force)
     text = demo_spec(jobsets=jobsets, seed=seed, loads=list(loads or DEMO_LOADS), slots=slots,
                      horizon=horizon)  # fmt: skip
     spec_path = output / "spec.toml"
     spec = parse_spec_dict(tomllib.loads(text), base_dir=output.resolve(), source=str(spec_path))
     replaced = check_directory(spec, output, force=force)
+    record_report_source(output, output)
     write_text_atomic(spec_path, text)
     outcome = run_experiment(spec, output)
     summary(outcome)
     if replaced is not None:
         click.echo(f"moved the previous study's files to {replaced}")
+    for name, why in spec.skipped:  # the shipped DeepRM policies without the learned extra
+        click.echo(f"not run: {name} ({why})")
     paths = write_experiment_report(output, output)
     headline(output / "runs.csv", spec.report.focus_load)
     click.echo(f"done in {time.perf_counter() - t0:.1f} s. Open the report: {paths['html']}")

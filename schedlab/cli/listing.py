@@ -6,10 +6,11 @@ import warnings
 
 import click
 
+from schedlab.cli.config_options import cli_help
 from schedlab.cli.options import Command
-from schedlab.errors import PluginWarning
-from schedlab.params import REQUIRED, describe, parameters
-from schedlab.registry import GROUPS, generators, loaders, models, policies, trainers
+from schedlab.errors import MissingExtraError, PluginWarning
+from schedlab.params import REQUIRED, Param, describe, parameters
+from schedlab.registry import GROUPS, Registry, generators, loaders, models, policies, trainers
 
 REGISTRIES = {"policies": policies, "generators": generators, "loaders": loaders,
               "trainers": trainers, "models": models}  # fmt: skip
@@ -46,16 +47,13 @@ def list_cmd(kind: str, show_params: bool) -> None:
         click.echo(f"{entry.name:{width}s}  {entry.summary}{tags}{origin}")
         if not show_params or "cannot be imported" in entry.summary:
             continue
-        if registry is trainers:  # a trainer's options are its config's fields
-            params = parameters(trainers.load(entry.name).config)
-        elif registry is models:  # a model kind's options are its config's fields
-            params = parameters(models.load_config(entry.name))
-        else:
-            params = registry.parameters(entry.name)
+        try:
+            params = _parameters(registry, entry.name)
+        except MissingExtraError as exc:  # learned policies and trainers without torch
+            click.echo(f"    (parameters not shown: {exc})")
+            continue
         for p in params.values():
-            default = "required" if p.default is REQUIRED else f"default {p.default!r}"
-            doc = f": {p.doc.splitlines()[0]}" if p.doc else ""
-            click.echo(f"    {p.name} = {describe(p.hint)} ({default}){doc}")
+            click.echo(f"    {p.name} = {describe(p.hint)} ({_default(p)}){_doc(p)}")
     if registry is policies:
         click.echo(HEURISTIC_NOTE)
     plugins = sum(e.origin != "schedlab" for e in entries)
@@ -67,3 +65,25 @@ def list_cmd(kind: str, show_params: bool) -> None:
         click.echo(f"refused: {reason}")
     for why in registry.broken().values():
         click.echo(f"broken: {why}")
+
+
+def _parameters(registry: Registry, name: str) -> dict[str, Param]:
+    """The parameters of entry ``name``: a trainer's or a model kind's are its config's fields."""
+    if registry is trainers:
+        return parameters(trainers.load(name).config)
+    if registry is models:
+        return parameters(models.load_config(name))
+    return registry.parameters(name)
+
+
+def _default(p: Param) -> str:
+    """``required``, or the default as given with -p (JSON: None is ``null``)."""
+    if p.default is REQUIRED:
+        return "required"
+    return "default null" if p.default is None else f"default {p.default!r}"
+
+
+def _doc(p: Param) -> str:
+    """``: `` and the parameter's docstring on one line, in the command line's words (None is
+    ``null`` with -p KEY=VALUE)."""
+    return f": {cli_help(' '.join(p.doc.split()), 'null')}" if p.doc else ""

@@ -9,17 +9,8 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import (
-    Command,
-    Group,
-    RegistryName,
-    cli_message,
-    config_options,
-    option_name,
-    output_option,
-    param_option,
-    with_options,
-)
+from schedlab.cli.config_options import cli_message, config_options, option_name, with_options
+from schedlab.cli.options import Command, Group, RegistryName, output_option, param_option
 from schedlab.loaders.traces.options import TraceOptions
 from schedlab.registry import loaders
 

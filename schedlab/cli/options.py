@@ -1,4 +1,5 @@
-"""Options shared by the subcommands, and options derived from a config dataclass.
+"""Options shared by the subcommands (options derived from a config dataclass:
+:mod:`schedlab.cli.config_options`).
 
 Options mean the same everywhere: ``-o/--output`` names what is written (checked writable
 before any work), ``--seed`` the seed, ``--jobsets`` jobsets per load, ``--load`` a target
@@ -10,17 +11,17 @@ hints), ``--slots``/``--horizon`` the cluster geometry.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
-import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from schedlab.errors import ParameterError, UnknownNameError
-from schedlab.params import Interval, Param, Typical, check_load, parameters
+from schedlab.params import check_load
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -49,10 +50,6 @@ class RegistryName(AnyParamType):
             self.fail(str(exc), param, ctx)
 
 
-RENAMES = {"n_jobsets": "--jobsets", "workload_params": "-p/--param"}
-"""Config fields whose option has the CLI-wide name rather than ``--field-name``."""
-
-
 class LoadType(AnyParamType):
     """An offered load: ``0.7`` or ``70%``; > 0; a warning above 300% (``--load 70``)."""
 
@@ -77,9 +74,6 @@ class LoadType(AnyParamType):
 
 
 LOAD = LoadType()
-
-SHARED_TYPES: dict[str, AnyParamType] = {"load": LOAD}
-"""Config fields parsed like the CLI-wide option of the same name."""
 
 
 def _split_loads(
@@ -112,13 +106,27 @@ class OutputPath(click.Path):
     """The type of ``-o/--output``: a path the command writes (every other path is an input)."""
 
 
+def summary(help_text: str | None) -> str | None:
+    """The first paragraph of a command's help, on one line: its summary in ``schedlab --help``
+    and in the CLI reference (left to click, it would be cut at 45 characters, and mkdocs-click
+    cuts it at the docstring's first line break)."""
+    if not help_text:
+        return None
+    return " ".join(inspect.cleandoc(help_text).split("\n\n")[0].split())
+
+
 class Command(click.Command):
-    """A schedlab command: no output of it can replace one of its inputs.
+    """A schedlab command: no output of it can replace one of its inputs; its summary is the
+    first paragraph of its help (:func:`summary`).
 
     Every path parameter that is not an :class:`OutputPath` is an input; the run is wrapped in
     :func:`schedlab.io.reading` of them, so every write (:func:`schedlab.io.atomic_path`)
     refuses to replace one, and each output is checked against them before any work.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.short_help = self.short_help or summary(self.help)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Check outputs against inputs, then run the command with its inputs declared."""
@@ -142,17 +150,25 @@ class Command(click.Command):
 
 
 class Group(click.Group):
-    """A command group whose subcommands are :class:`Command` objects."""
+    """A command group whose subcommands are :class:`Command` objects; its summary is the first
+    paragraph of its help (:func:`summary`)."""
 
     command_class = Command
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.short_help = self.short_help or summary(self.help)
+
 
 def _output_attrs(help_text: str, file_okay: bool, default: Path | None) -> dict[str, Any]:
-    return {
+    attrs: dict[str, Any] = {
         "type": OutputPath(path_type=Path, file_okay=file_okay), "required": default is None,
-        "default": default, "show_default": default is not None, "help": help_text,
+        "show_default": default is not None, "help": help_text,
         "callback": _writable(directory=not file_okay),
     }  # fmt: skip
+    # click >= 8.2 takes an explicit default, None included, as a value: a required option
+    # declared with default=None is never missing (the command then fails on the None)
+    return attrs if default is None else {**attrs, "default": default}
 
 
 def output_option(
@@ -173,12 +189,12 @@ def output_param(
 def param_option(help_text: str) -> Decorator:
     """The repeatable ``-p/--param KEY=VALUE`` option -> dict (values read as JSON)."""
     return click.option(
-        "-p", "--param", "params", multiple=True, metavar="KEY=VALUE", callback=_key_values,
+        "-p", "--param", "params", multiple=True, metavar="KEY=VALUE", callback=key_values,
         help=help_text,
     )  # fmt: skip
 
 
-def _key_values(
+def key_values(
     _ctx: click.Context, param: click.Parameter, items: tuple[str, ...]
 ) -> dict[str, Any]:
     """``("a=1", "b=x")`` -> ``{"a": 1, "b": "x"}`` (JSON where it parses, else the text)."""
@@ -214,47 +230,6 @@ def cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return count_option("--horizon", 20, "Horizon T (steps).")(fn)
 
 
-class SlotsType(AnyParamType):
-    """Visible job slots: an integer >= 1, or ``all`` for the whole queue (None)."""
-
-    name = "M|all"
-    note = "On the command line, all is None."
-    """Said after the help of an option of this type (see :func:`config_option`)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if value is None or value == "all":
-            return None
-        if isinstance(value, int) and value >= 1:
-            return value
-        try:
-            slots = int(value)
-        except ValueError:
-            slots = 0
-        if slots < 1:
-            self.fail(f"expected an integer >= 1 or 'all', got {value!r}", param, ctx)
-        return slots
-
-
-COUNT = click.IntRange(min=1)
-"""An integer >= 1."""
-
-SIMULATION_TYPES: dict[str, AnyParamType] = {
-    "slots": SlotsType(), "horizon": COUNT, "machines": COUNT,
-    "overrun": click.Choice(["kill", "extend"]), "release": click.Choice(["dag", "trace"]),
-}  # fmt: skip
-"""The :class:`~schedlab.simulator.config.ClusterConfig` fields ``schedlab simulate`` takes,
-with the types of their options."""
-
-
-def simulation_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--slots`` (M or ``all``), ``--horizon``, ``--machines``, ``--overrun`` and ``--release``:
-    the fields of a ClusterConfig (default and help from the dataclass, :func:`config_options`)."""
-    from schedlab.simulator.config import ClusterConfig
-
-    options = config_options(ClusterConfig, only=list(SIMULATION_TYPES), types=SIMULATION_TYPES)
-    return with_options(options)(fn)
-
-
 def force_option(what: str) -> Decorator:
     """The ``--force`` flag, explained for this command."""
     return click.option("--force", is_flag=True, help=what)
@@ -262,7 +237,7 @@ def force_option(what: str) -> Decorator:
 
 BACKEND_HELP = (
     "Where runs execute: 'local' (this machine's processes) or 'ray' (Ray tasks on a local "
-    "Ray instance, or on the cluster of --address; needs pip install 'schedlab[ray]', see "
+    "Ray instance, or on the cluster of --address; needs the ray extra, see "
     "docs/ray.md)."
 )
 ADDRESS_HELP = (
@@ -291,93 +266,6 @@ def check_backend(backend: str, address: str | None, workers: int | None) -> Non
             f"--address {address} uses its own resources (drop --workers)"
         )
         raise click.UsageError(msg)
-
-
-def cli_message(message: str, names: Mapping[str, str]) -> str:
-    """``message`` with Python names replaced by their options (``jobset_size`` ->
-    ``--jobset-size``), for errors raised by code that knows only the Python names."""
-    for name, option in sorted(names.items(), key=lambda kv: -len(kv[0])):
-        message = re.sub(rf"(?<![\w-]){re.escape(name)}(?!\w)", option, message)
-    return re.sub(r"(--[\w-]+) \(\1\)", r"\1", message)  # "x (--x)" named both already
-
-
-def option_name(field: str) -> str:
-    """The option of a config field: ``eval_every`` -> ``--eval-every`` (see :data:`RENAMES`)."""
-    return RENAMES.get(field, "--" + field.replace("_", "-")).split("/")[-1]
-
-
-def _range(kind: type, bounds: tuple[Interval, ...]) -> AnyParamType:
-    hard = [b for b in bounds if not isinstance(b, Typical)]
-    if not hard:
-        return click.INT if kind is int else click.FLOAT
-    b = hard[0]
-    lo = b.ge if b.ge is not None else b.gt
-    hi = b.le if b.le is not None else b.lt
-    if kind is int:
-        return click.IntRange(lo, hi, min_open=b.gt is not None, max_open=b.lt is not None)  # type: ignore[arg-type]
-    return click.FloatRange(lo, hi, min_open=b.gt is not None, max_open=b.lt is not None)
-
-
-def config_option(p: Param, kind: AnyParamType | None = None) -> click.Option:
-    """The option of one config field: its type from the hint (``Literal`` -> a choice,
-    ``bool`` -> ``--x/--no-x``, a tuple of numbers -> that many values, a dict -> repeatable
-    ``KEY=VALUE``) unless ``kind`` gives it, its default, its docstring as help. Raises
-    TypeError for a type the command line cannot give."""
-    decl = RENAMES.get(p.name, "--" + p.name.replace("_", "-")).split("/")
-    hint = p.hint
-    if get_origin(hint) is Union or type(hint).__name__ == "UnionType":
-        members = [a for a in get_args(hint) if a is not type(None)]
-        hint = members[0] if len(members) == 1 else hint
-    doc = re.sub(r":\w+:`~?([^`]*)`", r"\1", p.doc).replace("``", "")  # reST -> plain text
-    doc = " ".join(filter(None, [doc, getattr(kind, "note", "")]))
-    common: dict[str, Any] = {"help": doc, "show_default": True, "default": p.default}
-    kind = kind or SHARED_TYPES.get(p.name)
-    if kind is not None:
-        return click.Option([*decl, p.name], type=kind, **common)
-    if get_origin(hint) is Literal:
-        return click.Option([*decl, p.name], type=click.Choice(get_args(hint)), **common)
-    if hint is bool:
-        flag = f"{decl[-1]}/--no-{decl[-1][2:]}"
-        return click.Option([flag, p.name], **common)
-    if hint in (int, float):
-        return click.Option([*decl, p.name], type=_range(hint, p.bounds), **common)
-    if hint is str:
-        return click.Option([*decl, p.name], type=str, **common)
-    if get_origin(hint) is tuple and get_args(hint) and set(get_args(hint)) <= {int, float}:
-        args = get_args(hint)
-        number = float if float in args else int
-        return click.Option([*decl, p.name], type=number, nargs=len(args), **common)
-    if hint is dict or get_origin(hint) in (dict, Mapping):
-        return click.Option([*decl, p.name], multiple=True, metavar="KEY=VALUE",
-                            callback=_key_values, help=doc)  # fmt: skip
-    msg = f"config field {p.name!r} of type {hint} cannot be given on the command line"
-    raise TypeError(msg)
-
-
-def config_options(
-    cls: type,
-    *,
-    only: Sequence[str] | None = None,
-    types: Mapping[str, AnyParamType] | None = None,
-) -> list[click.Option]:
-    """One option per field of the config dataclass ``cls`` (see :func:`config_option`), or
-    per field of ``only``; ``types`` gives the type of a field's option where its hint does not
-    say enough (e.g. ``slots``: an integer or ``all``)."""
-    declared = parameters(cls)
-    types = types or {}
-    return [config_option(declared[n], types.get(n)) for n in only or declared]
-
-
-def with_options(options: Sequence[click.Parameter]) -> Decorator:
-    """A decorator adding ``options`` (in this order) to a command declared with
-    ``@click.command``, as ``@click.option`` lines would."""
-
-    def add(fn: Callable[..., Any]) -> Callable[..., Any]:
-        # click collects decorated options in __click_params__, last decorator first
-        fn.__dict__.setdefault("__click_params__", []).extend(reversed(options))
-        return fn
-
-    return add
 
 
 def one_line(message: object) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import Command, output_option, seed_option
+from schedlab.cli.options import Command, force_option, output_option, seed_option
 
 FIGURE_STYLES = ("screen", "paper")
 VECTOR_FORMATS = ("pdf", "svg")
@@ -35,9 +35,16 @@ def _jobs_option(purpose: str) -> Callable[[Callable[..., Any]], Callable[..., A
     )  # fmt: skip
 
 
+REPORT_FORCE_HELP = (
+    "Write into OUTPUT although it holds another study's output (the report of another results "
+    "file or experiment, or an experiment directory other than RESULTS); refused without it."
+)
+
+
 @click.command("report", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
 @output_option("Directory for the report.", file_okay=False, default=Path("out"))
+@force_option(REPORT_FORCE_HELP)
 @seed_option("Seed of the bootstrap (default: the experiment's, or 0).", default=None)
 @click.option("--reference", help="Reference policy (default: the spec's, or the first policy).")
 @_jobs_option("for utilisation, queue and fragmentation over time")
@@ -48,14 +55,20 @@ def _jobs_option(purpose: str) -> Callable[[Callable[..., Any]], Callable[..., A
     "--style paper, none with --style screen).",
 )  # fmt: skip
 def report_cmd(
-    results: Path, output: Path, seed: int | None, reference: str | None, jobs: Path | None,
-    dpi: int, style: str, vector: tuple[str, ...],
+    results: Path, output: Path, force: bool, seed: int | None, reference: str | None,
+    jobs: Path | None, dpi: int, style: str, vector: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Render RESULTS (a results Parquet file or an experiment directory) as HTML and Markdown.
 
     CSV and LaTeX tables and the figures (PNG; PDF and SVG with --style paper or --vector) are
-    written beside the report.
+    written beside the report, and OUTPUT/report-source.json names RESULTS. OUTPUT holding
+    another study's output (another source's report, another experiment) is refused unless
+    --force.
     """
+    from schedlab.reports.report_source import check_report_folder, record_report_source
+
+    check_report_folder(output, results, force=force)
+    record_report_source(output, results)
     figures: dict[str, Any] = {"dpi": dpi, "style": style, "vector": vector or None}
     if results.is_dir():
         from schedlab.reports.experiment import write_experiment_report

@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from schedlab.cli.options import Command, output_option, simulation_options
+from schedlab.cli.config_options import simulation_options
+from schedlab.cli.options import Command, output_option
 from schedlab.registry import make_policy, policies, policy_key
 
 

@@ -4,8 +4,8 @@ Each trainer (:data:`schedlab.registry.trainers`) is a
 :class:`~schedlab.policies.training.Trainer`: a config dataclass and a train function returning a
 :class:`~schedlab.policies.training.TrainResult`. The subcommand's options are the config's
 fields (flat, :func:`schedlab.params.parameters`: type and default from the field, help from its
-docstring; see :func:`~schedlab.cli.options.config_options`), so a new trainer is one registry
-line. The trainer's registered report function (``report(result, config) -> Path``, in
+docstring; see :func:`~schedlab.cli.config_options.config_options`), so a new trainer is one
+registry line. The trainer's registered report function (``report(result, config) -> Path``, in
 ``reports/``) draws the learning report here, for a single run and for every run of a sweep. A
 trainer writes its config (:func:`schedlab.params.flat`) under ``"train_config"`` in
 ``OUT/config.json``, or under ``"trainer_config"`` when ``train_config`` holds the config of an
@@ -22,16 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from schedlab.cli.options import (
-    ADDRESS_HELP,
-    Command,
-    Group,
-    check_backend,
-    cli_message,
-    config_options,
-    option_name,
-    output_param,
-)
+from schedlab.cli.config_options import cli_message, config_options, option_name
+from schedlab.cli.options import ADDRESS_HELP, Command, Group, check_backend, output_param
 from schedlab.params import build, check_params, flat, parameters
 from schedlab.registry import trainers
 
@@ -72,7 +64,7 @@ SWEEP_OPTIONS = [
     click.Option(["--backend"], type=click.Choice(["local", "ray"]), default="local",
                  show_default=True,
                  help="Where the runs of a sweep train: 'local' (parallel processes here) or "
-                 "'ray' (Ray tasks; pip install 'schedlab[ray]', see docs/ray.md)."),
+                 "'ray' (Ray tasks; needs the ray extra, see docs/ray.md)."),
     click.Option(["--address"], metavar="ADDRESS", help=ADDRESS_HELP),
     click.Option(["--workers"], type=click.IntRange(min=1),
                  help="Runs of a sweep training at once here (default: CPUs / --threads); with "

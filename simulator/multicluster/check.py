@@ -1,5 +1,5 @@
 """Conformance check of a finished multi-cluster run, from its outputs (execution and elastic
-logs): what every episode must satisfy whatever the policy (seed 003 §5 semantics)."""
+logs): what every episode must satisfy whatever the policy (Liu et al., ICPP'20, §5 semantics)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Settings of Liu et al.'s heterogeneous, elastic multi-cluster (seed 003 §4.2, §5)."""
+"""Settings of Liu et al.'s heterogeneous, elastic multi-cluster (ICPP'20, §4.2, §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A JobSet of Liu's hybrid workload as the multi-cluster model's job arrays (seed 003 §4.2).
+"""A JobSet of Liu's hybrid workload as the multi-cluster model's job arrays (ICPP'20, §4.2).
 
 Execution time on cluster ``c`` (§4.2): a job with expected heterogeneity factor ``h``,
 sensitivity ``sen`` and standard time ``SR`` runs each execution for

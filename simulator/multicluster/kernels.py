@@ -1,6 +1,6 @@
 """Compiled time steps of the multi-cluster model over ``B`` environments (numba).
 
-One **moment** ``t`` of an environment, in this order (seed 003 §4.4, §5):
+One **moment** ``t`` of an environment, in this order (Liu et al., ICPP'20, §4.4, §5):
 
 1. **completions**: executions finishing at ``t`` release their executors; one whose elapsed
    time ``finish − request`` exceeds its deadline on the cluster is a **missed deadline** of

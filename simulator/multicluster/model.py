@@ -1,4 +1,4 @@
-"""Liu et al.'s heterogeneous, elastic multi-cluster as a batched :class:`Model` (seed 003).
+"""Liu et al.'s heterogeneous, elastic multi-cluster as a batched :class:`Model` (ICPP'20).
 
 ``B`` environments (one per jobset) advance together through :func:`kernels.advance`
 (the semantics of a moment are in :mod:`schedlab.simulator.multicluster.kernels`). A decision

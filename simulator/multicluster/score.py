@@ -1,4 +1,4 @@
-"""Liu et al.'s per-episode outcomes of the multi-cluster model (seed 003 §5), defined once for
+"""Liu et al.'s per-episode outcomes of the multi-cluster model (ICPP'20, §5), defined once for
 training (validation) and evaluation (:mod:`schedlab.evaluation.multicluster`).
 
 * **TMDL**: total missed deadlines of all executions of the episode's jobs (lower is better);

@@ -1,4 +1,4 @@
-"""Liu et al.'s action values, computed after the fact (seed 003 §4.2 and §4.3, Eq. 1).
+"""Liu et al.'s action values, computed after the fact (ICPP'20, §4.2 and §4.3, Eq. 1).
 
 The value of dispatching job ``j`` to cluster ``c`` is known only once ``j`` has terminated. With
 ``η_c`` the cluster's and ``η_j`` the job's expected heterogeneity factor, its three components are

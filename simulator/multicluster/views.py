@@ -3,8 +3,8 @@
 * :class:`ClusterQueueView` (``"cluster-queue"``): per env the clusters' current capacity and
   average occupation ratio over a past window, and the buffered jobs' most likely requests per
   cluster and worker requests (§5) — what RAN, RR and MAF read.
-* :class:`LiuStateView` (``"liu-state"``): Table 1 of seed 003 per (env, buffered job). The
-  cluster part is per env (the outer iterator of §4.4 pairs it with each buffered job):
+* :class:`LiuStateView` (``"liu-state"``): Table 1 of Liu et al. (ICPP'20) per (env, buffered
+  job). The cluster part is per env (the outer iterator of §4.4 pairs it with each buffered job):
   the raw occupation history (``history`` steps, 105) and 5 values per cluster; the job part is
   ``4 + 12·C`` values. :meth:`LiuState.vector` lays them out as Table 1 (839 values for 5
   clusters: per cluster its sequence number, normal capacity, maximum capacity, heterogeneity

@@ -1,5 +1,5 @@
-"""The DeepRM image view (seed 000 §3.2, Figure 2; seed 002 Fig. 1; design.md §8), dense and as
-sparse terms.
+"""The DeepRM image view (Mao et al. 2016, §3.2, Figure 2; Chen et al. 2017, Fig. 1; design.md §8),
+dense and as sparse terms.
 
 One observation is an image of ``T`` rows (time offsets ``0 .. T-1`` from now) and ``W`` columns,
 for the reference geometry ``20 × 224`` (one machine, M = 10, two resources of 10 units). Its
@@ -16,11 +16,12 @@ blocks (cells are 0 or 1 unless stated):
   row-major order are ones;
 * **extra**: one column, every row ``min(steps since the last arrival, 10) / 10``.
 
-Two layouts order the blocks: ``"deeprm"`` (seed 000) groups by resource — for each resource the
-occupancy of every machine, then the ``M`` slot blocks; ``"reshaped"`` (seed 002, Fig. 1) puts the
-machines first, each with its resources side by side, then the slots, each with its resources
-side by side. Both end with the backlog and the extra column; with one machine they hold the same
-cells in a different column order (width ``Σ_r cap_r · (m + M) + backlog columns + 1``).
+Two layouts order the blocks: ``"deeprm"`` (Mao et al. 2016) groups by resource — for each resource
+the occupancy of every machine, then the ``M`` slot blocks; ``"reshaped"`` (Chen et al. 2017,
+Fig. 1) puts the machines first, each with its resources side by side, then the slots, each with
+its resources side by side. Both end with the backlog and the extra column; with one machine they
+hold the same cells in a different column order (width ``Σ_r cap_r · (m + M) + b + 1``, ``b``
+the backlog columns).
 
 The whole image is a sum of "prefix rectangles": each occupancy row, each (slot, resource) block,
 the backlog and the extra column is one rectangle chosen from a fixed **dictionary** (the sparse

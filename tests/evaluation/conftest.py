@@ -24,7 +24,7 @@ def ray_instance() -> Iterator[ModuleType]:
     except ImportError:
         if os.environ.get("CI"):
             pytest.fail("Ray is not installed, and CI must test the ray backend", pytrace=False)
-        pytest.skip("Ray is not installed (pip install 'schedlab[ray]')")
+        pytest.skip("Ray is not installed (pip install '.[ray]')")
     from schedlab.evaluation.ray_backend import RaySession
 
     session = RaySession(cpus=2)

@@ -1,4 +1,4 @@
-"""Liu's metrics TMDL, AJER, S_log and F/S/N on hand-made episodes (seed 003 §5)."""
+"""Liu's metrics TMDL, AJER, S_log and F/S/N on hand-made episodes (ICPP'20, §5)."""
 
 from __future__ import annotations
 

@@ -176,12 +176,13 @@ def test_without_ray_the_backend_says_how_to_get_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    with pytest.raises(BackendError, match=r"pip install 'schedlab\[ray\]'"):
+    with pytest.raises(BackendError, match=r"pip install '\.\[ray\]'"):
         RaySession().start()
     out = run_fail("experiment", "run", str(write_spec(tmp_path, SPEC)), "-o", str(tmp_path / "o"),
                    "--backend", "ray")  # fmt: skip
     assert out.strip().splitlines() == [
-        "Error: the ray backend needs Ray, an optional dependency: pip install 'schedlab[ray]'"
+        "Error: the ray backend needs Ray, which is not installed: install schedlab's 'ray' extra "
+        "from its source tree: pip install '.[ray]' (make venv installs every extra)"
     ]
     assert not (tmp_path / "o" / "runs").exists()
 

@@ -227,7 +227,7 @@ def test_the_backend_is_injected(tmp_path: Path) -> None:
 
 def test_a_replaced_checkpoint_makes_its_runs_stale(tmp_path: Path) -> None:
     """Runs of a learned policy are tied to the checkpoint's bytes, not to its name or path."""
-    from schedlab.policies.deeprm import shipped
+    from schedlab.policies.shipped import shipped
 
     ckpt = tmp_path / "agent.pt"
     ckpt.write_bytes(shipped("deeprm-0.7").read_bytes())

@@ -9,7 +9,8 @@ import pytest
 
 from schedlab.errors import ImplausibleValueWarning, SpecError
 from schedlab.evaluation.runs import plan, workload_fingerprint
-from schedlab.evaluation.spec import ExperimentSpec, checkpoint_path, load_spec
+from schedlab.evaluation.spec import ExperimentSpec, load_spec
+from schedlab.policies.shipped import checkpoint_path
 from schedlab.registry import generators
 from tests.spec_helpers import spec_toml, write_spec
 

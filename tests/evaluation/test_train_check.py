@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from schedlab.cli.options import option_name
+from schedlab.cli.config_options import option_name
 from schedlab.evaluation.train_check import TrainerCheckError, check_trainer
 from schedlab.params import flat
 from schedlab.policies import training

@@ -219,6 +219,7 @@ def test_without_ray_a_sweep_says_how_to_get_it_and_leaves_nothing(
     text = run_fail("train", "deeprm", *tiny_options(), "--seeds", "0-1", "--backend", "ray",
                     "-o", str(out))  # fmt: skip
     assert text.strip().splitlines()[-1] == (
-        "Error: the ray backend needs Ray, an optional dependency: pip install 'schedlab[ray]'"
+        "Error: the ray backend needs Ray, which is not installed: install schedlab's 'ray' extra "
+        "from its source tree: pip install '.[ray]' (make venv installs every extra)"
     )
     assert not (out / "config.json").exists()  # the same command runs once Ray is installed

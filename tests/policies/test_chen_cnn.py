@@ -1,4 +1,4 @@
-"""Chen et al.'s CNN (seed 002, Table I): the pattern-lookup evaluation is the convolution."""
+"""Chen et al.'s CNN (2017, Table I): the pattern-lookup evaluation is the convolution."""
 
 from __future__ import annotations
 

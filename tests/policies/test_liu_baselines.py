@@ -1,4 +1,4 @@
-"""Liu's baselines RAN, RR and MAF (seed 003 §5): hand-checked choices and the contract."""
+"""Liu's baselines RAN, RR and MAF (ICPP'20, §5): hand-checked choices and the contract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Liu's value networks (RL-LSFC, RL-FC), their trainer and the policy (seed 003 §4)."""
+"""Liu's value networks (RL-LSFC, RL-FC), their trainer and the policy (ICPP'20, §4)."""
 
 from __future__ import annotations
 

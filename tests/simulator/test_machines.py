@@ -1,6 +1,6 @@
 """Clusters of machines: the three engines agree for every job order and placement rule, the
 whole-queue fast path matches the scan, placement rules choose as documented, agents on several
-machines match the step engine, and the weighted reward of seed 002."""
+machines match the step engine, and the weighted reward of Chen et al. 2017."""
 
 from __future__ import annotations
 

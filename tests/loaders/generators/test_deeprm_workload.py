@@ -109,7 +109,7 @@ def test_paper_variant() -> None:
 
 
 def test_res_slot_is_a_bigger_cluster_for_the_same_jobs() -> None:
-    """Seed 004 Fig. 10: at the same rate and seed, res_slot only changes the capacity."""
+    """Guo et al. 2021, Fig. 10: at the same rate and seed, res_slot only changes the capacity."""
     small = DeepRMGenerator(arrivals="poisson").generate_rates([0.7], n_jobsets=50, seed=3)
     for slots in (20, 40):
         gen = DeepRMGenerator(arrivals="poisson", res_slot=slots)

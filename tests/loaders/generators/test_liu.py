@@ -1,4 +1,4 @@
-"""Liu et al.'s Uniform, Bernoulli and Beta arrival patterns (seed 003 §5, design.md §3)."""
+"""Liu et al.'s Uniform, Bernoulli and Beta arrival patterns (ICPP'20, §5, design.md §3)."""
 
 from __future__ import annotations
 

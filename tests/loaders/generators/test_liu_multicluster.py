@@ -1,4 +1,4 @@
-"""Liu's hybrid multi-cluster workload (seed 003 §3–§5): job model, load, determinism."""
+"""Liu's hybrid multi-cluster workload (ICPP'20, §3–§5): job model, load, determinism."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DeepRM_Plus Poisson workload generator (seed 004 §V-B, design.md §3)."""
+"""DeepRM_Plus Poisson workload generator (Guo et al. 2021, §V-B, design.md §3)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The multi-cluster model (seed 003 §4.4, §5): FIFO with halting, elasticity, deadlines,
-actions, and the invariants every episode keeps."""
+"""The multi-cluster model (Liu et al., ICPP'20, §4.4, §5): FIFO with halting, elasticity,
+deadlines, actions, and the invariants every episode keeps."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Liu's after-the-fact action values (seed 003 §4.2, §4.3, Eq. 1) on a hand-worked episode."""
+"""Liu's after-the-fact action values (ICPP'20, §4.2, §4.3, Eq. 1) on a hand-worked episode."""
 
 from __future__ import annotations
 
