@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from schedlab.errors import ResultsError
-from schedlab.evaluation.timeline import schedules
+from schedlab.evaluation.schedules import schedules
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.jobset import JobSet
 from schedlab.results import Results

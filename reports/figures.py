@@ -122,8 +122,18 @@ def bucket_label(name: str, bounds: tuple[float, float]) -> str:
     ``"short (0–600 s)"``."""
     lo, hi = bounds
     if isinstance(lo, float):
-        return f"{name} ({lo:g} s)" if lo == hi else f"{name} ({lo:g}–{hi:g} s)"
+        return f"{name} ({seconds_text(lo)})" if lo == hi else (
+            f"{name} ({seconds_text(lo)}–{seconds_text(hi)})"
+        )
     return f"{name} ({lo} step{'s' * (lo != 1)})" if lo == hi else f"{name} ({lo}–{hi} steps)"
+
+
+def seconds_text(s: float) -> str:
+    """A run time in the unit that reads: ``"95 s"``, ``"1.5 h"``, ``"2.5 d"``."""
+    for unit, length, least in (("d", 86_400.0, 2.0), ("h", 3_600.0, 1.0), ("min", 60.0, 2.0)):
+        if s >= least * length:
+            return f"{s / length:.3g} {unit}"
+    return f"{s:.3g} s"
 
 
 def _default_load(df: pl.DataFrame, load: float | None) -> tuple[pl.DataFrame, str]:
@@ -397,6 +407,6 @@ def plot_slowdown_cdf(
         short={"xlabel": "Job slowdown (log scale)", "ylabel": "Fraction of jobs"},
     )
     n_jobs = rows.filter(pl.col("policy") == rows.get_column("policy").first()).height
-    fit_text(ax, title=f"Per-job slowdown CDF {where} ({n_jobs} jobs per policy)")
+    fit_text(ax, title=f"Per-job slowdown CDF {where} ({n_jobs:,} jobs per policy)")
     place_legend(ax)
     return ax

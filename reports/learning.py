@@ -291,7 +291,7 @@ def write_training_report(
         blocks.append(("figure", (name, caption)))
         if name == "withheld_lengths.png":
             blocks.append(("p", describe_withholding(withholding)))
-    blocks.append(("pre", json.dumps(dict(config), indent=1, default=str)))
+    blocks.append(("pre", json.dumps(dict(config), indent=1, default=str, ensure_ascii=False)))
     return write_bundle(
         Path(out_dir),
         stem="report",

@@ -30,7 +30,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from schedlab.errors import ResultsError
+from schedlab.evaluation import schedules as sch
 from schedlab.evaluation import timeline as tl
+from schedlab.evaluation.clock import clock
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet
@@ -41,6 +43,8 @@ from schedlab.reports.experiment import load_results
 from schedlab.reports.render import analysis_config, compute, write_report
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, summary_table
+from schedlab.reports.time_axis import TimeAxis
+from schedlab.reports.timeline_figures import plot_timeline
 from schedlab.results import Results
 
 
@@ -205,14 +209,14 @@ class ComparisonResult:
             self.computed.results.table, palette=self.palette, load=load or self.focus_load, ax=ax
         )
 
-    def schedules(self) -> tl.Schedules:
+    def schedules(self) -> sch.Schedules:
         """Per-job results with demands (:func:`~schedlab.evaluation.timeline.schedules`)."""
-        return tl.schedules(self.computed.results, self.jobs)
+        return sch.schedules(self.computed.results, self.jobs)
 
     def representative_jobset(self, load: float | None = None) -> int:
         """The median jobset by the reference's primary metric at ``load`` (default focus)."""
         cfg = self.computed.comp.cfg
-        return tl.representative_jobset(
+        return sch.representative_jobset(
             self.per_jobset,
             reference=self.reference,
             metric=cfg.primary,
@@ -295,7 +299,9 @@ class ComparisonResult:
         """One quantity of :meth:`timeline` over time, one line per policy (``"queue"``,
         ``"running"``, ``"util_<resource>"``, ``"frag_<resource>"``, ``"fragmentation"``)."""
         data = self.timeline(jobset=jobset, load=load)
-        return schedule.plot_timeline(data, quantity=quantity, palette=self.palette, ax=ax)
+        clk = clock(self.computed.results.meta.get("jobset", {}), jobset)
+        axis = TimeAxis(clk, float(data.get_column("time").max() or 1))  # type: ignore[arg-type]
+        return plot_timeline(data, quantity=quantity, palette=self.palette, axis=axis, ax=ax)
 
     def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> dict[str, Path]:
         """Write the full report (:func:`~schedlab.reports.render.write_report`) with the same

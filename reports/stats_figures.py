@@ -25,7 +25,7 @@ from schedlab.reports.figures import (
     SHORT_METRIC,
     plain_log_ticks,
 )
-from schedlab.reports.output import fit_text
+from schedlab.reports.output import fit_text, is_narrow
 
 
 def format_p(p: float | None) -> str:
@@ -259,4 +259,9 @@ def plot_jobset_values(
         short={"xlabel": "Policy", "ylabel": f"Per-jobset {SHORT_METRIC.get(metric, metric)}"},
         slant=True,
     )
+    if len(order) > 6 and not is_narrow(ax):  # long names side by side would overlap
+        ax.tick_params(axis="x", labelrotation=30)
+        for text in ax.get_xticklabels():
+            text.set_horizontalalignment("right")
+            text.set_rotation_mode("anchor")
     return ax

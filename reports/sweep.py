@@ -200,7 +200,7 @@ def write_sweep_report(
         ("h2", "Runs"),
         ("p", "Each run directory holds its own learning report (report.html)."),
         ("table", run_rows(table)),
-        ("pre", json.dumps(dict(config.get("train_config", {})), indent=1, default=str)),
+        ("pre", json.dumps(dict(config.get("train_config", {})), indent=1, default=str, ensure_ascii=False)),
     ]
     return write_bundle(Path(out_dir), stem="report", title=f"Training sweep: {trainer}",
                         blocks=blocks, tables={}, images=images, options=options)  # fmt: skip
