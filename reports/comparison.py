@@ -187,6 +187,7 @@ def figures(
                 metric=cfg.primary,
                 order=ranked,
                 palette=palette,
+                unit=comp.time_unit,
                 ax=ax,
                 title=f"{comp.name(cfg.primary).capitalize()} {where} "
                 f"({rows.select(pl.struct('seed', 'jobset').n_unique()).item()} jobsets)",

@@ -21,7 +21,7 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
-from schedlab.evaluation.metrics import TIME_METRICS
+from schedlab.evaluation.metrics import TIME_METRICS, metric_name
 from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.registry import policies
 from schedlab.reports.output import fit_text, is_narrow, place_legend
@@ -52,11 +52,10 @@ def short_metric(metric: str, unit: str) -> str:
     return f"{short} ({unit})" if metric in TIME_METRICS else short
 
 
-METRIC_LABELS = {
-    "slowdown": "Average job slowdown",
-    "completion": "Average job completion time (steps)",
-    "wait": "Average job waiting time (steps)",
-}
+def metric_label(metric: str, unit: str = "steps") -> str:
+    """``"Average job waiting time (h)"``: a metric's name with its time unit, capitalised."""
+    name = metric_name(metric, unit)
+    return name[:1].upper() + name[1:]
 
 
 COLORBLIND_ORDER = (0, 1, 2, 4, 7, 9, 3, 5, 8, 6)
@@ -236,6 +235,7 @@ def plot_load_sweep(
     confidence: float = DEFAULT_STATS.confidence,
     log: bool = True,
     legend: bool = True,
+    unit: str = "steps",
     ax: Axes | None = None,
 ) -> Axes:
     """Mean of a per-jobset metric against offered load, one line per policy, with CI bands.
@@ -261,6 +261,8 @@ def plot_load_sweep(
         Logarithmic y axis (ignored when a value is <= 0).
     legend
         Draw the legend (beside the plot, or below it on a narrow figure).
+    unit
+        Unit of the times (``"steps"``, ``"s"``, ``"h"``...), for the label.
     ax
         Axes to draw on; the current Axes if None.
 
@@ -276,7 +278,7 @@ def plot_load_sweep(
         raise ValueError(msg)
     band_lines(ax, rows, palette, x="load", y=("mean", "ci_low", "ci_high"))
     load_ticks(ax, rows.get_column("load").to_numpy())
-    label = METRIC_LABELS.get(metric, metric)
+    label = metric_label(metric, unit)
     scale = ""
     if log and bool((rows.get_column("ci_low") > 0).all()):
         ax.set_yscale("log")

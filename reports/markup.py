@@ -28,7 +28,10 @@ body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; 
        color: #222; line-height: 1.45; }
 h1, h2, h3 { font-weight: 600; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; }
 table { border-collapse: collapse; margin: 1em 0; font-size: .85em; }
-th, td { border: 1px solid #ddd; padding: .3em .6em; text-align: right; white-space: nowrap; }
+.scroll { overflow-x: auto; max-width: 100%; }
+th, td { border: 1px solid #ddd; padding: .3em .6em; text-align: right; }
+td { white-space: normal; min-width: 3.5em; } th { white-space: normal; }
+td:first-child { white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f4f4f4; }
 figure { margin: 1.5em 0; } figure img { max-width: 100%; }
@@ -135,7 +138,10 @@ def html_table(t: Table) -> str:
         for i, row in enumerate(t.rows)
     )
     notes = "".join(f"\n<p class='tnote'>{html.escape(n)}</p>" for n in t.notes)
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>{notes}"
+    return (
+        f"<div class='scroll'><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n"
+        f"</tbody>\n</table></div>{notes}"
+    )
 
 
 def to_markdown(blocks: Sequence[Block], vector: Sequence[str] = ()) -> str:

@@ -33,6 +33,8 @@ from schedlab.errors import ResultsError
 from schedlab.evaluation import schedules as sch
 from schedlab.evaluation import timeline as tl
 from schedlab.evaluation.clock import clock
+from schedlab.evaluation.replay import Replay
+from schedlab.evaluation.users import fairness
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import summarize
 from schedlab.jobset import JobSet
@@ -120,6 +122,25 @@ class ComparisonResult:
         )
 
     @property
+    def per_user(self) -> pl.DataFrame | None:
+        """Per load × policy × user: jobs, mean wait and mean bounded slowdown
+        (:func:`~schedlab.evaluation.users.per_user`; None: the jobs have no user ids)."""
+        return self.computed.users
+
+    @property
+    def fairness(self) -> pl.DataFrame | None:
+        """Per load × policy: users, Jain's index over their mean bounded slowdowns, the worst
+        user (:func:`~schedlab.evaluation.users.fairness`; None without user ids)."""
+        users = self.computed.users
+        return None if users is None else fairness(users)
+
+    @property
+    def replay(self) -> Replay | None:
+        """The block statistics of a workload replayed as one jobset (a whole trace:
+        :mod:`schedlab.evaluation.replay`), times in the report's unit; None otherwise."""
+        return self.computed.comp.replay
+
+    @property
     def palette(self) -> dict[str, Any]:
         """Policy -> colour, as in the reports."""
         return figures.policy_palette(self.policies)
@@ -139,6 +160,7 @@ class ComparisonResult:
             metric=metric or c.comp.cfg.primary,
             confidence=c.confidence,
             log=log,
+            unit=c.comp.time_unit,
             ax=ax,
         )
 
@@ -174,6 +196,7 @@ class ComparisonResult:
             order=comp.ranked(),
             palette=self.palette,
             title=comp.where(),
+            unit=comp.time_unit,
             ax=ax,
         )
 

@@ -34,14 +34,16 @@ from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_set
 from schedlab.evaluation.stats import SUMMARY_STATS, summarize
 from schedlab.jobset import JobSet
 from schedlab.evaluation.replay import replay
+from schedlab.evaluation.users import per_user
 from schedlab.reports import comparison, figures, learning, replay_section, sections, views
+from schedlab.reports import users_section
 from schedlab.reports import views_section as vs
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, Plot
 from schedlab.reports.report_figures import report_figures
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, pairwise_table, summary_table
-from schedlab.reports.units import display_scale, reference_value
+from schedlab.reports.units import TimeScale, display_scale, reference_value
 from schedlab.results import Results
 
 
@@ -63,13 +65,15 @@ def compute(
     *,
     focus_load: float | None = None,
     jobs: JobSet | None = None,
+    scale: TimeScale | None = None,
 ) -> Computed:
-    """Every table a report shows, for ``results`` of one workload."""
+    """Every table a report shows, for ``results`` of one workload, times in ``scale``'s unit
+    (default :func:`~schedlab.reports.units.display_scale` of the reference's primary metric)."""
     raw = per_jobset(results, bsld_threshold=cfg.bounded_slowdown_threshold)
     pln = per_length(results)
     focus = _focus(raw, focus_load)
     unit, order = time_unit(results.table), policy_order(results)
-    scale = display_scale(reference_value(raw, cfg.primary, cfg.reference), unit)
+    scale = scale or display_scale(reference_value(raw, cfg.primary, cfg.reference), unit)
     pj = scale.frame(raw)
     blocks = replay(results, raw, cfg, order)
     comp = comparison.compare_policies(
@@ -100,6 +104,7 @@ def compute(
         ratios=ratio_overview(comp.summary, comp.pairwise, cfg),
         views=view,
         n_loads=pj.get_column("load").drop_nulls().n_unique(),
+        users=per_user(results, jobs, bsld_threshold=cfg.bounded_slowdown_threshold),
     )
 
 
@@ -143,10 +148,12 @@ def build_report(
     experiment: Mapping[str, Any] | None = None,
     jobs: JobSet | None = None,
     requested_reference: str | None = None,
+    scale: TimeScale | None = None,
 ) -> Report:
-    """Compute and lay out the report of ``results`` (arguments as :func:`write_report`)."""
+    """Compute and lay out the report of ``results`` (arguments as :func:`write_report`; ``scale``
+    as :func:`compute`)."""
     experiment = experiment or {}
-    c = compute(results, cfg, focus_load=focus_load, jobs=jobs)
+    c = compute(results, cfg, focus_load=focus_load, jobs=jobs, scale=scale)
     palette = figures.policy_palette(c.comp.order)
     images = report_figures(c, palette, experiment)
     tables = {
@@ -160,6 +167,8 @@ def build_report(
         "pairwise.csv": c.comp.pairwise,
         "exploratory.csv": c.comp.exploratory,
     }
+    if c.users is not None:
+        tables["per_user.csv"] = c.users
     if c.comp.replay is not None:
         tables |= {
             "replay_summary.csv": c.comp.replay.summary,
@@ -187,6 +196,7 @@ def build_report(
             else comparison.blocks(c.comp, images, label, c.ratios)
         ),
         *sections.sweep_blocks(c, images),
+        *users_section.blocks(c.comp, c.users, images),
         *(
             vs.blocks(c.views, images, view_table, metric=cfg.primary, confidence=cfg.confidence)
             if c.views is not None

@@ -10,7 +10,14 @@ from typing import Any
 import polars as pl
 
 from schedlab.evaluation.metrics import job_values
-from schedlab.reports import comparison, figures, learning, replay_section, views_figures
+from schedlab.reports import (
+    comparison,
+    figures,
+    learning,
+    replay_section,
+    users_section,
+    views_figures,
+)
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports.output import Plot, figure, panels, place_panel_legend
 from schedlab.reports.sections import Computed
@@ -41,6 +48,7 @@ def _sweep_figures(c: Computed, palette: dict[str, Any]) -> dict[str, tuple[Plot
                 metric=cfg.primary,
                 confidence=c.confidence,
                 legend=False,
+                unit=c.comp.time_unit,
                 ax=axes[0, 0],
             )
             handles = top.get_legend_handles_labels()[0]
@@ -123,6 +131,7 @@ def report_figures(
             figure(draw, (9, 5), paper=(3.3, 3.2)),
             f"CDF of per-job slowdown {where}",
         )
+    out |= users_section.figures(c.comp, c.users, palette)
     if c.views is not None:
         out |= views_figures.figures(c.views, palette)
     return out | learning.agent_figures(c.results, palette)

@@ -53,6 +53,9 @@ class Computed:
     views: ScheduleViews | None
     """The representative jobset's schedules (None: the reference has no jobset)."""
     n_loads: int
+    users: pl.DataFrame | None = None
+    """:func:`~schedlab.evaluation.users.per_user` of every condition (times in the results'
+    unit; None: the jobs have no user ids)."""
 
     @property
     def seed(self) -> int:

@@ -86,6 +86,8 @@ class Results:
     ``slowdown = completion / duration`` (float64, >= 1). When the JobSet has real times (a
     trace), also :data:`SECONDS_RESULT_COLUMNS`, and ``slowdown`` is on the real times
     (:func:`seconds_results`): quantizing to steps may change the schedule, never a metric.
+    When the JobSet has a ``user`` column (an SWF log's user ids), the results carry it too
+    (:mod:`schedlab.evaluation.users`).
 
     ``meta`` holds ``jobset`` (the JobSet metadata), ``policies`` (name -> parameters),
     ``config`` (cluster geometry) and ``length_buckets``; for learned policies run on the batched

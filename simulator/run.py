@@ -436,6 +436,7 @@ def simulate_cluster(
         "job_id", "arrival", pl.Series("duration", runtime, dtype=pl.Int64),
         (pl.col("duration") > pl.Series(runtime)).alias("killed"),
         *seconds_inputs(jobs, jobset.resources[0], jobset.meta.capacity[0]),
+        *(["user"] if "user" in jobs.columns else []),
     )  # fmt: skip
     if "dag" in jobs.columns:  # DAG jobs, measured as jobs (evaluation.metrics.per_jobset)
         base = base.with_columns(_dag_columns(jobset, runtime))
@@ -472,6 +473,7 @@ def simulate_cluster(
             "killed",
             *(SECONDS_RESULT_COLUMNS if seconds else ()),
             *(DAG_RESULT_COLUMNS if "dag" in jobs.columns else ()),
+            *(["user"] if "user" in jobs.columns else []),
         )
     )
     resolved = resolve_machines(config, jobset)
