@@ -108,14 +108,30 @@ def show_cmd(
 
 @click.command("export", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["csv", "ndjson"]), default="csv",
-              show_default=True, help="File format.")  # fmt: skip
+@click.option(
+    "--format", "fmt", type=click.Choice(["csv", "ndjson", "swf", "batsim"]), default="csv",
+    show_default=True,
+    help="csv/ndjson: every per-job row; swf: one schedule as an SWF log (simulated waits); "
+    "batsim: one schedule as Batsim's _jobs.csv (evalys reads both).",
+)  # fmt: skip
 @_jobs_option("to add the jobs' demands")
-@output_option("File to write; the metadata goes to <name>.meta.json beside it.")
-def export_cmd(results: Path, fmt: str, jobs: Path | None, output: Path) -> None:
+@click.option("--policy", help="Policy of the schedule (swf, batsim; default: the only one).")
+@click.option(
+    "--jobset", type=int, help="Jobset of the schedule (swf, batsim; default: the only one)."
+)
+@click.option("--workload", help="Workload of an experiment directory (swf, batsim).")
+@output_option("File to write; csv/ndjson put the metadata in <name>.meta.json beside it.")
+def export_cmd(
+    results: Path, fmt: str, jobs: Path | None, policy: str | None, jobset: int | None,
+    workload: str | None, output: Path,
+) -> None:  # fmt: skip
     """Write the per-job results of RESULTS (a results file or an experiment directory) for
-    other tools: one row per policy and job, with the jobs' demands when known."""
+    other tools: one row per policy and job, with the jobs' demands when known; or one
+    schedule (one policy on one jobset) as an SWF log or a Batsim _jobs.csv."""
     from schedlab.reports.export import export_results
 
-    paths = export_results(results, output, format=fmt, jobs=jobs)
-    click.echo(f"wrote {paths['data']} (metadata: {paths['meta']})")
+    paths = export_results(
+        results, output, format=fmt, jobs=jobs, policy=policy, jobset=jobset, workload=workload
+    )
+    meta = f" (metadata: {paths['meta']})" if "meta" in paths else ""
+    click.echo(f"wrote {paths['data']}{meta}")
