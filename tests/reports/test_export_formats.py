@@ -62,9 +62,9 @@ def evalys_workload(path: Path) -> object:
     def read_csv(*args: object, delim_whitespace: bool = False, **kwargs: object) -> object:
         if delim_whitespace:
             kwargs["sep"] = r"\s+"
-        return original(*args, **kwargs)  # type: ignore[call-overload]
+        return original(*args, **kwargs)
 
-    pd.read_csv = read_csv  # type: ignore[assignment]
+    pd.read_csv = read_csv
     try:
         with warnings.catch_warnings():  # evalys leaves the header file open: collect it here
             warnings.simplefilter("ignore", ResourceWarning)
@@ -106,13 +106,13 @@ def test_evalys_opens_the_swf_export(kth: tuple[JobSet, Results], tmp_path: Path
     path = export_results(res, tmp_path / "a.swf", format="swf", jobs=js, policy="fcfs+easy")
     w = evalys_workload(path["data"])
     sim = res.table.filter(pl.col("policy") == "fcfs+easy").sort("arrival_s", "job_id")
-    df = w.df  # type: ignore[attr-defined]
+    df = w.df
     # evalys reads the first job line as a header (header=0): it sees every job but the first
     assert len(df) == sim.height - 1
     np.testing.assert_allclose(df["waiting_time"].to_numpy(), sim["wait_s"].to_numpy()[1:])
     np.testing.assert_allclose(df["execution_time"].to_numpy(), sim["run_s"].to_numpy()[1:])
-    assert w.MaxProcs == 100  # type: ignore[attr-defined]
-    assert w.UnixStartTime > 800_000_000  # type: ignore[attr-defined]  # the log's 1996 start
+    assert w.MaxProcs == 100
+    assert w.UnixStartTime > 800_000_000  # the log's 1996 start
 
 
 @EVALYS_WARNINGS[0]
