@@ -62,8 +62,10 @@ def kth(runs: Path | None, tmp: Path) -> None:
         print("running experiments/kth_replay.toml (not timed) ...", flush=True)
         subprocess.run(
             [str(SCHEDLAB), "experiment", "run", "experiments/kth_replay.toml", "-o", str(runs)],
-            check=True, cwd=ROOT, capture_output=True,
-        )  # fmt: skip
+            check=True,
+            cwd=ROOT,
+            capture_output=True,
+        )
     wall, cpu, _ = timed([str(SCHEDLAB), "report", str(runs), "-o", str(tmp / "kth_report")])
     print(
         f"KTH replay report (fresh process): {wall:.1f} s wall, {cpu:.1f} s CPU; "

@@ -64,9 +64,7 @@ def _allocate(
     return out_j[:m], out_lo[:m], out_hi[:m], ok
 
 
-def allocate(
-    jobs: pl.DataFrame, resource: str, capacity: float, machines: int = 1
-) -> pl.DataFrame:
+def allocate(jobs: pl.DataFrame, resource: str, capacity: float, machines: int = 1) -> pl.DataFrame:
     """Units of ``resource`` held by each job of one schedule.
 
     Parameters

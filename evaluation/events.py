@@ -1,4 +1,4 @@
-"""The state of a schedule at its events: the compiled kernel of :mod:`schedlab.evaluation.timeline`.
+"""The state of a schedule at its events: the kernel of :mod:`schedlab.evaluation.timeline`.
 
 A schedule changes only when a job arrives, starts or finishes, so its state over time is a step
 function with at most ``3 n + 1`` pieces for ``n`` jobs: :func:`schedule_events` walks the

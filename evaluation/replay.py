@@ -111,12 +111,12 @@ def replay(
     values = table.select(
         "policy",
         *cols,
-        (pl.col("arrival_s") if unit == SECONDS else pl.col("arrival").cast(pl.Float64)).alias(
-            "t"
-        ),
+        (pl.col("arrival_s") if unit == SECONDS else pl.col("arrival").cast(pl.Float64)).alias("t"),
         *job_values(table, bsld_threshold=cfg.bounded_slowdown_threshold),
     )
-    parts = [_condition(values, pj, dict(zip(cols, c, strict=True)), cfg, order, unit) for c in conds]
+    parts = [
+        _condition(values, pj, dict(zip(cols, c, strict=True)), cfg, order, unit) for c in conds
+    ]
     return Replay(
         summary=pl.concat([p[0] for p in parts], how="diagonal_relaxed"),
         blocks=pl.concat([p[1] for p in parts], how="diagonal_relaxed"),
@@ -153,11 +153,13 @@ def _condition(
     )
     ids = np.sort(blocks.get_column("block").unique().to_numpy())
     sums = {
-        p: blocks.filter(pl.col("policy") == p).sort("block").select(
-            "n_jobs", *(f"sum_{m}" for m in MEAN_METRICS)
-        ).to_numpy().astype(np.float64)
+        p: blocks.filter(pl.col("policy") == p)
+        .sort("block")
+        .select("n_jobs", *(f"sum_{m}" for m in MEAN_METRICS))
+        .to_numpy()
+        .astype(np.float64)
         for p in pols
-    }  # fmt: skip
+    }
     n_b = ids.size
     rng = group_rng(cfg.seed, ("replay", *key.values()))
     counts = rng.multinomial(n_b, np.full(n_b, 1.0 / n_b), size=cfg.n_resamples).astype(np.float64)
@@ -171,15 +173,19 @@ def _condition(
         for metric in cfg.metrics:
             value = whole.filter(pl.col("policy") == p).get_column(metric)
             row: dict[str, object] = {
-                **key, "policy": p, "metric": metric,
+                **key,
+                "policy": p,
+                "metric": metric,
                 "value": float(value[0]) if value.len() and value[0] is not None else None,
                 "n_jobs": int(s[:, 0].sum()),
-            }  # fmt: skip
+            }
             if metric in MEAN_METRICS:
                 j = 1 + MEAN_METRICS.index(metric)
                 boot = (counts @ s[:, j]) / (counts @ s[:, 0])
-                row |= {"ci_low": float(np.percentile(boot, lo_q)),
-                        "ci_high": float(np.percentile(boot, hi_q))}  # fmt: skip
+                row |= {
+                    "ci_low": float(np.percentile(boot, lo_q)),
+                    "ci_high": float(np.percentile(boot, hi_q)),
+                }
                 if p != cfg.reference and cfg.reference in sums:
                     row |= _versus(s, sums[cfg.reference], j, counts, (lo_q, hi_q), paired)
             rows.append(row)
@@ -187,22 +193,41 @@ def _condition(
     means = blocks.with_columns(
         (pl.lit(t0) + pl.col("block") * length).alias("start"),
         *((pl.col(f"sum_{m}") / pl.col("n_jobs")).alias(m) for m in MEAN_METRICS),
-    ).select(*[pl.lit(v).alias(c) for c, v in key.items()], "policy", "block", "start", "n_jobs",
-             *MEAN_METRICS)  # fmt: skip
+    ).select(
+        *[pl.lit(v).alias(c) for c, v in key.items()],
+        "policy",
+        "block",
+        "start",
+        "n_jobs",
+        *MEAN_METRICS,
+    )
     ref = jobs.filter(pl.col("policy") == (cfg.reference if cfg.reference in pols else pols[0]))
     crossing = ref.select(((pl.col("t") + pl.col("wait") - t0) // length > pl.col("block")).mean())
-    design = pl.DataFrame([{
-        **key, "block_length": length, "why": why, "n_blocks": n_b,
-        "n_jobs": int(sums[pols[0]][:, 0].sum()), "crossing": float(crossing.item() or 0.0),
-        "min_blocks": min_blocks, "paired": paired,
-    }])  # fmt: skip
+    design = pl.DataFrame(
+        [
+            {
+                **key,
+                "block_length": length,
+                "why": why,
+                "n_blocks": n_b,
+                "n_jobs": int(sums[pols[0]][:, 0].sum()),
+                "crossing": float(crossing.item() or 0.0),
+                "min_blocks": min_blocks,
+                "paired": paired,
+            }
+        ]
+    )
     quantiles = jobs.group_by("policy", maintain_order=True).agg(
         pl.struct(
-            metric=pl.lit(m), mean=pl.col(m).mean(), p50=pl.col(m).quantile(0.5),
-            p90=pl.col(m).quantile(0.9), p99=pl.col(m).quantile(0.99), max=pl.col(m).max(),
+            metric=pl.lit(m),
+            mean=pl.col(m).mean(),
+            p50=pl.col(m).quantile(0.5),
+            p90=pl.col(m).quantile(0.9),
+            p99=pl.col(m).quantile(0.99),
+            max=pl.col(m).max(),
         ).alias(m)
         for m in ("wait", "bounded_slowdown")
-    )  # fmt: skip
+    )
     quantiles = (
         quantiles.unpivot(index="policy", value_name="q")
         .unnest("q")
@@ -228,9 +253,11 @@ def _versus(
         with np.errstate(divide="ignore", invalid="ignore"):
             boot = (counts @ s[:, j]) / (counts @ ref[:, j])
         boot = boot[np.isfinite(boot)]
-        out |= {"ratio": float(s[:, j].sum()) / total,
-                "ratio_low": float(np.percentile(boot, q[0])) if boot.size else None,
-                "ratio_high": float(np.percentile(boot, q[1])) if boot.size else None}  # fmt: skip
+        out |= {
+            "ratio": float(s[:, j].sum()) / total,
+            "ratio_low": float(np.percentile(boot, q[0])) if boot.size else None,
+            "ratio_high": float(np.percentile(boot, q[1])) if boot.size else None,
+        }
     x, r = s[:, j] / s[:, 0], ref[:, j] / ref[:, 0]
     w, t, lo = cmp.wins_ties_losses(x, r)
     out |= {"wins": w, "ties": t, "losses": lo}

@@ -138,7 +138,6 @@ def _join_demands(table: pl.DataFrame, jobs: JobSet) -> pl.DataFrame:
     return out.drop("_duration")
 
 
-
 def machine_utilisation(s: Schedules, machines: int) -> pl.DataFrame:
     """Utilisation of every machine of a cluster of ``machines`` identical machines.
 

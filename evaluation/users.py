@@ -114,9 +114,15 @@ def fairness(users: pl.DataFrame) -> pl.DataFrame:
     )
     out = summary.join(worst, on=[*cond, "policy"], how="left", nulls_equal=True)
     return out.select(
-        *cond, "policy", "n_users", "jain", "mean_user_bsld", "worst_user", "worst_bsld",
+        *cond,
+        "policy",
+        "n_users",
+        "jain",
+        "mean_user_bsld",
+        "worst_user",
+        "worst_bsld",
         "mean_user_wait",
-    )  # fmt: skip
+    )
 
 
 def worst_served(

@@ -68,9 +68,15 @@ def plot_allocation(
         ranges = allocate(jobs, resource, capacity, machines)
     except ResultsError:
         return plot_gantt(
-            jobs, layout="lanes", resource=resource, capacity=capacity / machines,
-            buckets=buckets, axis=axis, window=(lo, hi), ax=ax,
-        )  # fmt: skip
+            jobs,
+            layout="lanes",
+            resource=resource,
+            capacity=capacity / machines,
+            buckets=buckets,
+            axis=axis,
+            window=(lo, hi),
+            ax=ax,
+        )
     rows = ranges.get_column("row").to_numpy()
     start = jobs.get_column("start").to_numpy()[rows]
     finish = jobs.get_column("finish").to_numpy()[rows]

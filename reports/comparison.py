@@ -53,15 +53,16 @@ class Comparison:
     focus: float | None
     """Offered load of the detailed tables (None: results without a load)."""
     time_unit: str = STEPS
-    """Unit the tables show times in (``"h"``, ``"s"``, ``"steps"``: :mod:`schedlab.reports.units`)."""
+    """Unit the tables show times in (``"h"``, ``"s"``, ``"steps"``:
+    :mod:`schedlab.reports.units`)."""
     source_unit: str | None = None
     """Unit of the results' times and of τ (:func:`~schedlab.evaluation.metrics.time_unit`);
     None: :attr:`time_unit`."""
     time_factor: float = 1.0
     """The results' time units per unit shown (3600 when seconds are shown in hours)."""
     replay: Replay | None = None
-    """Block statistics of the conditions replayed as one jobset (:mod:`schedlab.evaluation.replay`),
-    times in :attr:`time_unit`."""
+    """Block statistics of the conditions replayed as one jobset
+    (:mod:`schedlab.evaluation.replay`), times in :attr:`time_unit`."""
 
     @property
     def base_unit(self) -> str:

@@ -31,12 +31,13 @@ from schedlab.evaluation.settings import StatsSettings
 from schedlab.evaluation.spec import checkpoint_path
 from schedlab.jobset import JobSet
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.figures import format_load, metric_label, policy_palette
+from schedlab.reports.figures import format_load, metric_label
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.render import analysis_config, build_report
-from schedlab.reports.units import TimeScale, display_scale, reference_value
 from schedlab.reports.tables import ci_table, num, pairwise_table
+from schedlab.reports.units import TimeScale, display_scale, reference_value
 from schedlab.results import Results
 
 

@@ -39,11 +39,24 @@ from schedlab.results import Results
 
 SWF_FIELDS = 18
 BATSIM_COLUMNS = (
-    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
-    "requested_time", "success", "final_state", "starting_time", "execution_time",
-    "finish_time", "waiting_time", "turnaround_time", "stretch", "allocated_resources",
-    "consumed_energy", "metadata",
-)  # fmt: skip
+    "job_id",
+    "workload_name",
+    "profile",
+    "submission_time",
+    "requested_number_of_resources",
+    "requested_time",
+    "success",
+    "final_state",
+    "starting_time",
+    "execution_time",
+    "finish_time",
+    "waiting_time",
+    "turnaround_time",
+    "stretch",
+    "allocated_resources",
+    "consumed_energy",
+    "metadata",
+)
 """Columns of Batsim's ``_jobs.csv``, in its order."""
 
 
@@ -132,25 +145,38 @@ def swf_text(
         if "source_id" in schedule.columns
         else None
     )
-    number = (ids if ids is not None and ids.null_count() == 0 else
-              schedule.get_column("job_id") + 1)  # fmt: skip
-    fields = pl.DataFrame({
-        "n": number.cast(pl.Int64), "submit": t["submit"], "wait": t["wait"], "run": t["run"],
-        "procs": procs, "request": t["request"],
-        "status": (~killed).cast(pl.Int64) if killed is not None else pl.Series([1] * t.height),
-        "user": user_ids(schedule),
-    }).sort("submit", "n")  # fmt: skip
+    number = ids if ids is not None and ids.null_count() == 0 else schedule.get_column("job_id") + 1
+    fields = pl.DataFrame(
+        {
+            "n": number.cast(pl.Int64),
+            "submit": t["submit"],
+            "wait": t["wait"],
+            "run": t["run"],
+            "procs": procs,
+            "request": t["request"],
+            "status": (~killed).cast(pl.Int64) if killed is not None else pl.Series([1] * t.height),
+            "user": user_ids(schedule),
+        }
+    ).sort("submit", "n")
     minus = pl.lit("-1")
     line = pl.concat_str(
         [
-            pl.col("n").cast(pl.String), _number(pl.col("submit")), _number(pl.col("wait")),
-            _number(pl.col("run")), pl.col("procs").cast(pl.String), minus, minus,
-            pl.col("procs").cast(pl.String), _number(pl.col("request")), minus,
-            pl.col("status").cast(pl.String), pl.col("user").cast(pl.String),
+            pl.col("n").cast(pl.String),
+            _number(pl.col("submit")),
+            _number(pl.col("wait")),
+            _number(pl.col("run")),
+            pl.col("procs").cast(pl.String),
+            minus,
+            minus,
+            pl.col("procs").cast(pl.String),
+            _number(pl.col("request")),
+            minus,
+            pl.col("status").cast(pl.String),
+            pl.col("user").cast(pl.String),
             *([minus] * 6),
         ],
         separator=" ",
-    )  # fmt: skip
+    )
     c = clock(meta, jobset)
     header = [
         "Version: 2.2",
@@ -187,22 +213,30 @@ def batsim_table(
     )
     ids = schedule.get_column("source_id") if "source_id" in schedule.columns else None
     start = t["submit"] + t["wait"]
-    out = pl.DataFrame({
-        "job_id": (ids if ids is not None else schedule.get_column("job_id")).cast(pl.String),
-        "workload_name": [workload] * schedule.height,
-        "profile": [f"p{p}" for p in procs.to_list()],
-        "submission_time": t["submit"], "requested_number_of_resources": procs,
-        "requested_time": t["request"], "success": (~killed).cast(pl.Int64),
-        "final_state": pl.Series(
-            ["COMPLETED_WALLTIME_REACHED" if k else "COMPLETED_SUCCESSFULLY" for k in killed],
-            dtype=pl.String,
-        ),
-        "starting_time": start, "execution_time": t["run"], "finish_time": start + t["run"],
-        "waiting_time": t["wait"], "turnaround_time": t["wait"] + t["run"],
-        "stretch": (t["wait"] + t["run"]) / t["run"].clip(lower_bound=1.0),
-        "allocated_resources": procset(ranges, schedule.height),
-        "consumed_energy": [-1.0] * schedule.height, "metadata": [""] * schedule.height,
-    })  # fmt: skip
+    out = pl.DataFrame(
+        {
+            "job_id": (ids if ids is not None else schedule.get_column("job_id")).cast(pl.String),
+            "workload_name": [workload] * schedule.height,
+            "profile": [f"p{p}" for p in procs.to_list()],
+            "submission_time": t["submit"],
+            "requested_number_of_resources": procs,
+            "requested_time": t["request"],
+            "success": (~killed).cast(pl.Int64),
+            "final_state": pl.Series(
+                ["COMPLETED_WALLTIME_REACHED" if k else "COMPLETED_SUCCESSFULLY" for k in killed],
+                dtype=pl.String,
+            ),
+            "starting_time": start,
+            "execution_time": t["run"],
+            "finish_time": start + t["run"],
+            "waiting_time": t["wait"],
+            "turnaround_time": t["wait"] + t["run"],
+            "stretch": (t["wait"] + t["run"]) / t["run"].clip(lower_bound=1.0),
+            "allocated_resources": procset(ranges, schedule.height),
+            "consumed_energy": [-1.0] * schedule.height,
+            "metadata": [""] * schedule.height,
+        }
+    )
     return out.select(BATSIM_COLUMNS).sort("submission_time", "job_id")
 
 

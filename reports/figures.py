@@ -23,10 +23,9 @@ from matplotlib.axes import Axes
 
 from schedlab.evaluation.metrics import TIME_METRICS, metric_name
 from schedlab.evaluation.settings import DEFAULT_STATS
-from schedlab.registry import policies
 from schedlab.reports.output import fit_text, is_narrow, place_legend
+from schedlab.reports.palette import MARKERS, line_style
 
-Color = tuple[float, float, float]
 BOX_COLUMNS = ("policy", "bucket", "slowdown")
 
 SHORT_METRIC = {
@@ -58,58 +57,6 @@ def metric_label(metric: str, unit: str = "steps") -> str:
     return name[:1].upper() + name[1:]
 
 
-COLORBLIND_ORDER = (0, 1, 2, 4, 7, 9, 3, 5, 8, 6)
-"""Order of seaborn's ``"colorblind"`` colours: blue, orange, green, pink, grey, sky blue first;
-vermillion (3) and tan (5), close to orange, and yellow (8), faint on white, come later."""
-
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-
-LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
-"""Line styles cycled over policies where lines can coincide (CDFs, timelines, baselines)."""
-
-
-_HPC = policies.names(tag="hpc")
-FIXED_COLORS = dict(
-    zip(
-        [*(h for h in policies.names(tag="heuristic") if h not in _HPC), "deeprm", *_HPC],
-        COLORBLIND_ORDER, strict=False,
-    )
-)  # fmt: skip
-"""``"colorblind"`` palette index of the built-in policies, so a policy has the same colour in
-every report: the registered heuristics in registry order, then DeepRM (a policy named
-``deeprm...`` shares DeepRM's vermillion unless taken), then the HPC orders (tag ``hpc``), take
-:data:`COLORBLIND_ORDER`."""
-
-
-def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
-    """One colour per policy, in the given order, from seaborn's ``"colorblind"`` palette.
-
-    Built-in policies keep their :data:`FIXED_COLORS` colour across reports (a learned policy
-    whose name starts with ``deeprm`` gets DeepRM's); the others take the remaining colours in
-    :data:`COLORBLIND_ORDER`. More than 10 policies switch to ``"husl"`` so colours stay
-    distinct.
-    """
-    if len(policies) > 10:
-        colors = sns.color_palette("husl", len(policies))
-        return {p: tuple(c) for p, c in zip(policies, colors, strict=True)}
-    base = sns.color_palette("colorblind", 10)
-    index: dict[str, int] = {}
-    for p in policies:
-        key = "deeprm" if p.startswith("deeprm") else p
-        if key in FIXED_COLORS and FIXED_COLORS[key] not in index.values():
-            index[p] = FIXED_COLORS[key]
-    free = [i for i in COLORBLIND_ORDER if i not in index.values()]
-    for p in policies:
-        if p not in index:
-            index[p] = free.pop(0)
-    return {p: tuple(base[index[p]]) for p in policies}
-
-
-def line_style(palette: Mapping[str, Any], policy: str) -> Any:
-    """The dash pattern of ``policy``: by its place in ``palette``, the same in every plot."""
-    return LINESTYLES[list(palette).index(policy) % len(LINESTYLES)]
-
-
 def format_load(load: float | None) -> str:
     """Offered load as a percentage label, e.g. ``1.9 -> "190%"``; None -> ``"n/a"``."""
     return "n/a" if load is None else f"{round(100 * load, 1):g}%"
@@ -121,8 +68,10 @@ def bucket_label(name: str, bounds: tuple[float, float]) -> str:
     ``"short (0–600 s)"``."""
     lo, hi = bounds
     if isinstance(lo, float):
-        return f"{name} ({seconds_text(lo)})" if lo == hi else (
-            f"{name} ({seconds_text(lo)}–{seconds_text(hi)})"
+        return (
+            f"{name} ({seconds_text(lo)})"
+            if lo == hi
+            else (f"{name} ({seconds_text(lo)}–{seconds_text(hi)})")
         )
     return f"{name} ({lo} step{'s' * (lo != 1)})" if lo == hi else f"{name} ({lo}–{hi} steps)"
 

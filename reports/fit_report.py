@@ -20,9 +20,9 @@ from schedlab.evaluation.fitting.check import CheckResult
 from schedlab.evaluation.fitting.mixture import OPTIMUM_TOL, SIGMA_FLOOR, STARTS
 from schedlab.evaluation.fitting.workload import FitResult
 from schedlab.reports import fit_figures as ff
-from schedlab.reports.figures import policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import Plot, figure, panels
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.tables import ci, num
 
 TOP_CANDIDATES = 3
@@ -261,7 +261,8 @@ def _model_text(r: FitResult) -> str:
     batch = f", batches of {a.mean_batch():.3g} jobs on average" if a.batch_sizes else ""
     n_values = sum(v.shape[0] for v in m.demands.values)
     return (
-        f"Durations: {m.durations.family} {json.dumps(rounded(m.durations.params), ensure_ascii=False)} (steps), "
+        f"Durations: {m.durations.family} "
+        f"{json.dumps(rounded(m.durations.params), ensure_ascii=False)} (steps), "
         f"truncated at {m.durations.max_steps:,} steps. Arrivals: {a.kind}, "
         f"{a.rate_per_step:.4g} jobs per step{batch}. Demands: {len(m.demands.values)} "
         f"duration class(es), {n_values:,} distinct demand vectors. Default window of a "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,10 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .85em; }
 .note { background: #eef4fb; border-left: 4px solid #4a7ebb; padding: .6em 1em; }
 .warning { background: #fdf3e7; border-left: 4px solid #d9822b; padding: .6em 1em; }
 """
+
+
+INTERVAL = re.compile(r"\[[^\]]*\]")
+"""An interval in a cell (``[1.2, 3.4]``): an HTML cell wraps before it, never inside it."""
 
 
 @dataclass
@@ -128,6 +133,7 @@ def html_table(t: Table) -> str:
     """HTML of ``t`` (``<table>``, then its notes as paragraphs)."""
 
     def cell(tag: str, text: str, j: int, strong: bool = False) -> str:
+        text = INTERVAL.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
         body = f"<strong>{html.escape(text)}</strong>" if strong else html.escape(text)
         style = " style='text-align:left'" if 0 < j < t.left else ""
         return f"<{tag}{style}>{body}</{tag}>"

@@ -34,14 +34,15 @@ from schedlab.evaluation import schedules as sch
 from schedlab.evaluation import timeline as tl
 from schedlab.evaluation.clock import clock
 from schedlab.evaluation.replay import Replay
-from schedlab.evaluation.users import fairness
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import summarize
+from schedlab.evaluation.users import fairness
 from schedlab.jobset import JobSet
 from schedlab.reports import comparison, figures, markup, schedule
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.experiment import load_results
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.render import analysis_config, compute, write_report
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, summary_table
@@ -143,7 +144,7 @@ class ComparisonResult:
     @property
     def palette(self) -> dict[str, Any]:
         """Policy -> colour, as in the reports."""
-        return figures.policy_palette(self.policies)
+        return policy_palette(self.policies)
 
     def _at(self, load: float | None) -> comparison.Comparison:
         comp = self.computed.comp

@@ -30,16 +30,24 @@ from schedlab.evaluation.metrics import (
     time_unit,
 )
 from schedlab.evaluation.overview import ratio_overview
+from schedlab.evaluation.replay import replay
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import SUMMARY_STATS, summarize
-from schedlab.jobset import JobSet
-from schedlab.evaluation.replay import replay
 from schedlab.evaluation.users import per_user
-from schedlab.reports import comparison, figures, learning, replay_section, sections, views
-from schedlab.reports import users_section
+from schedlab.jobset import JobSet
+from schedlab.reports import (
+    comparison,
+    figures,
+    learning,
+    replay_section,
+    sections,
+    users_section,
+    views,
+)
 from schedlab.reports import views_section as vs
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, Plot
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.report_figures import report_figures
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, pairwise_table, summary_table
@@ -77,10 +85,16 @@ def compute(
     pj = scale.frame(raw)
     blocks = replay(results, raw, cfg, order)
     comp = comparison.compare_policies(
-        pj, pln, cfg, order, focus, time_unit=scale.name, source_unit=unit,
+        pj,
+        pln,
+        cfg,
+        order,
+        focus,
+        time_unit=scale.name,
+        source_unit=unit,
         time_factor=scale.factor,
         replay=None if blocks is None else replay_section.scaled(blocks, scale),
-    )  # fmt: skip
+    )
     by = ("policy", *conditions(pj))
     view = views.compute(
         results,
@@ -154,7 +168,7 @@ def build_report(
     as :func:`compute`)."""
     experiment = experiment or {}
     c = compute(results, cfg, focus_load=focus_load, jobs=jobs, scale=scale)
-    palette = figures.policy_palette(c.comp.order)
+    palette = policy_palette(c.comp.order)
     images = report_figures(c, palette, experiment)
     tables = {
         "summary.csv": c.summary,
@@ -216,7 +230,10 @@ def build_report(
         }
     else:
         formatted = {
-            "summary_table": (summary_table(c.comp, c.ratios), f"{title}: summary {c.comp.where()}"),
+            "summary_table": (
+                summary_table(c.comp, c.ratios),
+                f"{title}: summary {c.comp.where()}",
+            ),
             "pairwise_table": (
                 pairwise_table(c.comp.at_focus(c.comp.pairwise), cfg.alpha),
                 f"{title}: all pairs {c.comp.where()}",

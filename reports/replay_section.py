@@ -20,9 +20,10 @@ from schedlab.evaluation.replay import MEAN_METRICS, Replay
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.comparison import Comparison
-from schedlab.reports.figures import line_style, plain_log_ticks
+from schedlab.reports.figures import plain_log_ticks
 from schedlab.reports.markup import Block, Table
 from schedlab.reports.output import Plot, figure, panels, place_legend
+from schedlab.reports.palette import line_style
 from schedlab.reports.tables import ci, num
 from schedlab.reports.units import TimeScale
 
@@ -49,7 +50,10 @@ def scaled(r: Replay, scale: TimeScale) -> Replay:
         pl.when(times).then(pl.col(c) / scale.factor).otherwise(pl.col(c)).alias(c) for c in q
     )
     return replace(
-        r, summary=summary, quantiles=quantiles, blocks=scale.frame(r.blocks, ("wait", "completion"))
+        r,
+        summary=summary,
+        quantiles=quantiles,
+        blocks=scale.frame(r.blocks, ("wait", "completion")),
     )
 
 
@@ -110,7 +114,11 @@ def headline(comp: Comparison) -> str:
         f"Over the whole log, {best['policy']} has the lowest {name}: "
         f"{ci(best['value'], best['ci_low'], best['ci_high'])}."
     )
-    other = best if best["policy"] != cfg.reference else (rows.row(1, named=True) if rows.height > 1 else None)
+    other = (
+        best
+        if best["policy"] != cfg.reference
+        else (rows.row(1, named=True) if rows.height > 1 else None)
+    )
     if other is None or other.get("ratio") is None:
         return text
     d = comp.at_focus(r.design).row(0, named=True)
@@ -122,7 +130,10 @@ def headline(comp: Comparison) -> str:
     )
     if other.get("p_holm") is not None:
         verdict = "significant" if other["significant"] else "not significant"
-        text += f", Holm-adjusted Wilcoxon over {block}s {sf.p_equals(other['p_holm'])} ({verdict} at α = {cfg.alpha:g})"
+        text += (
+            f", Holm-adjusted Wilcoxon over {block}s {sf.p_equals(other['p_holm'])} ({verdict} "
+            f"at α = {cfg.alpha:g})"
+        )
     return text + "."
 
 
@@ -138,13 +149,18 @@ def main_table(comp: Comparison) -> Table:
     body, bold = [], set()
     for i, x in enumerate(rows.iter_rows(named=True)):
         ref = x["policy"] == cfg.reference
-        body.append([
-            x["policy"] + (" (reference)" if ref else ""),
-            ci(x["value"], x["ci_low"], x["ci_high"]),
-            "1 (reference)" if ref else ci(x["ratio"], x["ratio_low"], x["ratio_high"]) + ("*" if x["significant"] else ""),
-            "–" if x["wins"] is None else f"{x['wins']}/{x['ties']}/{x['losses']}",
-            "–" if x["p_holm"] is None else sf.format_p(x["p_holm"]),
-        ])  # fmt: skip
+        body.append(
+            [
+                x["policy"] + (" (reference)" if ref else ""),
+                ci(x["value"], x["ci_low"], x["ci_high"]),
+                "1 (reference)"
+                if ref
+                else ci(x["ratio"], x["ratio_low"], x["ratio_high"])
+                + ("*" if x["significant"] else ""),
+                "–" if x["wins"] is None else f"{x['wins']}/{x['ties']}/{x['losses']}",
+                "–" if x["p_holm"] is None else sf.format_p(x["p_holm"]),
+            ]
+        )
         if i == 0:
             bold.add((i, 1))
     header = [
@@ -194,7 +210,9 @@ def distribution_table(comp: Comparison, metric: str) -> Table:
     return Table([what, *STATS_LABELS], body)
 
 
-def plot_job_cdfs(r: Replay, table: pl.DataFrame, palette: Mapping[str, Any], unit: str, axes: Any) -> None:
+def plot_job_cdfs(
+    r: Replay, table: pl.DataFrame, palette: Mapping[str, Any], unit: str, axes: Any
+) -> None:
     """Empirical CDFs of the per-job wait (left) and bounded slowdown (right), one line per
     policy, log x (waits of 0 drawn at the axis' left edge)."""
     for ax, metric, label in (
@@ -213,8 +231,15 @@ def _cdf(ax: Axes, table: pl.DataFrame, metric: str, palette: Mapping[str, Any])
     for p in (p for p in palette if p in set(table.get_column("policy").to_list())):
         x = np.sort(table.filter(pl.col("policy") == p).get_column(metric).to_numpy())
         y = np.arange(1, x.size + 1) / x.size
-        ax.step(np.maximum(x, floor), y, where="post", color=palette[p], label=p,
-                linestyle=line_style(palette, p), linewidth=1.0)  # fmt: skip
+        ax.step(
+            np.maximum(x, floor),
+            y,
+            where="post",
+            color=palette[p],
+            label=p,
+            linestyle=line_style(palette, p),
+            linewidth=1.0,
+        )
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
     ax.set_ylim(0, 1.01)
@@ -233,9 +258,14 @@ def figures(
         out["replay_ratios.png"] = (
             figure(
                 lambda ax: rf.plot_ratio_to_reference(
-                    summ, reference=cfg.reference, metrics=means, palette=palette,
-                    what="Ratio of means", per="whole-log mean", ax=ax,
-                ),  # fmt: skip
+                    summ,
+                    reference=cfg.reference,
+                    metrics=means,
+                    palette=palette,
+                    what="Ratio of means",
+                    per="whole-log mean",
+                    ax=ax,
+                ),
                 (9, 4.5),
                 paper=(3.3, 3.4),
             ),

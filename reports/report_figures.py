@@ -135,5 +135,3 @@ def report_figures(
     if c.views is not None:
         out |= views_figures.figures(c.views, palette)
     return out | learning.agent_figures(c.results, palette)
-
-

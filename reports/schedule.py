@@ -349,9 +349,15 @@ def plot_schedule_diff(
     axis = axis or TimeAxis(Clock(step=None), hi - lo)
     for k, (df, ax) in enumerate(zip((a, b), axes[:2], strict=True)):
         plot_gantt(
-            df, layout="rows", color_by=color_by, buckets=buckets, legend=False, axis=axis,
-            window=(lo, hi), ax=ax,
-        )  # fmt: skip
+            df,
+            layout="rows",
+            color_by=color_by,
+            buckets=buckets,
+            legend=False,
+            axis=axis,
+            window=(lo, hi),
+            ax=ax,
+        )
         sd = cast("float", df.get_column("slowdown").mean())  # a float column
         ax.set_title(f"{names[k]} (average slowdown {sd:,.2f})", color=palette.get(names[k]))
     axes[1].set_ylabel("")

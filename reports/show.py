@@ -23,8 +23,8 @@ from schedlab.evaluation.clock import clock
 from schedlab.evaluation.metrics import length_buckets, per_jobset
 from schedlab.jobset import JobSet
 from schedlab.registry import parse_policy, parse_spec, policies, policy_name
-from schedlab.reports.figures import policy_palette
 from schedlab.reports.output import Plot, save
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.schedule import plot_gantt, plot_schedule_diff
 from schedlab.reports.time_axis import TimeAxis
 from schedlab.reports.timeline_figures import plot_timelines, timeline_quantities
@@ -125,9 +125,13 @@ def schedule_plot(
         else:
             for k, (df, ax) in enumerate(zip(parts, axes, strict=True)):
                 plot_gantt(
-                    df, buckets=buckets, legend=k == len(parts) - 1, axis=axis,
-                    window=(lo, hi), ax=ax,
-                )  # fmt: skip
+                    df,
+                    buckets=buckets,
+                    legend=k == len(parts) - 1,
+                    axis=axis,
+                    window=(lo, hi),
+                    ax=ax,
+                )
                 sd = cast("float", df["slowdown"].mean())  # a float column
                 ax.set_title(f"{names[k]} (average slowdown {sd:,.2f})")
                 if k:

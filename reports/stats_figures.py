@@ -2,7 +2,7 @@
 
 Like :mod:`schedlab.reports.figures`, every ``plot_*`` function draws on ``ax`` (the current
 Axes when None) and returns it, takes tidy tables computed by :mod:`schedlab.evaluation`, and
-colours policies with the palette of :func:`~schedlab.reports.figures.policy_palette`.
+colours policies with the palette of :func:`~schedlab.reports.palette.policy_palette`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from matplotlib.axes import Axes
 
 from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.reports.figures import (
-    metric_label,
     SHORT_METRIC,
+    metric_label,
     plain_log_ticks,
 )
 from schedlab.reports.output import fit_text, is_narrow

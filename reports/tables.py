@@ -40,7 +40,7 @@ def ci(v: float | None, lo: float | None, hi: float | None) -> str:
         return "–"
     if lo is None or hi is None or lo == hi == v:
         return num(v)
-    return f"{num(v)} [{num(lo)},\u00a0{num(hi)}]"  # breaks before the interval only
+    return f"{num(v)} [{num(lo)}, {num(hi)}]"
 
 
 def _fmt_ci(mean: float, low: float, high: float) -> str:

@@ -19,8 +19,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import PowerNorm
 
 from schedlab.evaluation.clock import Clock
-from schedlab.reports.figures import line_style
 from schedlab.reports.output import is_narrow, place_panel_legend
+from schedlab.reports.palette import line_style
 from schedlab.reports.time_axis import TimeAxis
 
 LABELS = {

@@ -86,9 +86,14 @@ def figures(
     order = [p for p in comp.order if p in set(rows.get_column("policy").to_list())]
     plot = figure(
         lambda ax: sf.plot_jobset_values(
-            rows, metric="bounded_slowdown", order=order, palette=palette, per="user", ax=ax,
+            rows,
+            metric="bounded_slowdown",
+            order=order,
+            palette=palette,
+            per="user",
+            ax=ax,
             title=f"Mean bounded slowdown of each user {comp.where()}",
-        ),  # fmt: skip
+        ),
         (9, 4.5),
     )
     caption = (
@@ -138,7 +143,7 @@ def blocks(
                 "p",
                 f"The {worst.height} users with the highest mean bounded slowdown under "
                 f"{comp.cfg.reference} (at least {us.MIN_JOBS} jobs each), and how "
-                + (f"{ranked[0]}, the best other policy, treats them." if ranked else "they fare.")
+                + (f"{ranked[0]}, the best other policy, treats them." if ranked else "they fare."),
             ),
         ]
     return out

@@ -143,9 +143,13 @@ def compute(
             raise
         rows = results.table.filter((pl.col("jobset") == k) & pl.col("policy").is_in(pair))
         return ScheduleViews(
-            jobset=k, load=load, policies=pair, jobs=rows, buckets=length_buckets(results),
+            jobset=k,
+            load=load,
+            policies=pair,
+            jobs=rows,
+            buckets=length_buckets(results),
             clock=clk,
-        )  # fmt: skip
+        )
     at_load = s.select(load=load) if load is not None else s
     full = tl.timeline(at_load)
     ids = [c for c in ("seed", "jobset") if c in s.jobs.columns]

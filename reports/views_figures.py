@@ -79,16 +79,25 @@ def gantt_figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, tup
     def draw_alloc(axes: Any) -> None:
         for part, ax in zip(parts, axes[:, 0], strict=True):
             plot_allocation(
-                part, resource=res, capacity=cap, machines=v.machines, buckets=v.buckets,
-                axis=axis, window=v.window, ax=ax,
-            )  # fmt: skip
+                part,
+                resource=res,
+                capacity=cap,
+                machines=v.machines,
+                buckets=v.buckets,
+                axis=axis,
+                window=v.window,
+                ax=ax,
+            )
             ax.set_title(str(part.get_column("policy")[0]), loc="left", fontsize="medium")
         for ax in axes[:-1, 0]:
             ax.set_xlabel("")
         axes[0, 0].legend(
-            handles=legend_handles(parts[0], v.buckets), title="Job length", frameon=False,
-            loc="upper left", bbox_to_anchor=(1.01, 1.0),
-        )  # fmt: skip
+            handles=legend_handles(parts[0], v.buckets),
+            title="Job length",
+            frameon=False,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+        )
 
     out["allocation.png"] = (
         panels(draw_alloc, (11, 2.6 * len(parts) + 0.6), nrows=len(parts), sharex=True),
@@ -117,9 +126,13 @@ def timeline_figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, 
     if v.whole and v.binned is not None:
         width = axis.span_text(v.bin_width)
         draw = lambda axes: plot_timelines(  # noqa: E731
-            v.binned, resources=v.resources, palette=palette, axes=axes[:, 0], axis=axis,
+            v.binned,
+            resources=v.resources,
+            palette=palette,
+            axes=axes[:, 0],
+            axis=axis,
             log=True,
-        )  # fmt: skip
+        )
         out["timeline.png"] = (
             panels(draw, size, nrows=n, sharex=True),
             f"The cluster over the whole log under every policy, means over bins of {width}: "

@@ -41,9 +41,7 @@ def machine_table(util: pl.DataFrame, resources: tuple[str, ...]) -> Table:
     return Table(header, rows)
 
 
-def summary_table(
-    v: ScheduleViews, order: list[str], *, settings: StatsSettings
-) -> Table | None:
+def summary_table(v: ScheduleViews, order: list[str], *, settings: StatsSettings) -> Table | None:
     """Per policy: time averages over a schedule (one row per schedule in ``v.summary``), as
     mean [CI] over jobsets (the seed and confidence of ``settings``, :data:`VIEW_RESAMPLES`
     resamples), or the values themselves when each policy has one schedule (a whole log)."""
@@ -74,9 +72,7 @@ def summary_table(
         **{f"mean_util_{r}": f"{r} in use (%)" for r in v.resources},
     }
     if v.whole:
-        cells = {
-            (r["policy"], m): num(r[m]) for r in scaled.iter_rows(named=True) for m in metrics
-        }
+        cells = {(r["policy"], m): num(r[m]) for r in scaled.iter_rows(named=True) for m in metrics}
     else:
         quick = replace(settings, n_resamples=VIEW_RESAMPLES)
         s = summarize(scaled, metrics=metrics, by=("policy",), settings=quick)
@@ -107,7 +103,9 @@ def blocks(
         if n in images
     ]
     closeup = [
-        ("figure", (n, images[n][1])) for n in ("schedule_diff.png", "allocation.png") if n in images
+        ("figure", (n, images[n][1]))
+        for n in ("schedule_diff.png", "allocation.png")
+        if n in images
     ]
     if v.whole:
         out: list[Block] = [

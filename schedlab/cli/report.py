@@ -109,11 +109,14 @@ def show_cmd(
 @click.command("export", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
 @click.option(
-    "--format", "fmt", type=click.Choice(["csv", "ndjson", "swf", "batsim"]), default="csv",
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "ndjson", "swf", "batsim"]),
+    default="csv",
     show_default=True,
     help="csv/ndjson: every per-job row; swf: one schedule as an SWF log (simulated waits); "
     "batsim: one schedule as Batsim's _jobs.csv (evalys reads both).",
-)  # fmt: skip
+)
 @_jobs_option("to add the jobs' demands")
 @click.option("--policy", help="Policy of the schedule (swf, batsim; default: the only one).")
 @click.option(
@@ -122,9 +125,14 @@ def show_cmd(
 @click.option("--workload", help="Workload of an experiment directory (swf, batsim).")
 @output_option("File to write; csv/ndjson put the metadata in <name>.meta.json beside it.")
 def export_cmd(
-    results: Path, fmt: str, jobs: Path | None, policy: str | None, jobset: int | None,
-    workload: str | None, output: Path,
-) -> None:  # fmt: skip
+    results: Path,
+    fmt: str,
+    jobs: Path | None,
+    policy: str | None,
+    jobset: int | None,
+    workload: str | None,
+    output: Path,
+) -> None:
     """Write the per-job results of RESULTS (a results file or an experiment directory) for
     other tools: one row per policy and job, with the jobs' demands when known; or one
     schedule (one policy on one jobset) as an SWF log or a Batsim _jobs.csv."""

@@ -93,11 +93,15 @@ def test_timeline_conserves_work_waiting_and_capacity(sim: tuple[JobSet, Results
     s = schedules(res, js)
     tl = timeline(s)
     held = (pl.col("time").shift(-1).over("policy", "jobset") - pl.col("time")).fill_null(0)
-    per = tl.with_columns(held.alias("held")).group_by("policy", "jobset").agg(
-        (pl.col("running") * pl.col("held")).sum(),
-        (pl.col("queue") * pl.col("held")).sum(),
-        (pl.col("util_cpu") * pl.col("held")).sum(),
-        pl.col("time").max().alias("span"),
+    per = (
+        tl.with_columns(held.alias("held"))
+        .group_by("policy", "jobset")
+        .agg(
+            (pl.col("running") * pl.col("held")).sum(),
+            (pl.col("queue") * pl.col("held")).sum(),
+            (pl.col("util_cpu") * pl.col("held")).sum(),
+            pl.col("time").max().alias("span"),
+        )
     )
     jobs = s.jobs.group_by("policy", "jobset").agg(
         pl.col("duration").sum().alias("work"),
@@ -201,10 +205,17 @@ def test_machine_utilisation_accounts_for_the_work_on_each_machine() -> None:
 
 def test_schedules_of_jobs_killed_at_their_request() -> None:
     """A job killed at its estimate ran the estimate: its results match the JobSet."""
-    jobs = pl.DataFrame({
-        "jobset": [0, 0], "job_id": [0, 1], "arrival": [0, 1], "duration": [10, 4],
-        "estimate": [6, 4], "cpu": [5.0, 6.0],
-    }, schema_overrides={"jobset": pl.Int32})  # fmt: skip
+    jobs = pl.DataFrame(
+        {
+            "jobset": [0, 0],
+            "job_id": [0, 1],
+            "arrival": [0, 1],
+            "duration": [10, 4],
+            "estimate": [6, 4],
+            "cpu": [5.0, 6.0],
+        },
+        schema_overrides={"jobset": pl.Int32},
+    )
     js = JobSet.create(jobs, JobSetMeta(resources=("cpu",), capacity=(10.0,)))
     res = simulate(js, [FCFS()], {"slots": None})
     assert res.table.get_column("killed").to_list() == [True, False]
@@ -245,12 +256,18 @@ def test_events_match_the_step_by_step_definition(d: int) -> None:
     start = arrival + rng.integers(0, 15, n)
     duration = rng.integers(1, 8, n)
     names = ("cpu", "mem", "gpu")[:d]
-    table = pl.DataFrame({
-        "policy": ["p"] * n, "jobset": pl.Series([0] * n, dtype=pl.Int32),
-        "job_id": np.arange(n), "arrival": arrival, "start": start, "finish": start + duration,
-        "duration": duration,
-        **{r: rng.integers(1, 6, n).astype(float) for r in names},
-    })  # fmt: skip
+    table = pl.DataFrame(
+        {
+            "policy": ["p"] * n,
+            "jobset": pl.Series([0] * n, dtype=pl.Int32),
+            "job_id": np.arange(n),
+            "arrival": arrival,
+            "start": start,
+            "finish": start + duration,
+            "duration": duration,
+            **{r: rng.integers(1, 6, n).astype(float) for r in names},
+        }
+    )
     s = Schedules(table, names, (12.0,) * d, {})
     tl = timeline(s)
     dense = _dense(s)
@@ -263,11 +280,18 @@ def test_events_match_the_step_by_step_definition(d: int) -> None:
 
 def test_timeline_cost_does_not_depend_on_the_makespan() -> None:
     """Two jobs a trillion steps apart: a handful of rows, not a dense array."""
-    table = pl.DataFrame({
-        "policy": ["p", "p"], "jobset": pl.Series([0, 0], dtype=pl.Int32), "job_id": [0, 1],
-        "arrival": [0, 10**12], "start": [5, 10**12], "finish": [10, 10**12 + 3],
-        "duration": [5, 3], "cpu": [1.0, 2.0],
-    })  # fmt: skip
+    table = pl.DataFrame(
+        {
+            "policy": ["p", "p"],
+            "jobset": pl.Series([0, 0], dtype=pl.Int32),
+            "job_id": [0, 1],
+            "arrival": [0, 10**12],
+            "start": [5, 10**12],
+            "finish": [10, 10**12 + 3],
+            "duration": [5, 3],
+            "cpu": [1.0, 2.0],
+        }
+    )
     tl = timeline(Schedules(table, ("cpu",), (4.0,), {}))
     assert tl["time"].to_list() == [0, 5, 10, 10**12, 10**12 + 3]
     assert tl["queue"].to_list() == [1, 0, 0, 0, 0]

@@ -11,6 +11,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -75,12 +77,15 @@ def evalys_workload(path: Path) -> object:
         pd.read_csv = original
 
 
-def test_swf_export_reads_back_to_the_same_jobs(kth: tuple[JobSet, Results], tmp_path: Path) -> None:
+def test_swf_export_reads_back_to_the_same_jobs(
+    kth: tuple[JobSet, Results], tmp_path: Path
+) -> None:
     js, res = kth
     out = export_results(res, tmp_path / "sjf.swf", format="swf", jobs=js, policy="sjf+easy")
     assert set(out) == {"data"}
     text = out["data"].read_text()
-    assert "; UnixStartTime: " in text and "; MaxProcs: 100" in text
+    assert "; UnixStartTime: " in text
+    assert "; MaxProcs: 100" in text
     back = read_swf(out["data"], options=TraceOptions()).jobs.jobs
     sim = res.table.filter(pl.col("policy") == "sjf+easy").sort("job_id")
     orig = js.jobs.sort("job_id")
@@ -126,9 +131,12 @@ def test_evalys_opens_the_batsim_export(kth: tuple[JobSet, Results], tmp_path: P
     table = pl.read_csv(path["data"])
     assert tuple(table.columns) == BATSIM_COLUMNS
     ev = EvalysJobSet.from_csv(str(path["data"]))
-    assert ev.MaxProcs <= 100 and len(ev.df) == table.height
+    assert ev.MaxProcs <= 100
+    assert len(ev.df) == table.height
     # evalys' processor count per job is what the schedule held
-    np.testing.assert_array_equal(ev.df["proc_alloc"].to_numpy(), table["requested_number_of_resources"].to_numpy())
+    np.testing.assert_array_equal(
+        ev.df["proc_alloc"].to_numpy(), table["requested_number_of_resources"].to_numpy()
+    )
     # its utilisation (processors in use after each event) is our timeline's, event by event
     load = ev.utilisation["load"]
     s = schedules(res, js).select(policies=["sjf+easy"])
@@ -142,9 +150,16 @@ def test_allocation_never_holds_a_processor_twice(kth: tuple[JobSet, Results]) -
     js, res = kth
     s = schedules(res, js).select(policies=["fcfs+easy"]).jobs
     ranges = allocate(s, "procs", 100.0)
-    held = ranges.with_columns(n=pl.col("last") - pl.col("first") + 1).group_by("row").agg(pl.col("n").sum())
+    held = (
+        ranges.with_columns(n=pl.col("last") - pl.col("first") + 1)
+        .group_by("row")
+        .agg(pl.col("n").sum())
+    )
     procs = s["procs"].to_numpy()
-    assert held.sort("row")["n"].to_list() == procs[held.sort("row")["row"].to_numpy()].astype(int).tolist()
+    assert (
+        held.sort("row")["n"].to_list()
+        == procs[held.sort("row")["row"].to_numpy()].astype(int).tolist()
+    )
     busy: dict[int, list[tuple[int, int]]] = {}
     start, finish = s["start"].to_numpy(), s["finish"].to_numpy()
     for row, first, last in ranges.iter_rows():
@@ -152,21 +167,26 @@ def test_allocation_never_holds_a_processor_twice(kth: tuple[JobSet, Results]) -
             busy.setdefault(u, []).append((start[row], finish[row]))
     for spans in busy.values():
         spans.sort()
-        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
     assert procset(ranges.head(2), 3)[2] == ""
 
 
 def test_a_schedule_must_be_named_and_whole(kth: tuple[JobSet, Results], tmp_path: Path) -> None:
     js, res = kth
-    with pytest.raises(ResultsError, match="name one with --policy .*fcfs\\+easy, sjf\\+easy"):
+    with pytest.raises(ResultsError, match=r"name one with --policy .*fcfs\+easy, sjf\+easy"):
         export_results(res, tmp_path / "x.swf", format="swf", jobs=js)
     with pytest.raises(ResultsError, match="policy 'sjf' is not in the results"):
         export_results(res, tmp_path / "x.swf", format="swf", jobs=js, policy="sjf")
     frame = pl.DataFrame({"job_id": [0, 1], "cpu": [1.0, 0.5]})
-    with pytest.raises(ResultsError, match="job 1 demands 0.5 cpu: SWF and Batsim count whole"):
+    with pytest.raises(ResultsError, match=r"job 1 demands 0\.5 cpu: SWF and Batsim count whole"):
         whole_units(frame, "cpu")
     with pytest.raises(ResultsError, match="needs the jobs' demands"):
-        export_results(Results(res.table, {**res.meta, "jobset": {}}), tmp_path / "x.swf", format="swf", policy="sjf+easy")
+        export_results(
+            Results(res.table, {**res.meta, "jobset": {}}),
+            tmp_path / "x.swf",
+            format="swf",
+            policy="sjf+easy",
+        )
 
 
 def test_cli_exports_a_schedule(kth: tuple[JobSet, Results], tmp_path: Path) -> None:
@@ -175,8 +195,12 @@ def test_cli_exports_a_schedule(kth: tuple[JobSet, Results], tmp_path: Path) -> 
     js.write_parquet(tmp_path / "j.parquet")
     out = tmp_path / "s.swf"
     args = ["export", str(tmp_path / "r.parquet"), "--jobs", str(tmp_path / "j.parquet")]
-    run = CliRunner().invoke(main, [*args, "--format", "swf", "--policy", "sjf+easy", "-o", str(out)])
+    run = CliRunner().invoke(
+        main, [*args, "--format", "swf", "--policy", "sjf+easy", "-o", str(out)]
+    )
     assert run.exit_code == 0, run.output
-    assert f"wrote {out}" in run.output and out.is_file()
+    assert f"wrote {out}" in run.output
+    assert out.is_file()
     bad = CliRunner().invoke(main, [*args, "--format", "batsim", "-o", str(tmp_path / "b.csv")])
-    assert bad.exit_code != 0 and "name one with --policy" in bad.output
+    assert bad.exit_code != 0
+    assert "name one with --policy" in bad.output

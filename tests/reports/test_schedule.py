@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from schedlab.evaluation.schedules import schedules
 from schedlab.evaluation.timeline import timeline
 from schedlab.jobset import JobSet
-from schedlab.reports.figures import policy_palette
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.schedule import job_colors, plot_gantt, plot_schedule_diff
 from schedlab.reports.timeline_figures import plot_timeline, plot_timelines
 from schedlab.results import Results
@@ -169,7 +169,8 @@ def test_timelines_draw_each_quantity_per_policy(results: Results, jobs: JobSet)
         "Queued work\n(steps of the cluster)",
         "Fragmented",
     ]
-    assert axes[0].get_legend() is not None
+    (legend,) = axes[0].figure.legends  # one legend for the panels, beside them
+    assert [t.get_text() for t in legend.get_texts()] == ["sjf", "fcfs", "packer"]
     dashes = {line.get_linestyle() for line in axes[2].get_lines()}
     assert len(dashes) == 3  # one dash pattern per policy, so equal lines stay visible
 

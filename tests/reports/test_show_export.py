@@ -73,16 +73,16 @@ def test_show_lays_out_gantt_charts_and_timelines(results: Results, jobs: JobSet
 
     k = int(results.table["jobset"][0])
     for names, gantts, timelines in (
-        (["sjf", "fcfs"], 3, 4),
-        (["sjf", "fcfs", "packer"], 3, 4),
-        (["sjf"], 1, 4),
+        (["sjf", "fcfs"], 3, 5),
+        (["sjf", "fcfs", "packer"], 3, 5),
+        (["sjf"], 1, 5),
     ):
         plot = schedule_plot(results, jobset=k, policies=names, jobs=jobs)
         fig = Figure()
         plot.draw(fig)
         top, bottom = fig.subfigs
         assert len(top.axes) == gantts
-        assert len(bottom.axes) == timelines  # cpu, mem, queue, fragmentation
+        assert len(bottom.axes) == timelines  # cpu, mem, queue, queued work, fragmentation
         titles = [ax.get_title() for ax in top.axes[: len(names)]]
         assert [t.split(" (")[0] for t in titles] == names
     without = schedule_plot(results, jobset=k, policies=["sjf"])  # no JobSet: Gantt only
