@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ import polars as pl
 
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.reports.latex import to_latex
-from schedlab.reports.output import FigureOptions, Plot, render
+from schedlab.reports.output import FigureOptions, Plot, draw, encode
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
@@ -234,14 +235,20 @@ def write_bundle(
             df.write_csv(tmp)
         paths[Path(name).stem] = out / name
     embedded: dict[str, bytes] = {}
-    for name, (plot, _) in images.items():
-        files = render(
-            plot,
-            ("png", *opts.vector_formats),
-            dpi=opts.dpi,
-            html_dpi=opts.html_dpi,
-            style=opts.style,
-        )
+    with ThreadPoolExecutor(max_workers=2) as pool:  # encode one figure while drawing the next
+        pending = [
+            (
+                name,
+                pool.submit(
+                    encode,
+                    draw(plot, ("png", *opts.vector_formats), dpi=opts.dpi, style=opts.style),
+                    opts.html_dpi / opts.dpi,
+                ),
+            )
+            for name, (plot, _) in images.items()
+        ]
+    for name, job in pending:
+        files = job.result()
         embedded[name] = files.pop("html")
         for key, data in files.items():
             target = out / (name if key == "png" else f"{Path(name).stem}.{key}")

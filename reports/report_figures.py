@@ -86,8 +86,8 @@ def _sweep_figures(c: Computed, palette: dict[str, Any]) -> dict[str, tuple[Plot
                 else "."
             ),
         )
-    if c.ratios.get_column("ratio").drop_nulls().len():
-        pols = [p for p in c.comp.order if p != cfg.reference]
+    pols = [p for p in c.comp.order if p != cfg.reference]
+    if c.ratios.get_column("ratio").drop_nulls().len() and len(pols) > 1:  # else: the table
         n_loads = max(c.n_loads, 1)
         out["ratio_grid.png"] = (
             figure(

@@ -15,6 +15,7 @@ from typing import Any, cast
 import polars as pl
 
 import schedlab
+from schedlab import registry
 from schedlab.evaluation.compare import EXACT_MAX, TIE_RTOL, ZERO_METHOD
 from schedlab.evaluation.metrics import SECONDS, policy_order
 from schedlab.evaluation.stats import CI_METHOD
@@ -122,6 +123,16 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
         ),
         ("note", design),
     ]
+    dag_only = dag_orders_without_dags(c.results)
+    if dag_only:
+        blocks.append(
+            (
+                "warning",
+                f"{', '.join(dag_only)} order the tasks of DAG jobs by their critical paths; this "
+                "workload has no DAGs, where srjf is sjf and cpf orders by run time: compare "
+                "them on a DAG workload.",
+            )
+        )
     if not same_jobsets(c.per_jobset):
         blocks.append(
             (
@@ -148,6 +159,16 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
             )
         )
     return blocks
+
+
+def dag_orders_without_dags(results: Results) -> list[str]:
+    """The policies of ``results`` whose job order is DAG-only (registry tag ``dag``) when the
+    workload has no DAG jobs."""
+    table = results.table
+    if "dag" in table.columns and table.get_column("dag").null_count() < table.height:
+        return []
+    dag = set(registry.policies.names(tag="dag"))
+    return [p for p in policy_order(results) if registry.policy_name(p) in dag]
 
 
 def skipped_blocks(experiment: Mapping[str, Any]) -> list[Block]:
