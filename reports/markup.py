@@ -13,8 +13,8 @@ from __future__ import annotations
 import base64
 import html
 import re
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
