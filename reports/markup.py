@@ -34,6 +34,7 @@ table { border-collapse: collapse; margin: 1em 0; font-size: .85em; }
 th, td { border: 1px solid #ddd; padding: .3em .6em; text-align: right; }
 td { white-space: normal; min-width: 3.5em; } th { white-space: normal; }
 td:first-child { white-space: nowrap; }
+table.wide { font-size: .74em; } table.wide th, table.wide td { padding: .25em .35em; }
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f4f4f4; }
 figure { margin: 1.5em 0; } figure img { max-width: 100%; }
@@ -45,6 +46,8 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .85em; }
 """
 
 
+WIDE = 8
+"""Tables with more columns than this are set smaller, so that they fit the page."""
 INTERVAL = re.compile(r"\[[^\]]*\]")
 """An interval in a cell (``[1.2, 3.4]``): an HTML cell wraps before it, never inside it."""
 
@@ -145,8 +148,9 @@ def html_table(t: Table) -> str:
         for i, row in enumerate(t.rows)
     )
     notes = "".join(f"\n<p class='tnote'>{html.escape(n)}</p>" for n in t.notes)
+    wide = " class='wide'" if len(t.header) > WIDE else ""
     return (
-        f"<div class='scroll'><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n"
+        f"<div class='scroll'><table{wide}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n"
         f"</tbody>\n</table></div>{notes}"
     )
 
