@@ -100,7 +100,7 @@ def plot_allocation(
             axis=1,
         )
         ax.add_collection(
-            PolyCollection(boxes, facecolors=[color], edgecolors="white", linewidths=0.3)
+            PolyCollection(list(boxes), facecolors=[color], edgecolors="white", linewidths=0.3)
         )
     for m in range(1, machines):
         ax.axhline(m * capacity / machines, color="0.3", linewidth=0.5)

@@ -101,8 +101,10 @@ def export_results(
     js = JobSet.read_parquet(jobs) if isinstance(jobs, str | os.PathLike) else jobs
     parts = _sources(source, js)
     if format in SCHEDULE_FORMATS:
-        which = {"policy": policy, "jobset": jobset, "workload": workload}
-        return {"data": write_schedule(parts, out, format=format, **which)}
+        path = write_schedule(
+            parts, out, format=format, policy=policy, jobset=jobset, workload=workload
+        )
+        return {"data": path}
     table = pl.concat([export_table(r, j) for r, j in parts], how="diagonal_relaxed")
     target = Path(out)
     with atomic_path(target) as tmp:

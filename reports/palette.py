@@ -22,7 +22,7 @@ import seaborn as sns
 Color = tuple[float, float, float]
 
 COLORS: tuple[Color, ...] = tuple(
-    tuple(c)  # type: ignore[misc]
+    (float(c[0]), float(c[1]), float(c[2]))
     for c in (
         *sns.color_palette("colorblind", 10),
         *sns.color_palette("dark", 10),

@@ -153,7 +153,7 @@ def plot_gantt(
     """
     ax = ax if ax is not None else plt.gca()
     df = _one_schedule(jobs)
-    end = max(int(df.get_column("finish").max() or 1), 1)  # type: ignore[call-overload]
+    end = max(int(cast("int | None", df.get_column("finish").max()) or 1), 1)
     lo, hi = window if window is not None else (0.0, float(end))
     axis = axis or TimeAxis(Clock(step=None), hi - lo)
     if layout is None:
@@ -238,7 +238,7 @@ def _bars(
                 ],
                 axis=1,
             )
-            ax.add_collection(PolyCollection(boxes, facecolors=[colors[name]], linewidths=0))
+            ax.add_collection(PolyCollection(list(boxes), facecolors=[colors[name]], linewidths=0))
 
 
 def x_of(axis: TimeAxis, steps: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ where the trace gives its start, else hours or days, else steps.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -75,7 +75,8 @@ def plot_timeline(
         Axes to draw on; the current Axes if None.
     """
     ax = ax if ax is not None else plt.gca()
-    axis = axis or TimeAxis(Clock(step=None), float(tl.get_column("time").max() or 1))
+    end = cast("float | None", tl.get_column("time").max()) or 1.0
+    axis = axis or TimeAxis(Clock(step=None), float(end))
     scale = 3600.0 / axis.clock.step if quantity == "queued_work" and axis.clock.step else 1.0
     have = set(tl.get_column("policy").unique().to_list())
     for policy in (p for p in palette if p in have):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from schedlab.reports.allocation_figures import legend_handles, plot_allocation
@@ -45,7 +46,7 @@ def _window_text(v: ScheduleViews) -> str:
     axis = _window_axis(v)
     lo, hi = v.window
     if axis.dated:
-        first = axis.values([lo])[0]
+        first = axis.values(np.array([lo]))[0]
         when = f"from {str(first)[:16].replace('T', ' ')} ({axis.clock.zone or 'UTC'})"
     else:
         when = f"from {_axis(v).span_text(lo)} after the start"
@@ -123,10 +124,11 @@ def timeline_figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, 
         "them) and fragmented capacity (free capacity no waiting job fits into, mean over "
         "resources)"
     )
-    if v.whole and v.binned is not None:
+    binned = v.binned
+    if v.whole and binned is not None:
         width = axis.span_text(v.bin_width)
         draw = lambda axes: plot_timelines(  # noqa: E731
-            v.binned,
+            binned,
             resources=v.resources,
             palette=palette,
             axes=axes[:, 0],
@@ -138,11 +140,11 @@ def timeline_figures(v: ScheduleViews, palette: Mapping[str, Any]) -> dict[str, 
             f"The cluster over the whole log under every policy, means over bins of {width}: "
             f"{what}. Waiting jobs and queued work on a log scale (linear below 1).",
         )
-        order = [p for p in palette if p in set(v.binned.get_column("policy").to_list())]
+        order = [p for p in palette if p in set(binned.get_column("policy").to_list())]
         out["queue_heatmap.png"] = (
             panels(
                 lambda axes: plot_queue_heatmap(
-                    v.binned, order=order, axis=axis, quantity="queued_work", ax=axes[0, 0]
+                    binned, order=order, axis=axis, quantity="queued_work", ax=axes[0, 0]
                 ),
                 (10, 0.9 + 0.32 * len(order)),
             ),
