@@ -9,6 +9,7 @@ file type follows the suffix (``.pdf``, ``.svg`` or ``.png``).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -28,7 +29,7 @@ from schedlab.reports.palette import policy_palette
 from schedlab.reports.schedule import plot_gantt, plot_schedule_diff
 from schedlab.reports.time_axis import TimeAxis
 from schedlab.reports.timeline_figures import plot_timelines, timeline_quantities
-from schedlab.reports.views import busiest_window
+from schedlab.reports.views import BINS, busiest_window, nice_width
 from schedlab.results import Results
 
 
@@ -65,6 +66,41 @@ def resolve_policy(results: Results, wanted: str) -> str:
         msg = f"{what} of the results matches {wanted!r}; the results hold {names}"
         raise ResultsError(msg)
     return hits[0]
+
+
+MAX_EXACT = 5_000
+"""Event rows per policy drawn exactly; a longer schedule is drawn as time averages over bins."""
+UNITS = {"s": 1.0, "min": 60.0, "h": 3_600.0, "d": 86_400.0}
+"""Units of ``schedlab show --window`` and their seconds."""
+
+
+def parse_window(text: str, step: float | None) -> tuple[float, float]:
+    """``"36h:48h"`` as a window in steps of ``step`` seconds (plain numbers are steps).
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not ``FROM:TO`` with ``FROM < TO``, or uses a unit without a step length.
+    """
+    parts = text.split(":")
+    if len(parts) != 2:
+        msg = f"{text!r}: give FROM:TO, e.g. 36h:48h"
+        raise ValueError(msg)
+    ends = []
+    for part in parts:
+        match = re.fullmatch(r"\s*([0-9.]+)\s*(s|min|h|d)?\s*", part)
+        if match is None:
+            msg = f"{text!r}: {part!r} is not a time (a number, then s, min, h or d)"
+            raise ValueError(msg)
+        value, unit = float(match.group(1)), match.group(2)
+        if unit is not None and not step:
+            msg = f"{text!r}: this workload is defined in steps; give the window in steps"
+            raise ValueError(msg)
+        ends.append(value if unit is None else value * UNITS[unit] / float(step or 1.0))
+    if not ends[0] < ends[1]:
+        msg = f"{text!r}: FROM must come before TO"
+        raise ValueError(msg)
+    return ends[0], ends[1]
 
 
 def schedule_plot(
@@ -107,6 +143,9 @@ def schedule_plot(
     if window is None and timeline is not None:
         window = busiest_window(timeline.filter(pl.col("policy") == names[0]), parts[0].height, clk)
     end = float(max(int(df.get_column("finish").max()) for df in parts))  # type: ignore[arg-type]
+    drawn = timeline
+    if timeline is not None and timeline.height > MAX_EXACT * len(names):  # a long log: bins
+        drawn = tl.binned(timeline, nice_width(end / BINS, clk))
     lo, hi = window if window is not None else (0.0, end)
     axis = TimeAxis(clk, hi - lo)
 
@@ -140,7 +179,7 @@ def schedule_plot(
         if bottom is not None and timeline is not None:
             rows = bottom.subplots(n_rows, 1, sharex=True, squeeze=False)[:, 0]
             whole = TimeAxis(clk, end)
-            plot_timelines(timeline, resources=resources, palette=palette, axes=rows, axis=whole)
+            plot_timelines(drawn, resources=resources, palette=palette, axes=rows, axis=whole)
 
     width = 4.5 * len(parts) + (2 if len(parts) == 2 else 1.5)
     height = 5.5 + (1.5 * n_rows if timeline is not None else 0)

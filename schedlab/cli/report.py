@@ -83,12 +83,19 @@ def report_cmd(
     "deeprm:deeprm-1.3 (repeatable; two draw their difference; default: the first).",
 )  # fmt: skip
 @click.option("--workload", help="Workload of an experiment directory (default: its only one).")
+@click.option(
+    "--window",
+    metavar="FROM:TO",
+    help="Times of the Gantt charts since the jobset's start, e.g. 36h:48h or 2d:3d (units s, "
+    "min, h, d; plain numbers are steps). Default: all of a jobset of up to 600 jobs, else the "
+    "window where the first policy's queued work is largest.",
+)
 @_jobs_option("for utilisation, queue and fragmentation")
 @_style_options
 @output_option("Figure file: .pdf, .svg or .png.")
 def show_cmd(
     results: Path, jobset: int | None, policy_specs: tuple[str, ...], workload: str | None,
-    jobs: Path | None, dpi: int, style: str, output: Path,
+    window: str | None, jobs: Path | None, dpi: int, style: str, output: Path,
 ) -> None:  # fmt: skip
     """Draw the schedules of one jobset of RESULTS (a results file or an experiment directory).
 
@@ -97,11 +104,23 @@ def show_cmd(
     policies, and utilisation per resource, queue length and fragmentation over time.
     """
     from schedlab.reports.experiment import load_results
-    from schedlab.reports.show import write_schedule_figure
+    from schedlab.reports.show import parse_window, write_schedule_figure
 
     res, js = load_results(results, workload=workload, jobs=jobs)
+    step = res.meta.get("jobset", {}).get("time_step_seconds")
+    try:
+        steps = parse_window(window, step) if window is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--window") from None
     path = write_schedule_figure(
-        res, output, jobset=jobset, policies=policy_specs, jobs=js, dpi=dpi, style=style
+        res,
+        output,
+        jobset=jobset,
+        policies=policy_specs,
+        jobs=js,
+        window=steps,
+        dpi=dpi,
+        style=style,
     )
     click.echo(f"wrote {path}")
 
