@@ -28,6 +28,8 @@ from schedlab.reports.tables import ci, num
 from schedlab.reports.units import TimeScale
 
 DAY = 86_400.0
+CDF_POINTS = 2_000
+"""Points of a per-job CDF drawn (more jobs are thinned to evenly spaced ranks)."""
 STATS = ("mean", "p50", "p90", "p99", "max")
 STATS_LABELS = ("mean", "median", "90th pct.", "99th pct.", "max")
 
@@ -231,6 +233,9 @@ def _cdf(ax: Axes, table: pl.DataFrame, metric: str, palette: Mapping[str, Any])
     for p in (p for p in palette if p in set(table.get_column("policy").to_list())):
         x = np.sort(table.filter(pl.col("policy") == p).get_column(metric).to_numpy())
         y = np.arange(1, x.size + 1) / x.size
+        if x.size > CDF_POINTS:  # what a page can show: every 1/CDF_POINTS of the jobs, the ends
+            keep = np.unique(np.r_[np.linspace(0, x.size - 1, CDF_POINTS).astype(int), x.size - 1])
+            x, y = x[keep], y[keep]
         ax.step(
             np.maximum(x, floor),
             y,

@@ -29,7 +29,7 @@ from schedlab.reports.palette import policy_palette
 from schedlab.reports.schedule import plot_gantt, plot_schedule_diff
 from schedlab.reports.time_axis import TimeAxis
 from schedlab.reports.timeline_figures import plot_timelines, timeline_quantities
-from schedlab.reports.views import BINS, busiest_window, nice_width
+from schedlab.reports.views import busiest_window
 from schedlab.results import Results
 
 
@@ -68,8 +68,6 @@ def resolve_policy(results: Results, wanted: str) -> str:
     return hits[0]
 
 
-MAX_EXACT = 5_000
-"""Event rows per policy drawn exactly; a longer schedule is drawn as time averages over bins."""
 UNITS = {"s": 1.0, "min": 60.0, "h": 3_600.0, "d": 86_400.0}
 """Units of ``schedlab show --window`` and their seconds."""
 
@@ -143,9 +141,6 @@ def schedule_plot(
     if window is None and timeline is not None:
         window = busiest_window(timeline.filter(pl.col("policy") == names[0]), parts[0].height, clk)
     end = float(max(int(df.get_column("finish").max()) for df in parts))  # type: ignore[arg-type]
-    drawn = timeline
-    if timeline is not None and timeline.height > MAX_EXACT * len(names):  # a long log: bins
-        drawn = tl.binned(timeline, nice_width(end / BINS, clk))
     lo, hi = window if window is not None else (0.0, end)
     axis = TimeAxis(clk, hi - lo)
 
@@ -179,7 +174,7 @@ def schedule_plot(
         if bottom is not None and timeline is not None:
             rows = bottom.subplots(n_rows, 1, sharex=True, squeeze=False)[:, 0]
             whole = TimeAxis(clk, end)
-            plot_timelines(drawn, resources=resources, palette=palette, axes=rows, axis=whole)
+            plot_timelines(timeline, resources=resources, palette=palette, axes=rows, axis=whole)
 
     width = 4.5 * len(parts) + (2 if len(parts) == 2 else 1.5)
     height = 5.5 + (1.5 * n_rows if timeline is not None else 0)

@@ -17,6 +17,8 @@ from matplotlib.axes import Axes
 
 from schedlab.evaluation.clock import Clock
 
+NICE_SECONDS = (60, 300, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
+"""Bin and window widths in seconds (a minute to a week), for a trace with real times."""
 UNITS = (("days", 86_400.0), ("hours", 3_600.0), ("minutes", 60.0), ("seconds", 1.0))
 """Units of a time axis without dates, largest first, with their length in seconds."""
 
@@ -86,3 +88,13 @@ class TimeAxis:
             ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         if label:
             ax.set_xlabel(self.label())
+
+
+def nice_width(steps: float, clk: Clock) -> float:
+    """A width of about ``steps`` steps that reads well: a round number of minutes, hours or
+    days (the largest of :data:`NICE_SECONDS` not above it) with real times, else whole steps."""
+    if clk.step is None:
+        return float(max(1, round(steps)))
+    seconds = steps * clk.step
+    fit = [s for s in NICE_SECONDS if s <= seconds] or [NICE_SECONDS[0]]
+    return max(fit[-1] / clk.step, 1.0)

@@ -19,10 +19,15 @@ from matplotlib.axes import Axes
 from matplotlib.colors import PowerNorm
 
 from schedlab.evaluation.clock import Clock
+from schedlab.evaluation.timeline import binned
 from schedlab.reports.output import is_narrow, place_panel_legend
 from schedlab.reports.palette import line_style
-from schedlab.reports.time_axis import TimeAxis
+from schedlab.reports.time_axis import TimeAxis, nice_width
 
+MAX_EXACT = 5_000
+"""Event rows per policy drawn as they are; a longer schedule is drawn as time averages over
+:data:`BINS` bins (exact integrals of the step functions: nothing a page could show is lost)."""
+BINS = 200
 LABELS = {
     "running": "Running jobs",
     "queue": "Waiting jobs",
@@ -130,6 +135,11 @@ def plot_timelines(
     :func:`plot_timeline`.
     """
     quantities = timeline_quantities(resources)
+    per_policy = tl.height / max(tl.get_column("policy").n_unique(), 1)
+    if per_policy > MAX_EXACT:
+        end = cast("float | None", tl.get_column("time").max()) or 1.0
+        axis = axis or TimeAxis(Clock(step=None), float(end))
+        tl = binned(tl, nice_width(axis.span / BINS, axis.clock))  # what a page can show
     for k, (q, ax) in enumerate(zip(quantities, axes, strict=True)):
         plot_timeline(tl, quantity=q, palette=palette, axis=axis, log=log, ax=ax)
         if k < len(quantities) - 1:

@@ -28,14 +28,13 @@ from schedlab.evaluation import timeline as tl
 from schedlab.evaluation.clock import Clock, clock
 from schedlab.evaluation.metrics import length_buckets
 from schedlab.jobset import JobSet
+from schedlab.reports.time_axis import nice_width
 from schedlab.results import Results
 
 GANTT_JOBS = 300
 """About how many jobs a Gantt chart of the report shows (a window of a larger jobset)."""
 BINS = 120
 """About how many time bins the averages over a whole log have (then rounded to a nice width)."""
-NICE_SECONDS = (60, 300, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
-"""Bin and window widths in seconds (a minute to a week), for a trace with real times."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -80,16 +79,6 @@ class ScheduleViews:
     machine_util: pl.DataFrame | None = None
     """:func:`~schedlab.evaluation.schedules.machine_utilisation` of every jobset at the load,
     when the jobs ran on several machines."""
-
-
-def nice_width(steps: float, clk: Clock) -> float:
-    """A width of about ``steps`` steps that reads well: a round number of minutes, hours or
-    days (the largest of :data:`NICE_SECONDS` not above it) with real times, else whole steps."""
-    if clk.step is None:
-        return float(max(1, round(steps)))
-    seconds = steps * clk.step
-    fit = [s for s in NICE_SECONDS if s <= seconds] or [NICE_SECONDS[0]]
-    return max(fit[-1] / clk.step, 1.0)
 
 
 def busiest_window(
