@@ -42,7 +42,7 @@ def quantity_label(quantity: str, axis: TimeAxis | None = None) -> str:
         return LABELS[quantity]
     if quantity == "queued_work":
         unit = "steps" if axis is None or axis.clock.step is None else "hours"
-        return f"Queued work\n({unit} of the cluster)"
+        return f"Queued work\n(cluster {unit})"
     name = quantity.split("_", 1)[-1]
     return f"{name} in use" if quantity.startswith("util_") else f"Fragmented {name}"
 
@@ -109,6 +109,7 @@ def plot_timeline(
     else:
         ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.4g}"))
     ax.set_ylabel(quantity_label(quantity, axis))
+    ax.margins(x=0)  # from the start to the last finish, like the Gantt charts
     axis.format(ax)
     return ax
 

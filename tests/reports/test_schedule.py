@@ -166,7 +166,7 @@ def test_timelines_draw_each_quantity_per_policy(results: Results, jobs: JobSet)
         "cpu in use",
         "mem in use",
         "Waiting jobs",
-        "Queued work\n(steps of the cluster)",
+        "Queued work\n(cluster steps)",
         "Fragmented",
     ]
     (legend,) = axes[0].figure.legends  # one legend for the panels, beside them
