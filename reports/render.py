@@ -22,6 +22,7 @@ import polars as pl
 
 from schedlab.evaluation.analysis import AnalysisConfig, conditions
 from schedlab.evaluation.metrics import (
+    TIME_METRICS,
     length_buckets,
     length_units,
     per_jobset,
@@ -50,7 +51,7 @@ from schedlab.reports.output import FigureOptions, Plot
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.report_figures import report_figures
 from schedlab.reports.sections import Computed
-from schedlab.reports.tables import overview_table, pairwise_table, summary_table
+from schedlab.reports.tables import num, overview_table, pairwise_table, summary_table
 from schedlab.reports.units import TimeScale, display_scale, reference_value
 from schedlab.results import Results
 
@@ -212,7 +213,14 @@ def build_report(
         *sections.sweep_blocks(c, images),
         *users_section.blocks(c.comp, c.users, images),
         *(
-            vs.blocks(c.views, images, view_table, metric=cfg.primary, confidence=cfg.confidence)
+            vs.blocks(
+                c.views,
+                images,
+                view_table,
+                metric=c.comp.name(cfg.primary),
+                confidence=cfg.confidence,
+                value=_jobset_value(c),
+            )
             if c.views is not None
             else []
         ),
@@ -247,6 +255,21 @@ def build_report(
     return Report(
         computed=c, title=title, blocks=blocks, tables=tables, images=images, formatted=formatted
     )
+
+
+def _jobset_value(c: Computed) -> str | None:
+    """The drawn jobset's primary metric under the reference, as the tables show it."""
+    cfg = c.comp.cfg
+    if c.views is None or cfg.primary == "slowdown":  # the section gives the slowdown anyway
+        return None
+    row = c.per_jobset.filter(
+        (pl.col("policy") == cfg.reference) & (pl.col("jobset") == c.views.jobset)
+    )
+    row = c.comp.at_focus(row)
+    if row.height != 1 or cfg.primary not in row.columns:
+        return None
+    unit = c.comp.time_unit if cfg.primary in TIME_METRICS else ""
+    return f"{num(row.get_column(cfg.primary).item())} {unit}".strip()
 
 
 def analysis_config(

@@ -93,8 +93,10 @@ def blocks(
     *,
     metric: str,
     confidence: float,
+    value: str | None = None,
 ) -> list[Block]:
-    """The report section: which jobset and why, the figures, the time averages."""
+    """The report section: which jobset and why, the figures, the time averages; ``value`` is
+    the jobset's ``metric`` under the reference, as shown (``"1.21 h"``), when known."""
     ref = v.policies[0]
     where = "" if v.load is None else f" at offered load {fmt_load(v.load)}"
     figures = [
@@ -122,9 +124,10 @@ def blocks(
             ("h2", f"The schedule of a representative jobset{where}"),
             (
                 "p",
-                f"Jobset {v.jobset}: the median jobset by {ref}'s average {metric} (its average "
-                f"slowdown: {mean_slowdown(v):,.2f}). It shows how the policies differ on one "
-                "typical jobset; the statistics above are over all jobsets.",
+                f"Jobset {v.jobset}: the median jobset by {ref}'s {metric} ("
+                + (f"{value}; " if value else "")
+                + f"its average slowdown: {mean_slowdown(v):,.2f}). It shows how the policies "
+                "differ on one typical jobset; the statistics above are over all jobsets.",
             ),
         ]
     if v.timeline is None:
