@@ -261,8 +261,7 @@ def _model_text(r: FitResult) -> str:
     batch = f", batches of {a.mean_batch():.3g} jobs on average" if a.batch_sizes else ""
     n_values = sum(v.shape[0] for v in m.demands.values)
     return (
-        f"Durations: {m.durations.family} "
-        f"{json.dumps(rounded(m.durations.params), ensure_ascii=False)} (steps), "
+        f"Durations: {m.durations.family} {json.dumps(rounded(m.durations.params))} (steps), "
         f"truncated at {m.durations.max_steps:,} steps. Arrivals: {a.kind}, "
         f"{a.rate_per_step:.4g} jobs per step{batch}. Demands: {len(m.demands.values)} "
         f"duration class(es), {n_values:,} distinct demand vectors. Default window of a "
