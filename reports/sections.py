@@ -355,4 +355,6 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
     env = experiment.get("environment")
     if env:
         blocks += [("p", "Environment:"), ("pre", _dump(env))]
-    return [*blocks, ("p", f"Tables beside this report: {', '.join(csvs)}.")]
+    unit = c.comp.time_unit
+    shown = f" Their times are in {unit}, as the report's." if unit != c.comp.base_unit else ""
+    return [*blocks, ("p", f"Tables beside this report: {', '.join(csvs)}.{shown}")]
