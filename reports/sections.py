@@ -356,5 +356,10 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
     if env:
         blocks += [("p", "Environment:"), ("pre", _dump(env))]
     unit = c.comp.time_unit
-    shown = f" Their times are in {unit}, as the report's." if unit != c.comp.base_unit else ""
+    shown = (
+        f" Times: in {unit} in the statistics' tables (summary, per_jobset, comparison, "
+        f"replay_*), in {c.comp.base_unit} in per_user.csv, in steps in the timeline tables."
+        if unit != c.comp.base_unit
+        else ""
+    )
     return [*blocks, ("p", f"Tables beside this report: {', '.join(csvs)}.{shown}")]
