@@ -358,7 +358,8 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
     unit = c.comp.time_unit
     shown = (
         f" Times: in {unit} in the statistics' tables (summary, per_jobset, comparison, "
-        f"replay_*), in {c.comp.base_unit} in per_user and per_length, in steps in the timeline tables."
+        f"replay_*), in {c.comp.base_unit} in per_user and per_length, in steps in the "
+        "timeline tables."
         if unit != c.comp.base_unit
         else ""
     )
