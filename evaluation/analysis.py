@@ -139,7 +139,9 @@ def policy_summary(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) 
         condition has a value, and their number), ``mean_rank`` (1 = best, over the paired
         jobsets), ``ratio``, ``ratio_low``, ``ratio_high`` (geometric-mean ratio to the
         reference), ``wins``, ``ties``, ``losses``, ``p_improve`` and its CI; versus-reference
-        columns are null on the reference's own rows and when the reference did not run.
+        columns are null on the reference's own rows, when the reference did not run, and in
+        a condition of one jobset (a whole trace replayed once: see
+        :mod:`schedlab.evaluation.replay`).
     """
     cond = conditions(pj)
     summ = summarize(pj, metrics=cfg.metrics, by=("policy", *cond), settings=cfg)
@@ -160,7 +162,7 @@ def policy_summary(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) 
                     "n_paired": m.shape[0],
                     "mean_rank": float(ranks[j]),
                 }
-                if has_ref and p != cfg.reference:
+                if has_ref and p != cfg.reference and m.shape[0] >= 2:
                     ref = m[:, cols.index(cfg.reference)]
                     row |= _versus(m[:, j], ref, cfg, (*values, p, metric))
                 rows.append(row)
@@ -221,12 +223,13 @@ def pairwise(pj: pl.DataFrame, cfg: AnalysisConfig, order: Sequence[str]) -> pl.
 
     Columns: the condition columns, ``a``, ``b``, ``n``, ``n_zero``, ``r_plus`` (rank sum where
     a is better), ``r_minus``, ``p``, ``p_holm`` (Holm over the condition's pairs),
-    ``rank_biserial`` (> 0: a is better) and ``significant`` (``p_holm <= alpha``).
+    ``rank_biserial`` (> 0: a is better) and ``significant`` (``p_holm <= alpha``). Conditions
+    with fewer than 2 jobsets are not tested.
     """
     cond, frames = conditions(pj), []
     for values, df in _groups(pj):
         m, cols = wide(df, cfg.primary, order)
-        if m.shape[0] < 1 or len(cols) < 2:
+        if m.shape[0] < 2 or len(cols) < 2:  # one jobset: nothing to test across
             continue
         rows = []
         for i, j in itertools.combinations(range(len(cols)), 2):
@@ -274,7 +277,7 @@ def exploratory(
         rows = []
         for family, metric, bucket, sub in tasks:
             m, cols = wide(sub, metric, order)
-            if cfg.reference not in cols or m.shape[0] == 0:
+            if cfg.reference not in cols or m.shape[0] < 2:
                 continue
             ref = m[:, cols.index(cfg.reference)]
             for j, p in enumerate(cols):

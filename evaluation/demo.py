@@ -1,6 +1,7 @@
 """The DeepRM study of ``schedlab demo`` (and ``make run``) as an experiment spec.
 
-Every heuristic (the registry's ``heuristic`` tag, in registration order), plus every shipped
+Every heuristic (the registry's ``heuristic`` tag, in registration order) but the DAG orders
+(tag ``dag``: the DeepRM workload has no DAGs, where ``srjf`` is ``sjf``), plus every shipped
 DeepRM checkpoint (``policies/checkpoints/<name>/best.pt``) as an optional learned policy, on
 the DeepRM workload at offered loads 10%–190%, 100 jobsets per load, reference Tetris*.
 :func:`demo_spec` writes the spec as TOML so the run is reproducible with
@@ -73,7 +74,8 @@ def demo_spec(
         f'\n    {{ spec = "deeprm:checkpoint={n}", name = {json.dumps(n)}, optional = true }},'
         for n in names
     )
-    pols = ", ".join(json.dumps(h) for h in policies.names(tag="heuristic"))
+    dag_only = set(policies.names(tag="dag"))
+    pols = ", ".join(json.dumps(h) for h in policies.names(tag="heuristic") if h not in dag_only)
     focus = min(loads, key=lambda x: abs(x - 1.3))
     stats = DEFAULT_STATS
     return f"""# The DeepRM study (Mao et al. 2016, §4): written by `schedlab demo`.

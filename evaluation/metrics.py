@@ -93,6 +93,22 @@ def _times(table: pl.DataFrame) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     return wait, completion, run
 
 
+def job_values(table: pl.DataFrame, *, bsld_threshold: float = BSLD_THRESHOLD) -> list[pl.Expr]:
+    """Per-job ``wait``, ``completion`` (turnaround), ``slowdown`` and ``bounded_slowdown``
+    (float64, times in :func:`time_unit`) of a results table, as expressions: the job-level
+    values the per-jobset means of :func:`per_jobset` average."""
+    wait, completion, run = _times(table)
+    bsld = pl.max_horizontal(
+        pl.lit(1.0), completion / pl.max_horizontal(run, pl.lit(float(bsld_threshold)))
+    )
+    return [
+        wait.alias("wait"),
+        completion.alias("completion"),
+        pl.col("slowdown").cast(pl.Float64),
+        bsld.alias("bounded_slowdown"),
+    ]
+
+
 def length_buckets(results: Results) -> dict[str, tuple[float, float]]:
     """Named inclusive run-time ranges, in :func:`time_unit`, for the per-length breakdown.
 

@@ -14,7 +14,10 @@ here):
   Iman–Davenport correction) runs over conditions and pairs are compared by Wilcoxon
   signed-rank tests on the log of the condition means (so each condition weighs by its ratio,
   not by its scale), Holm-adjusted. Conditions of one workload share its generator, so they
-  are not independent samples: the result describes these conditions, not a population.
+  are not independent samples: the result describes these conditions, not a population. The
+  tests run only where they have the power to find something: with fewer conditions than any
+  Holm-adjusted pair needs to reach ``alpha`` (e.g. 11 for 9 policies), only the ranks and
+  means are given.
 """
 
 from __future__ import annotations
@@ -100,6 +103,11 @@ class AcrossConditions:
     """Every policy's value in every condition it ran in, in display order: ``policy``, the
     condition columns (``workload``, ``load``), ``mean``, ``ci_low``, ``ci_high`` and
     ``n_jobsets`` of the primary metric (policies left out of the ranking included)."""
+    n_conditions: int = 0
+    """Conditions compared."""
+    min_conditions: int = 0
+    """Fewest conditions for any Holm-adjusted pair of the policies to reach ``alpha``; with
+    fewer, :attr:`omnibus` and :attr:`pairwise` are empty (no power)."""
 
 
 def across_conditions(
@@ -142,10 +150,15 @@ def across_conditions(
             cfg.primary: values.T.ravel(),
         }
     )
-    omni = an.omnibus(blocks, cfg, policies).rename(
-        {"n_jobsets": "n_conditions", "min_jobsets": "min_conditions"}, strict=False
-    )
-    pairs = an.pairwise(blocks, cfg, policies)
+    k = len(policies)
+    needed = cmp.min_blocks_for_significance(max(k * (k - 1) // 2, 1), cfg.alpha)
+    if wide.height >= needed:
+        omni = an.omnibus(blocks, cfg, policies).rename(
+            {"n_jobsets": "n_conditions", "min_jobsets": "min_conditions"}, strict=False
+        )
+        pairs = an.pairwise(blocks, cfg, policies)
+    else:  # no pair could reach alpha: the tests would say nothing
+        omni, pairs = pl.DataFrame(), pl.DataFrame()
     return AcrossConditions(
         ranks=_ranks(wide, cond, policies, values),
         omnibus=omni,
@@ -155,6 +168,8 @@ def across_conditions(
         means=rows.filter(pl.col("policy").is_in(order))
         .sort(pl.col("policy").replace_strict(order, list(range(len(order)))), maintain_order=True)
         .select("policy", *cond, "mean", "ci_low", "ci_high", "n_jobsets"),
+        n_conditions=wide.height,
+        min_conditions=needed,
     )
 
 

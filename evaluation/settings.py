@@ -40,6 +40,11 @@ class StatsSettings:
     seed: int = 0
     """Seed of every bootstrap (one child stream per group,
     :func:`~schedlab.evaluation.stats.group_rng`); a spec's is its experiment seed."""
+    replay_block: Annotated[float, Interval(gt=0)] | None = None
+    """Block length of the block bootstrap over time of a workload replayed as one jobset (a
+    whole trace), in the results' time unit (seconds for a trace); None: a week for a log of 8
+    weeks or more, else a day for 8 days or more, else a tenth of the log
+    (:func:`~schedlab.evaluation.replay.block_length`)."""
 
     @property
     def metrics(self) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from schedlab.evaluation import analysis as an
 from schedlab.evaluation.compare import EXACT_MAX, ZERO_METHOD
 from schedlab.evaluation.metrics import STEPS, metric_name
 from schedlab.evaluation.permutation import PERMUTATIONS, SMALL_BLOCKS
+from schedlab.evaluation.replay import Replay
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.markup import Block
@@ -52,17 +53,37 @@ class Comparison:
     focus: float | None
     """Offered load of the detailed tables (None: results without a load)."""
     time_unit: str = STEPS
-    """Unit of the times and of τ (:func:`~schedlab.evaluation.metrics.time_unit`)."""
+    """Unit the tables show times in (``"h"``, ``"s"``, ``"steps"``:
+    :mod:`schedlab.reports.units`)."""
+    source_unit: str | None = None
+    """Unit of the results' times and of τ (:func:`~schedlab.evaluation.metrics.time_unit`);
+    None: :attr:`time_unit`."""
+    time_factor: float = 1.0
+    """The results' time units per unit shown (3600 when seconds are shown in hours)."""
+    replay: Replay | None = None
+    """Block statistics of the conditions replayed as one jobset
+    (:mod:`schedlab.evaluation.replay`), times in :attr:`time_unit`."""
+
+    @property
+    def base_unit(self) -> str:
+        """The results' own time unit (``"s"`` or ``"steps"``)."""
+        return self.source_unit or self.time_unit
 
     @property
     def bsld_threshold(self) -> float:
-        """τ of the bounded slowdown (in :attr:`time_unit`), for the text."""
+        """τ of the bounded slowdown (in :attr:`base_unit`), for the text."""
         return self.cfg.bounded_slowdown_threshold
 
     @property
     def tau(self) -> str:
         """``"τ = 10 s"`` (or steps): the bounded slowdown's threshold with its unit."""
-        return f"τ = {self.bsld_threshold:g} {self.time_unit}"
+        return f"τ = {self.bsld_threshold:g} {self.base_unit}"
+
+    def is_replay(self) -> bool:
+        """Whether the focus condition is a workload replayed as one jobset."""
+        if self.replay is None:
+            return False
+        return self.at_focus(self.replay.design).height > 0
 
     def name(self, metric: str) -> str:
         """Display name of ``metric`` with this comparison's time unit."""
@@ -82,10 +103,10 @@ class Comparison:
         return rows.sort("mean_rank", maintain_order=True).get_column("policy").to_list()
 
     def where(self) -> str:
-        """``"at offered load 130%"`` or ``"over all jobsets"``."""
-        return (
-            "over all jobsets" if self.focus is None else f"at offered load {fmt_load(self.focus)}"
-        )
+        """``"at offered load 130%"``, ``"over all jobsets"`` or ``"over the whole log"``."""
+        if self.focus is not None:
+            return f"at offered load {fmt_load(self.focus)}"
+        return "over the whole log" if self.is_replay() else "over all jobsets"
 
 
 def compare_policies(
@@ -96,20 +117,45 @@ def compare_policies(
     focus: float | None,
     *,
     time_unit: str = STEPS,
+    source_unit: str | None = None,
+    time_factor: float = 1.0,
+    replay: Replay | None = None,
 ) -> Comparison:
     """Compute every table of the comparison (all conditions); ``time_unit`` is the per-jobset
-    times' (``"s"`` or ``"steps"``)."""
+    times' (``"s"``, ``"steps"``, or a display unit of :mod:`schedlab.reports.units` with the
+    results' own ``source_unit``). With ``replay``, the summary's intervals of the conditions
+    replayed as one jobset are the block bootstrap's."""
     order = list(order)
+    summary = an.policy_summary(pj, cfg, order)
+    if replay is not None:
+        summary = with_block_intervals(summary, replay.summary)
     return Comparison(
         cfg=cfg,
         order=order,
-        summary=an.policy_summary(pj, cfg, order),
+        summary=summary,
         omnibus=an.omnibus(pj, cfg, order),
         pairwise=an.pairwise(pj, cfg, order),
         exploratory=an.exploratory(pj, pln, cfg, order),
         focus=focus,
         time_unit=time_unit,
+        source_unit=source_unit,
+        time_factor=time_factor,
+        replay=replay,
     )
+
+
+def with_block_intervals(summary: pl.DataFrame, blocks: pl.DataFrame) -> pl.DataFrame:
+    """``summary`` (:func:`~schedlab.evaluation.analysis.policy_summary`) with the block-bootstrap
+    interval of each replayed condition's mean metrics in ``ci_low``/``ci_high``."""
+    cond = an.conditions(summary)
+    found = blocks.filter(pl.col("ci_low").is_not_null()).select(
+        *cond, "policy", "metric", pl.col("ci_low").alias("_lo"), pl.col("ci_high").alias("_hi")
+    )
+    found = found.with_columns(pl.col(c).cast(summary.schema[c]) for c in cond)
+    out = summary.join(found, on=[*cond, "policy", "metric"], how="left", nulls_equal=True)
+    return out.with_columns(
+        pl.coalesce("_lo", "ci_low").alias("ci_low"), pl.coalesce("_hi", "ci_high").alias("ci_high")
+    ).drop("_lo", "_hi")
 
 
 def cd_inputs(comp: Comparison) -> tuple[dict[str, float], list[list[str]]]:
@@ -142,6 +188,7 @@ def figures(
                 metric=cfg.primary,
                 order=ranked,
                 palette=palette,
+                unit=comp.time_unit,
                 ax=ax,
                 title=f"{comp.name(cfg.primary).capitalize()} {where} "
                 f"({rows.select(pl.struct('seed', 'jobset').n_unique()).item()} jobsets)",
@@ -151,7 +198,7 @@ def figures(
         f"Per-jobset {label} {where}: one dot per jobset, boxes give the quartiles.",
     )
     omni, pairs = comp.at_focus(comp.omnibus), comp.at_focus(comp.pairwise)
-    if omni.height and pairs.height:
+    if omni.height and pairs.height > 1:  # one pair: its row of the table says it all
         mean_ranks, groups = cd_inputs(comp)
         o = omni.row(0, named=True)
         size = sf.cd_figsize(mean_ranks, len(groups))

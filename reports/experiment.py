@@ -13,7 +13,7 @@ Friedman test over conditions, pairwise tests and a critical-difference diagram.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -24,16 +24,20 @@ import polars as pl
 from schedlab.errors import ResultsError, SpecError
 from schedlab.evaluation.analysis import AnalysisConfig, cliques
 from schedlab.evaluation.collect import Experiment, read_experiment
+from schedlab.evaluation.metrics import per_jobset, time_unit
 from schedlab.evaluation.overview import AcrossConditions, across_conditions
 from schedlab.evaluation.runner import plan
+from schedlab.evaluation.settings import StatsSettings
 from schedlab.jobset import JobSet
 from schedlab.policies.shipped import checkpoint_path
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.figures import format_load, policy_palette
+from schedlab.reports.figures import format_load, metric_label
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.render import analysis_config, build_report
 from schedlab.reports.tables import ci_table, num, pairwise_table
+from schedlab.reports.units import TimeScale, display_scale, reference_value
 from schedlab.results import Results
 
 
@@ -152,6 +156,7 @@ def write_experiment_report(
     title = spec.report.title or spec.description or spec.name
     jobs = experiment_jobs(exp)
     several = len(exp.results) > 1
+    scale = common_scale(exp.results, settings, wanted)
     paths: dict[str, Path] = {}
     summaries, links = [], []
     for workload, results in exp.results.items():
@@ -164,6 +169,7 @@ def write_experiment_report(
             experiment=_context(exp, workload),
             jobs=jobs.get(workload),
             requested_reference=wanted,
+            scale=scale,
         )
         if not several:
             return report.write(out, options)
@@ -174,7 +180,22 @@ def write_experiment_report(
     cfg = analysis_config(exp.results[next(iter(exp.results))], settings, reference=wanted)
     order = list(dict.fromkeys(p.name for p in spec.policies))
     across = across_conditions(pl.concat(summaries, how="diagonal_relaxed"), cfg, order)
-    return paths | _write_index(out, title, spec.name, links, across, cfg, options)
+    return paths | _write_index(out, title, spec.name, links, across, cfg, options, scale.name)
+
+
+def common_scale(
+    results: Mapping[str, Results], settings: StatsSettings, reference: str | None
+) -> TimeScale:
+    """One unit for the times of every workload's report and of the index: the one that suits
+    the largest of the workloads' reference means of the primary metric."""
+    values, unit = [], "steps"
+    for r in results.values():
+        cfg = analysis_config(r, settings, reference=reference)
+        pj = per_jobset(r, bsld_threshold=cfg.bounded_slowdown_threshold)
+        unit = time_unit(r.table)
+        values.append(reference_value(pj, cfg.primary, cfg.reference))
+    largest = max((v for v in values if v is not None), default=None)
+    return display_scale(largest, unit)
 
 
 def _write_index(
@@ -185,8 +206,10 @@ def _write_index(
     across: AcrossConditions,
     cfg: AnalysisConfig,
     options: FigureOptions,
+    unit: str,
 ) -> dict[str, Path]:
-    """The index page: links to the workloads' reports and the comparison over conditions."""
+    """The index page: links to the workloads' reports and the comparison over conditions
+    (times in ``unit``)."""
     blocks: list[Block] = [
         ("h1", title),
         ("p", f"Experiment {name}: one report per workload."),
@@ -194,17 +217,18 @@ def _write_index(
         ("h2", "Across workloads and loads"),
         ("p", across_headline(across, cfg)),
     ]
-    if across.omnibus.height:
-        o = across.omnibus.row(0, named=True)
-        if o["n_conditions"] < o["min_conditions"]:
-            blocks.append(
-                (
-                    "warning",
-                    f"{o['n_conditions']} conditions are too few for any pair of the {o['k']} "
-                    f"policies to reach significance at α = {cfg.alpha:g} after Holm's "
-                    f"correction; at least {o['min_conditions']} are needed.",
-                )
+    if across.omnibus.height == 0 and len(across.policies) >= 2:
+        blocks.append(
+            (
+                "note",
+                f"No test over conditions: with {across.n_conditions} conditions no pair of "
+                f"the {len(across.policies)} policies could reach significance at "
+                f"α = {cfg.alpha:g} after Holm's correction (at least "
+                f"{across.min_conditions} are needed), so the Friedman test and the "
+                "critical-difference diagram are left out. Each workload's report compares "
+                "the policies in its own conditions.",
             )
+        )
     table = ranks_table(across)
     blocks += [
         ("table", table),
@@ -224,9 +248,11 @@ def _write_index(
         ("table", means),
         (
             "p",
-            f"Mean over jobsets of the per-jobset {cfg.primary} [{cfg.confidence:.0%} "
-            f"bootstrap CI] of every policy in every condition (– : not run there); bold: "
-            f"lowest as shown in its column. The workloads' own reports test the differences.",
+            f"{metric_label(cfg.primary, unit)} of every policy in every condition: the mean "
+            f"over jobsets of the per-jobset value [{cfg.confidence:.0%} bootstrap CI over "
+            "jobsets], or for a workload replayed as one jobset the whole log's mean "
+            f"[{cfg.confidence:.0%} block-bootstrap CI over time] (– : not run there); bold: "
+            "lowest as shown in its column. The workloads' own reports test the differences.",
         ),
     ]
     images: dict[str, tuple[Plot, str]] = {}
@@ -267,12 +293,14 @@ def across_headline(across: AcrossConditions, cfg: AnalysisConfig) -> str:
     if overall.height == 0:
         return "No policy ran in every condition."
     best = overall.row(0, named=True)
+    n = best["n_conditions"]
     text = (
-        f"Over all {best['n_conditions']} conditions, {best['policy']} has the best average "
-        f"rank ({num(best['mean_rank'])}) on {cfg.primary}."
+        f"Over {'the ' + str(n) if n > 1 else 'its one'} condition{'s' * (n > 1)}, "
+        f"{best['policy']} has the best average rank ({num(best['mean_rank'])}) on "
+        f"{cfg.primary}."
     )
     if across.omnibus.height == 0:
-        return text + " A Friedman test needs at least 2 conditions and 2 policies."
+        return text
     o = across.omnibus.row(0, named=True)
     verdict = "differ significantly" if o["p"] <= cfg.alpha else "do not differ significantly"
     return text + (
@@ -312,7 +340,7 @@ def means_table(across: AcrossConditions) -> Table:
 def _condition_label(key: dict[str, Any]) -> str:
     """``"res_slot_20, 64.6%"``: a condition's workload and offered load."""
     parts = [str(key["workload"])] if key.get("workload") is not None else []
-    if "load" in key:
+    if key.get("load") is not None:
         parts.append(format_load(key["load"]))
     return ", ".join(parts) or "all"
 

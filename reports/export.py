@@ -16,13 +16,15 @@ from pathlib import Path
 import polars as pl
 
 from schedlab.errors import ResultsError
-from schedlab.evaluation.timeline import schedules
+from schedlab.evaluation.schedules import schedules
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.jobset import JobSet
+from schedlab.reports.export_formats import SCHEDULE_FORMATS, write_schedule
 from schedlab.results import Results
 
-EXPORT_FORMATS = ("csv", "ndjson")
-"""Formats of :func:`export_results`."""
+EXPORT_FORMATS = ("csv", "ndjson", *SCHEDULE_FORMATS)
+"""Formats of :func:`export_results`: per-job tables (``csv``, ``ndjson``) and one schedule
+(``swf``, ``batsim``: :mod:`schedlab.reports.export_formats`)."""
 
 TIME_COLUMNS = ("arrival", "start", "finish", "duration", "completion", "wait")
 """Columns in steps that get a ``<name>_s`` copy in seconds."""
@@ -57,8 +59,12 @@ def export_results(
     *,
     format: str = "csv",
     jobs: JobSet | str | os.PathLike[str] | None = None,
+    policy: str | None = None,
+    jobset: int | None = None,
+    workload: str | None = None,
 ) -> dict[str, Path]:
-    """Write the per-job results of ``source`` to ``out`` and their metadata beside it.
+    """Write the per-job results of ``source`` to ``out`` and their metadata beside it, or one
+    schedule of them as an SWF log or a Batsim ``_jobs.csv``.
 
     Parameters
     ----------
@@ -68,14 +74,19 @@ def export_results(
     out
         File to write.
     format
-        ``"csv"`` or ``"ndjson"`` (one JSON object per line).
+        ``"csv"`` or ``"ndjson"`` (one JSON object per line); ``"swf"`` or ``"batsim"``: the
+        schedule of one policy on one jobset (:mod:`schedlab.reports.export_formats`).
     jobs
         The JobSet (or its file) the results were simulated on, for the demand columns.
+    policy, jobset, workload
+        Which schedule to write as ``swf``/``batsim`` (each needed only when the results hold
+        several); the other formats write every row.
 
     Returns
     -------
     dict
-        ``"data"`` and ``"meta"`` -> the paths written.
+        ``"data"`` and ``"meta"`` -> the paths written (``"data"`` only for ``swf`` and
+        ``batsim``: their headers carry the metadata).
 
     Raises
     ------
@@ -89,6 +100,11 @@ def export_results(
         raise ValueError(msg)
     js = JobSet.read_parquet(jobs) if isinstance(jobs, str | os.PathLike) else jobs
     parts = _sources(source, js)
+    if format in SCHEDULE_FORMATS:
+        path = write_schedule(
+            parts, out, format=format, policy=policy, jobset=jobset, workload=workload
+        )
+        return {"data": path}
     table = pl.concat([export_table(r, j) for r, j in parts], how="diagonal_relaxed")
     target = Path(out)
     with atomic_path(target) as tmp:

@@ -21,12 +21,11 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
-from schedlab.evaluation.metrics import TIME_METRICS
+from schedlab.evaluation.metrics import TIME_METRICS, metric_name
 from schedlab.evaluation.settings import DEFAULT_STATS
-from schedlab.registry import policies
 from schedlab.reports.output import fit_text, is_narrow, place_legend
+from schedlab.reports.palette import MARKERS, line_style
 
-Color = tuple[float, float, float]
 BOX_COLUMNS = ("policy", "bucket", "slowdown")
 
 SHORT_METRIC = {
@@ -52,63 +51,10 @@ def short_metric(metric: str, unit: str) -> str:
     return f"{short} ({unit})" if metric in TIME_METRICS else short
 
 
-METRIC_LABELS = {
-    "slowdown": "Average job slowdown",
-    "completion": "Average job completion time (steps)",
-    "wait": "Average job waiting time (steps)",
-}
-
-
-COLORBLIND_ORDER = (0, 1, 2, 4, 7, 9, 3, 5, 8, 6)
-"""Order of seaborn's ``"colorblind"`` colours: blue, orange, green, pink, grey, sky blue first;
-vermillion (3) and tan (5), close to orange, and yellow (8), faint on white, come later."""
-
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-
-LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
-"""Line styles cycled over policies where lines can coincide (CDFs, timelines, baselines)."""
-
-
-_HPC = policies.names(tag="hpc")
-FIXED_COLORS = dict(
-    zip(
-        [*(h for h in policies.names(tag="heuristic") if h not in _HPC), "deeprm", *_HPC],
-        COLORBLIND_ORDER, strict=False,
-    )
-)  # fmt: skip
-"""``"colorblind"`` palette index of the built-in policies, so a policy has the same colour in
-every report: the registered heuristics in registry order, then DeepRM (a policy named
-``deeprm...`` shares DeepRM's vermillion unless taken), then the HPC orders (tag ``hpc``), take
-:data:`COLORBLIND_ORDER`."""
-
-
-def policy_palette(policies: Sequence[str]) -> dict[str, Color]:
-    """One colour per policy, in the given order, from seaborn's ``"colorblind"`` palette.
-
-    Built-in policies keep their :data:`FIXED_COLORS` colour across reports (a learned policy
-    whose name starts with ``deeprm`` gets DeepRM's); the others take the remaining colours in
-    :data:`COLORBLIND_ORDER`. More than 10 policies switch to ``"husl"`` so colours stay
-    distinct.
-    """
-    if len(policies) > 10:
-        colors = sns.color_palette("husl", len(policies))
-        return {p: tuple(c) for p, c in zip(policies, colors, strict=True)}
-    base = sns.color_palette("colorblind", 10)
-    index: dict[str, int] = {}
-    for p in policies:
-        key = "deeprm" if p.startswith("deeprm") else p
-        if key in FIXED_COLORS and FIXED_COLORS[key] not in index.values():
-            index[p] = FIXED_COLORS[key]
-    free = [i for i in COLORBLIND_ORDER if i not in index.values()]
-    for p in policies:
-        if p not in index:
-            index[p] = free.pop(0)
-    return {p: tuple(base[index[p]]) for p in policies}
-
-
-def line_style(palette: Mapping[str, Any], policy: str) -> Any:
-    """The dash pattern of ``policy``: by its place in ``palette``, the same in every plot."""
-    return LINESTYLES[list(palette).index(policy) % len(LINESTYLES)]
+def metric_label(metric: str, unit: str = "steps") -> str:
+    """``"Average job waiting time (h)"``: a metric's name with its time unit, capitalised."""
+    name = metric_name(metric, unit)
+    return name[:1].upper() + name[1:]
 
 
 def format_load(load: float | None) -> str:
@@ -122,8 +68,20 @@ def bucket_label(name: str, bounds: tuple[float, float]) -> str:
     ``"short (0–600 s)"``."""
     lo, hi = bounds
     if isinstance(lo, float):
-        return f"{name} ({lo:g} s)" if lo == hi else f"{name} ({lo:g}–{hi:g} s)"
+        return (
+            f"{name} ({seconds_text(lo)})"
+            if lo == hi
+            else (f"{name} ({seconds_text(lo)}–{seconds_text(hi)})")
+        )
     return f"{name} ({lo} step{'s' * (lo != 1)})" if lo == hi else f"{name} ({lo}–{hi} steps)"
+
+
+def seconds_text(s: float) -> str:
+    """A run time in the unit that reads: ``"95 s"``, ``"1.5 h"``, ``"2.5 d"``."""
+    for unit, length, least in (("d", 86_400.0, 2.0), ("h", 3_600.0, 1.0), ("min", 60.0, 2.0)):
+        if s >= least * length:
+            return f"{s / length:.3g} {unit}"
+    return f"{s:.3g} s"
 
 
 def _default_load(df: pl.DataFrame, load: float | None) -> tuple[pl.DataFrame, str]:
@@ -226,6 +184,7 @@ def plot_load_sweep(
     confidence: float = DEFAULT_STATS.confidence,
     log: bool = True,
     legend: bool = True,
+    unit: str = "steps",
     ax: Axes | None = None,
 ) -> Axes:
     """Mean of a per-jobset metric against offered load, one line per policy, with CI bands.
@@ -251,6 +210,8 @@ def plot_load_sweep(
         Logarithmic y axis (ignored when a value is <= 0).
     legend
         Draw the legend (beside the plot, or below it on a narrow figure).
+    unit
+        Unit of the times (``"steps"``, ``"s"``, ``"h"``...), for the label.
     ax
         Axes to draw on; the current Axes if None.
 
@@ -266,7 +227,7 @@ def plot_load_sweep(
         raise ValueError(msg)
     band_lines(ax, rows, palette, x="load", y=("mean", "ci_low", "ci_high"))
     load_ticks(ax, rows.get_column("load").to_numpy())
-    label = METRIC_LABELS.get(metric, metric)
+    label = metric_label(metric, unit)
     scale = ""
     if log and bool((rows.get_column("ci_low") > 0).all()):
         ax.set_yscale("log")
@@ -397,6 +358,6 @@ def plot_slowdown_cdf(
         short={"xlabel": "Job slowdown (log scale)", "ylabel": "Fraction of jobs"},
     )
     n_jobs = rows.filter(pl.col("policy") == rows.get_column("policy").first()).height
-    fit_text(ax, title=f"Per-job slowdown CDF {where} ({n_jobs} jobs per policy)")
+    fit_text(ax, title=f"Per-job slowdown CDF {where} ({n_jobs:,} jobs per policy)")
     place_legend(ax)
     return ax

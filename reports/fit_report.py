@@ -20,9 +20,9 @@ from schedlab.evaluation.fitting.check import CheckResult
 from schedlab.evaluation.fitting.mixture import OPTIMUM_TOL, SIGMA_FLOOR, STARTS
 from schedlab.evaluation.fitting.workload import FitResult
 from schedlab.reports import fit_figures as ff
-from schedlab.reports.figures import policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import Plot, figure, panels
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.tables import ci, num
 
 TOP_CANDIDATES = 3

@@ -48,6 +48,7 @@ SYMBOLS = {
     "‡": r"\textsuperscript{\ddag}",
     "…": r"\ldots{}",
     "*": r"\textsuperscript{*}",
+    "\u00a0": "~",
 }
 """Symbols of report text and their LaTeX spelling (``*`` marks significance: a superscript)."""
 

@@ -2,7 +2,7 @@
 lengths of withheld jobs (Figure 7a).
 
 Axes-level functions in seaborn's style (``plot_*(..., ax=None) -> Axes``, no ``plt.show``), in
-the policy colours of :func:`~schedlab.reports.figures.policy_palette`, so a heuristic has the
+the policy colours of :func:`~schedlab.reports.palette.policy_palette`, so a heuristic has the
 same colour here as in every other report. :func:`write_training_report` writes the small report
 ``schedlab train`` leaves in its run directory; :func:`agent_blocks` and :func:`agent_figures`
 give the general report (``schedlab report``) a section on the learned policies of a Results
@@ -23,9 +23,9 @@ import polars as pl
 from matplotlib import ticker
 from matplotlib.axes import Axes
 
-from schedlab.reports.figures import LINESTYLES, policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure, place_legend
+from schedlab.reports.palette import LINESTYLES, policy_palette
 
 TRAINED = "deeprm"
 """Name of the trained policy in a training report (it takes DeepRM's colour)."""
@@ -291,7 +291,7 @@ def write_training_report(
         blocks.append(("figure", (name, caption)))
         if name == "withheld_lengths.png":
             blocks.append(("p", describe_withholding(withholding)))
-    blocks.append(("pre", json.dumps(dict(config), indent=1, default=str)))
+    blocks.append(("pre", json.dumps(dict(config), indent=1, default=str, ensure_ascii=False)))
     return write_bundle(
         Path(out_dir),
         stem="report",
@@ -379,7 +379,7 @@ def agent_figures(
     results: Any, palette: Mapping[str, Any] | None = None
 ) -> dict[str, tuple[Plot, str]]:
     """``withheld_lengths.png`` for the learned policies of ``results`` (none: empty), in the
-    colours of ``palette`` (default :func:`~schedlab.reports.figures.policy_palette` of them)."""
+    colours of ``palette`` (default :func:`~schedlab.reports.palette.policy_palette` of them)."""
     stats = results.meta.get("agent_stats", {})
     if not stats:
         return {}

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,14 +23,18 @@ import polars as pl
 
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.reports.latex import to_latex
-from schedlab.reports.output import FigureOptions, Plot, render
+from schedlab.reports.output import FigureOptions, Plot, draw, encode
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
        color: #222; line-height: 1.45; }
 h1, h2, h3 { font-weight: 600; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; }
 table { border-collapse: collapse; margin: 1em 0; font-size: .85em; }
-th, td { border: 1px solid #ddd; padding: .3em .6em; text-align: right; white-space: nowrap; }
+.scroll { overflow-x: auto; max-width: 100%; }
+th, td { border: 1px solid #ddd; padding: .3em .6em; text-align: right; }
+td { white-space: normal; min-width: 3.5em; } th { white-space: normal; }
+td:first-child { white-space: nowrap; }
+table.wide { font-size: .74em; } table.wide th, table.wide td { padding: .25em .35em; }
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f4f4f4; }
 figure { margin: 1.5em 0; } figure img { max-width: 100%; }
@@ -38,6 +44,12 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .85em; }
 .note { background: #eef4fb; border-left: 4px solid #4a7ebb; padding: .6em 1em; }
 .warning { background: #fdf3e7; border-left: 4px solid #d9822b; padding: .6em 1em; }
 """
+
+
+WIDE = 8
+"""Tables with more columns than this are set smaller, so that they fit the page."""
+INTERVAL = re.compile(r"\[[^\]]*\]")
+"""An interval in a cell (``[1.2, 3.4]``): an HTML cell wraps before it, never inside it."""
 
 
 @dataclass
@@ -125,6 +137,7 @@ def html_table(t: Table) -> str:
     """HTML of ``t`` (``<table>``, then its notes as paragraphs)."""
 
     def cell(tag: str, text: str, j: int, strong: bool = False) -> str:
+        text = INTERVAL.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
         body = f"<strong>{html.escape(text)}</strong>" if strong else html.escape(text)
         style = " style='text-align:left'" if 0 < j < t.left else ""
         return f"<{tag}{style}>{body}</{tag}>"
@@ -135,7 +148,11 @@ def html_table(t: Table) -> str:
         for i, row in enumerate(t.rows)
     )
     notes = "".join(f"\n<p class='tnote'>{html.escape(n)}</p>" for n in t.notes)
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>{notes}"
+    wide = " class='wide'" if len(t.header) > WIDE else ""
+    return (
+        f"<div class='scroll'><table{wide}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n"
+        f"</tbody>\n</table></div>{notes}"
+    )
 
 
 def to_markdown(blocks: Sequence[Block], vector: Sequence[str] = ()) -> str:
@@ -222,14 +239,20 @@ def write_bundle(
             df.write_csv(tmp)
         paths[Path(name).stem] = out / name
     embedded: dict[str, bytes] = {}
-    for name, (plot, _) in images.items():
-        files = render(
-            plot,
-            ("png", *opts.vector_formats),
-            dpi=opts.dpi,
-            html_dpi=opts.html_dpi,
-            style=opts.style,
-        )
+    with ThreadPoolExecutor(max_workers=2) as pool:  # encode one figure while drawing the next
+        pending = [
+            (
+                name,
+                pool.submit(
+                    encode,
+                    draw(plot, ("png", *opts.vector_formats), dpi=opts.dpi, style=opts.style),
+                    opts.html_dpi / opts.dpi,
+                ),
+            )
+            for name, (plot, _) in images.items()
+        ]
+    for name, job in pending:
+        files = job.result()
         embedded[name] = files.pop("html")
         for key, data in files.items():
             target = out / (name if key == "png" else f"{Path(name).stem}.{key}")

@@ -30,17 +30,24 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from schedlab.errors import ResultsError
+from schedlab.evaluation import schedules as sch
 from schedlab.evaluation import timeline as tl
+from schedlab.evaluation.clock import clock
+from schedlab.evaluation.replay import Replay
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import summarize
+from schedlab.evaluation.users import fairness
 from schedlab.jobset import JobSet
 from schedlab.reports import comparison, figures, markup, schedule
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.experiment import load_results
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.render import analysis_config, compute, write_report
 from schedlab.reports.sections import Computed
 from schedlab.reports.tables import overview_table, summary_table
+from schedlab.reports.time_axis import TimeAxis
+from schedlab.reports.timeline_figures import plot_timeline
 from schedlab.results import Results
 
 
@@ -116,9 +123,28 @@ class ComparisonResult:
         )
 
     @property
+    def per_user(self) -> pl.DataFrame | None:
+        """Per load × policy × user: jobs, mean wait and mean bounded slowdown
+        (:func:`~schedlab.evaluation.users.per_user`; None: the jobs have no user ids)."""
+        return self.computed.users
+
+    @property
+    def fairness(self) -> pl.DataFrame | None:
+        """Per load × policy: users, Jain's index over their mean bounded slowdowns, the worst
+        user (:func:`~schedlab.evaluation.users.fairness`; None without user ids)."""
+        users = self.computed.users
+        return None if users is None else fairness(users)
+
+    @property
+    def replay(self) -> Replay | None:
+        """The block statistics of a workload replayed as one jobset (a whole trace:
+        :mod:`schedlab.evaluation.replay`), times in the report's unit; None otherwise."""
+        return self.computed.comp.replay
+
+    @property
     def palette(self) -> dict[str, Any]:
         """Policy -> colour, as in the reports."""
-        return figures.policy_palette(self.policies)
+        return policy_palette(self.policies)
 
     def _at(self, load: float | None) -> comparison.Comparison:
         comp = self.computed.comp
@@ -135,6 +161,7 @@ class ComparisonResult:
             metric=metric or c.comp.cfg.primary,
             confidence=c.confidence,
             log=log,
+            unit=c.comp.time_unit,
             ax=ax,
         )
 
@@ -170,6 +197,7 @@ class ComparisonResult:
             order=comp.ranked(),
             palette=self.palette,
             title=comp.where(),
+            unit=comp.time_unit,
             ax=ax,
         )
 
@@ -205,14 +233,14 @@ class ComparisonResult:
             self.computed.results.table, palette=self.palette, load=load or self.focus_load, ax=ax
         )
 
-    def schedules(self) -> tl.Schedules:
+    def schedules(self) -> sch.Schedules:
         """Per-job results with demands (:func:`~schedlab.evaluation.timeline.schedules`)."""
-        return tl.schedules(self.computed.results, self.jobs)
+        return sch.schedules(self.computed.results, self.jobs)
 
     def representative_jobset(self, load: float | None = None) -> int:
         """The median jobset by the reference's primary metric at ``load`` (default focus)."""
         cfg = self.computed.comp.cfg
-        return tl.representative_jobset(
+        return sch.representative_jobset(
             self.per_jobset,
             reference=self.reference,
             metric=cfg.primary,
@@ -295,7 +323,9 @@ class ComparisonResult:
         """One quantity of :meth:`timeline` over time, one line per policy (``"queue"``,
         ``"running"``, ``"util_<resource>"``, ``"frag_<resource>"``, ``"fragmentation"``)."""
         data = self.timeline(jobset=jobset, load=load)
-        return schedule.plot_timeline(data, quantity=quantity, palette=self.palette, ax=ax)
+        clk = clock(self.computed.results.meta.get("jobset", {}), jobset)
+        axis = TimeAxis(clk, float(data.get_column("time").max() or 1))  # type: ignore[arg-type]
+        return plot_timeline(data, quantity=quantity, palette=self.palette, axis=axis, ax=ax)
 
     def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> dict[str, Path]:
         """Write the full report (:func:`~schedlab.reports.render.write_report`) with the same

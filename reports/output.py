@@ -228,13 +228,23 @@ def render(
     ValueError
         If a format is unknown.
     """
+    drawn = draw(plot, formats, dpi=dpi, style=style)
+    return encode(drawn, None if html_dpi is None else html_dpi / dpi)
+
+
+def draw(
+    plot: Plot, formats: Sequence[str] = ("png",), *, dpi: int = 100, style: str | Style = "screen"
+) -> dict[str, Image.Image | bytes]:
+    """The drawing half of :func:`render`: ``"png"`` -> the RGBA image (not yet encoded), each
+    vector format -> its file contents. Matplotlib holds the interpreter while it draws;
+    :func:`encode` does not (Pillow releases it), so a report encodes one figure in a thread
+    while it draws the next."""
     bad = [f for f in formats if f not in FILE_FORMATS]
     if bad:
         msg = f"figure formats must be among {FILE_FORMATS}, got {bad}"
         raise ValueError(msg)
     st = STYLES[style] if isinstance(style, str) else style
-    out: dict[str, bytes] = {}
-    image: Image.Image | None = None
+    out: dict[str, Image.Image | bytes] = {}
     # the keys are matplotlib's (rc_context checks them); the stubs want them as literals
     rc = cast("dict[RcKeyType, Any]", {**BASE_RC, **st.rc})
     with sns.axes_style("whitegrid"), mpl.rc_context(rc):
@@ -242,26 +252,35 @@ def render(
         plot.draw(fig)
         for fmt in formats:
             if fmt == "png":
-                image = _raster(fig, dpi)
-                out["png"] = _encode(image)
+                out["png"] = _raster(fig, dpi)
             else:
                 buf = io.BytesIO()
                 fig.savefig(buf, format=fmt)
                 out[fmt] = buf.getvalue()
             fig.set_layout_engine("none")  # keep the layout of the first save: one draw each
-    if html_dpi is not None and image is not None:
-        out["html"] = _encode(_shrink(image, html_dpi / dpi))
+    return out
+
+
+def encode(drawn: dict[str, Image.Image | bytes], html: float | None = None) -> dict[str, bytes]:
+    """The files of :func:`draw`'s output: the PNG encoded (and, with ``html``, a copy scaled
+    by that factor under ``"html"``), the vector files as they are."""
+    out = {k: v for k, v in drawn.items() if isinstance(v, bytes)}
+    image = drawn.get("png")
+    if isinstance(image, Image.Image):
+        rgb = image.convert("RGB")
+        out["png"] = _encode(rgb)
+        if html is not None:
+            out["html"] = _encode(_shrink(rgb, html))
     return out
 
 
 def _raster(fig: Figure, dpi: int) -> Image.Image:
-    """``fig`` drawn at ``dpi`` as an RGB image (white background)."""
+    """``fig`` drawn at ``dpi`` as an RGBA image (white background)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="rgba", dpi=dpi)
     width = int(fig.get_figwidth() * dpi)
     raw = buf.getvalue()
-    rgba = Image.frombuffer("RGBA", (width, len(raw) // (4 * width)), raw, "raw", "RGBA", 0, 1)
-    return rgba.convert("RGB")
+    return Image.frombuffer("RGBA", (width, len(raw) // (4 * width)), raw, "raw", "RGBA", 0, 1)
 
 
 def _shrink(image: Image.Image, factor: float) -> Image.Image:
@@ -301,11 +320,6 @@ def save(
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
     return target
-
-
-def png(plot: Plot, *, dpi: int = 100, style: str | Style = "screen") -> bytes:
-    """PNG bytes of ``plot`` (e.g. for a notebook or an HTML page)."""
-    return render(plot, ("png",), dpi=dpi, style=style)["png"]
 
 
 def is_narrow(ax: Axes) -> bool:

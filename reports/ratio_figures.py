@@ -53,6 +53,8 @@ def plot_ratio_to_reference(
     reference: str,
     metrics: Sequence[str],
     palette: Mapping[str, Any],
+    what: str = "Geometric-mean ratio",
+    per: str = "per-jobset average",
     ax: Axes | None = None,
 ) -> Axes:
     """Geometric-mean ratio to the reference per metric (x) and policy (colour), with CIs.
@@ -68,6 +70,9 @@ def plot_ratio_to_reference(
         Metrics on the x axis, in order.
     palette
         Policy -> colour; also the order of the policies within a metric.
+    what, per
+        What the ratio is and of what, for the axis labels (a whole replay's is a ratio of
+        the whole log's means).
     ax
         Axes to draw on; the current Axes if None.
     """
@@ -104,8 +109,8 @@ def plot_ratio_to_reference(
     ax.set_xlim(-0.5, len(metrics) - 0.5)
     fit_text(
         ax,
-        xlabel="Metric (per-jobset average; lower is better)",
-        ylabel=f"Geometric-mean ratio to {reference}\n(log scale; < 1: better)",
+        xlabel=f"Metric ({per}; lower is better)",
+        ylabel=f"{what} to {reference}\n(log scale; < 1: better)",
         short={"xlabel": "Metric", "ylabel": f"Ratio to {reference}"},
         slant=True,
     )

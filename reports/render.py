@@ -22,6 +22,7 @@ import polars as pl
 
 from schedlab.evaluation.analysis import AnalysisConfig, conditions
 from schedlab.evaluation.metrics import (
+    TIME_METRICS,
     length_buckets,
     length_units,
     per_jobset,
@@ -30,15 +31,28 @@ from schedlab.evaluation.metrics import (
     time_unit,
 )
 from schedlab.evaluation.overview import ratio_overview
+from schedlab.evaluation.replay import replay
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import SUMMARY_STATS, summarize
+from schedlab.evaluation.users import per_user
 from schedlab.jobset import JobSet
-from schedlab.reports import comparison, figures, learning, sections, views
-from schedlab.reports import ratio_figures as rf
+from schedlab.reports import (
+    comparison,
+    figures,
+    learning,
+    replay_section,
+    sections,
+    users_section,
+    views,
+)
+from schedlab.reports import views_section as vs
 from schedlab.reports.markup import Block, Table, write_bundle
-from schedlab.reports.output import FigureOptions, Plot, figure, panels, place_panel_legend
+from schedlab.reports.output import FigureOptions, Plot
+from schedlab.reports.palette import policy_palette
+from schedlab.reports.report_figures import report_figures
 from schedlab.reports.sections import Computed
-from schedlab.reports.tables import overview_table, pairwise_table, summary_table
+from schedlab.reports.tables import num, overview_table, pairwise_table, summary_table
+from schedlab.reports.units import TimeScale, display_scale, reference_value
 from schedlab.results import Results
 
 
@@ -60,13 +74,27 @@ def compute(
     *,
     focus_load: float | None = None,
     jobs: JobSet | None = None,
+    scale: TimeScale | None = None,
 ) -> Computed:
-    """Every table a report shows, for ``results`` of one workload."""
-    pj = per_jobset(results, bsld_threshold=cfg.bounded_slowdown_threshold)
+    """Every table a report shows, for ``results`` of one workload, times in ``scale``'s unit
+    (default :func:`~schedlab.reports.units.display_scale` of the reference's primary metric)."""
+    raw = per_jobset(results, bsld_threshold=cfg.bounded_slowdown_threshold)
     pln = per_length(results)
-    focus = _focus(pj, focus_load)
+    focus = _focus(raw, focus_load)
+    unit, order = time_unit(results.table), policy_order(results)
+    scale = scale or display_scale(reference_value(raw, cfg.primary, cfg.reference), unit)
+    pj = scale.frame(raw)
+    blocks = replay(results, raw, cfg, order)
     comp = comparison.compare_policies(
-        pj, pln, cfg, policy_order(results), focus, time_unit=time_unit(results.table)
+        pj,
+        pln,
+        cfg,
+        order,
+        focus,
+        time_unit=scale.name,
+        source_unit=unit,
+        time_factor=scale.factor,
+        replay=None if blocks is None else replay_section.scaled(blocks, scale),
     )
     by = ("policy", *conditions(pj))
     view = views.compute(
@@ -91,102 +119,8 @@ def compute(
         ratios=ratio_overview(comp.summary, comp.pairwise, cfg),
         views=view,
         n_loads=pj.get_column("load").drop_nulls().n_unique(),
+        users=per_user(results, jobs, bsld_threshold=cfg.bounded_slowdown_threshold),
     )
-
-
-def _sweep_figures(c: Computed, palette: dict[str, Any]) -> dict[str, tuple[Plot, str]]:
-    """The load sweep (absolute, log scale, over the ratio to the reference) and the ratio grid."""
-    cfg, out = c.comp.cfg, {}
-    if c.n_loads >= 2:
-        has_ratio = c.ratios.get_column("ratio").drop_nulls().len() > 0
-
-        def draw(axes: Any) -> None:
-            top = figures.plot_load_sweep(
-                c.summary,
-                palette=palette,
-                metric=cfg.primary,
-                confidence=c.confidence,
-                legend=False,
-                ax=axes[0, 0],
-            )
-            handles = top.get_legend_handles_labels()[0]
-            if has_ratio:
-                low = rf.plot_ratio_sweep(
-                    c.comp.summary,
-                    reference=cfg.reference,
-                    palette=palette,
-                    metric=cfg.primary,
-                    confidence=c.confidence,
-                    legend=False,
-                    ax=axes[1, 0],
-                )
-                top.set_xlabel("")
-                handles += low.get_legend_handles_labels()[0][-1:]  # the reference line
-            place_panel_legend(list(axes[:, 0]), handles=handles)
-
-        rows = 2 if has_ratio else 1
-        out["load_sweep.png"] = (
-            panels(
-                draw,
-                (9, 4 + 3 * (rows - 1)),
-                nrows=rows,
-                sharex=True,
-                span="column",
-                gridspec_kw={"height_ratios": [1.3, 1][:rows]},
-            ),
-            f"{c.comp.name(cfg.primary).capitalize()} vs offered load: mean over jobsets of the "
-            f"per-jobset average (log scale; bands: {100 * c.confidence:g}% bootstrap CI over "
-            f"jobsets)"
-            + (
-                f"; below, the geometric-mean ratio to {cfg.reference} on the same jobsets "
-                "(paired bootstrap CI)."
-                if has_ratio
-                else "."
-            ),
-        )
-    if c.ratios.get_column("ratio").drop_nulls().len():
-        pols = [p for p in c.comp.order if p != cfg.reference]
-        n_loads = max(c.n_loads, 1)
-        out["ratio_grid.png"] = (
-            figure(
-                lambda ax: rf.plot_ratio_grid(
-                    c.ratios, reference=cfg.reference, order=pols, alpha=cfg.alpha, ax=ax
-                ),
-                (min(3 + 0.9 * n_loads, 12), 1.2 + 0.45 * len(pols)),
-                span="page" if n_loads > 4 else "column",
-            ),
-            f"Ratio of per-jobset {c.comp.name(cfg.primary)} to {cfg.reference} at every load "
-            "(blue: better, red: worse); grey numbers are not significant after Holm's "
-            "correction.",
-        )
-    return out
-
-
-def _figures(
-    c: Computed, palette: dict[str, Any], experiment: Mapping[str, Any]
-) -> dict[str, tuple[Plot, str]]:
-    """Figure and caption per PNG file name."""
-    where, focus = c.comp.where(), c.comp.focus
-    out = comparison.figures(c.comp, c.per_jobset, palette) | _sweep_figures(c, palette)
-    if c.per_length.height:
-        draw = lambda ax: figures.plot_length_boxplot(  # noqa: E731
-            c.per_length, palette=palette, buckets=c.buckets, load=focus, ax=ax
-        )
-        out["length_boxplot.png"] = (
-            figure(draw, (9, 5), paper=(3.3, 3.2)),
-            f"Per-jobset average slowdown by job length {where}",
-        )
-    out |= learning.learning_figures(experiment.get("learning", {}), palette)
-    draw = lambda ax: figures.plot_slowdown_cdf(  # noqa: E731
-        c.results.table, palette=palette, load=focus, ax=ax
-    )
-    out["slowdown_cdf.png"] = (
-        figure(draw, (9, 5), paper=(3.3, 3.2)),
-        f"CDF of per-job slowdown {where}",
-    )
-    if c.views is not None:
-        out |= views.figures(c.views, palette)
-    return out | learning.agent_figures(c.results, palette)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -229,12 +163,14 @@ def build_report(
     experiment: Mapping[str, Any] | None = None,
     jobs: JobSet | None = None,
     requested_reference: str | None = None,
+    scale: TimeScale | None = None,
 ) -> Report:
-    """Compute and lay out the report of ``results`` (arguments as :func:`write_report`)."""
+    """Compute and lay out the report of ``results`` (arguments as :func:`write_report`; ``scale``
+    as :func:`compute`)."""
     experiment = experiment or {}
-    c = compute(results, cfg, focus_load=focus_load, jobs=jobs)
-    palette = figures.policy_palette(c.comp.order)
-    images = _figures(c, palette, experiment)
+    c = compute(results, cfg, focus_load=focus_load, jobs=jobs, scale=scale)
+    palette = policy_palette(c.comp.order)
+    images = report_figures(c, palette, experiment)
     tables = {
         "summary.csv": c.summary,
         "per_jobset.csv": c.per_jobset,
@@ -246,27 +182,45 @@ def build_report(
         "pairwise.csv": c.comp.pairwise,
         "exploratory.csv": c.comp.exploratory,
     }
+    if c.users is not None:
+        tables["per_user.csv"] = c.users
+    if c.comp.replay is not None:
+        tables |= {
+            "replay_summary.csv": c.comp.replay.summary,
+            "replay_blocks.csv": c.comp.replay.blocks,
+            "replay_design.csv": c.comp.replay.design,
+            "replay_quantiles.csv": c.comp.replay.quantiles,
+        }
     view_table = None
     if c.views is not None and c.views.summary is not None:
         assert c.views.timeline is not None  # set with the summary
         tables["timeline_jobset.csv"] = c.views.timeline
         tables["timeline_summary.csv"] = c.views.summary
-        if c.views.machines is not None:
-            tables["machine_utilisation.csv"] = c.views.machines
-        view_table = views.summary_table(
-            c.views.summary,
-            c.views.resources,
-            c.comp.order,
-            settings=cfg,
-        )
+        if c.views.binned is not None:
+            tables["timeline_bins.csv"] = c.views.binned
+        if c.views.machine_util is not None:
+            tables["machine_utilisation.csv"] = c.views.machine_util
+        view_table = vs.summary_table(c.views, c.comp.order, settings=cfg)
     label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
     blocks = [
         *sections.intro(c, title, experiment),
         *sections.overview_blocks(c, images),
-        *comparison.blocks(c.comp, images, label, c.ratios),
-        *sections.sweep_blocks(c, images),
         *(
-            views.blocks(c.views, images, view_table, metric=cfg.primary, confidence=cfg.confidence)
+            replay_section.blocks(c.comp, images)
+            if c.comp.is_replay()
+            else comparison.blocks(c.comp, images, label, c.ratios)
+        ),
+        *sections.sweep_blocks(c, images),
+        *users_section.blocks(c.comp, c.users, images),
+        *(
+            vs.blocks(
+                c.views,
+                images,
+                view_table,
+                metric=c.comp.name(cfg.primary),
+                confidence=cfg.confidence,
+                value=_jobset_value(c),
+            )
             if c.views is not None
             else []
         ),
@@ -278,14 +232,22 @@ def build_report(
     if requested_reference is not None and requested_reference != cfg.reference:
         msg = f"reference policy {requested_reference!r} has no results; {cfg.reference} is used."
         blocks.insert(2, ("warning", msg))
-    formatted = {
-        "summary_table": (summary_table(c.comp, c.ratios), f"{title}: summary {c.comp.where()}"),
-        "pairwise_table": (
-            pairwise_table(c.comp.at_focus(c.comp.pairwise), cfg.alpha),
-            f"{title}: all pairs {c.comp.where()}",
-        ),
-    }
-    if c.ratios.height:
+    if c.comp.is_replay():
+        formatted = {
+            "summary_table": (replay_section.main_table(c.comp), f"{title}: the whole log"),
+        }
+    else:
+        formatted = {
+            "summary_table": (
+                summary_table(c.comp, c.ratios),
+                f"{title}: summary {c.comp.where()}",
+            ),
+            "pairwise_table": (
+                pairwise_table(c.comp.at_focus(c.comp.pairwise), cfg.alpha),
+                f"{title}: all pairs {c.comp.where()}",
+            ),
+        }
+    if c.ratios.get_column("ratio").drop_nulls().len():
         formatted["ratio_table"] = (
             overview_table(c.comp, c.ratios),
             f"{title}: ratio to {cfg.reference} at every load",
@@ -293,6 +255,21 @@ def build_report(
     return Report(
         computed=c, title=title, blocks=blocks, tables=tables, images=images, formatted=formatted
     )
+
+
+def _jobset_value(c: Computed) -> str | None:
+    """The drawn jobset's primary metric under the reference, as the tables show it."""
+    cfg = c.comp.cfg
+    if c.views is None or cfg.primary == "slowdown":  # the section gives the slowdown anyway
+        return None
+    row = c.per_jobset.filter(
+        (pl.col("policy") == cfg.reference) & (pl.col("jobset") == c.views.jobset)
+    )
+    row = c.comp.at_focus(row)
+    if row.height != 1 or cfg.primary not in row.columns:
+        return None
+    unit = c.comp.time_unit if cfg.primary in TIME_METRICS else ""
+    return f"{num(row.get_column(cfg.primary).item())} {unit}".strip()
 
 
 def analysis_config(

@@ -20,6 +20,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 
+import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
@@ -29,18 +30,14 @@ from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from schedlab.evaluation.clock import Clock
 from schedlab.evaluation.metrics import bucket_expr, length_column
-from schedlab.reports.figures import bucket_label, line_style
-from schedlab.reports.output import is_narrow, place_panel_legend
+from schedlab.reports.figures import bucket_label
+from schedlab.reports.output import is_narrow
+from schedlab.reports.time_axis import TimeAxis
 
 WAIT_COLOR = "0.6"
 """Colour of the waiting lines."""
-
-TIMELINE_LABELS = {
-    "running": "Running jobs",
-    "queue": "Waiting jobs",
-    "fragmentation": "Fragmented",
-}
 
 
 def job_colors(
@@ -119,6 +116,8 @@ def plot_gantt(
     color_by: Literal["length", "category"] = "length",
     buckets: Mapping[str, tuple[float, float]] | None = None,
     legend: bool = True,
+    axis: TimeAxis | None = None,
+    window: tuple[float, float] | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """Gantt chart of one schedule (one policy on one jobset).
@@ -144,28 +143,46 @@ def plot_gantt(
         Length bucket name -> inclusive duration range (steps).
     legend
         Draw the colour legend.
+    axis
+        How to draw the times (dates, hours, steps); default steps.
+    window
+        Times to show (steps, from, to); default ``0`` to the last finish. Only the jobs that
+        arrive in it get a row (``layout="rows"``).
     ax
         Axes to draw on; the current Axes if None.
     """
     ax = ax if ax is not None else plt.gca()
     df = _one_schedule(jobs)
+    end = max(int(cast("int | None", df.get_column("finish").max()) or 1), 1)
+    lo, hi = window if window is not None else (0.0, float(end))
+    axis = axis or TimeAxis(Clock(step=None), hi - lo)
     if layout is None:
         layout = "lanes" if _machines(df) > 1 else "rows"
+    if window is not None:  # rows: the jobs arriving in it; lanes: those running in it
+        inside = (
+            pl.col("arrival").is_between(lo, hi, closed="left")
+            if layout == "rows"
+            else (pl.col("start") < hi) & (pl.col("finish") > lo)
+        )
+        df = df.filter(inside)
     groups, colors = job_colors(df, color_by=color_by, buckets=buckets)
     start, finish = (df.get_column(c).to_numpy() for c in ("start", "finish"))
     arrival = df.get_column("arrival").to_numpy()
     if layout == "rows":
         y = np.arange(df.height)
         waits = start > arrival
-        ax.hlines(y[waits], arrival[waits], start[waits], color=WAIT_COLOR, linewidth=0.6)
-        _bars(ax, y, start, finish, groups, colors)
+        wait_x = (x_of(axis, arrival[waits]), x_of(axis, start[waits]))
+        ax.hlines(y[waits], *wait_x, color=WAIT_COLOR, linewidth=0.6)
+        _bars(ax, y, x_of(axis, start), x_of(axis, finish), groups, colors)
         ax.set_ylim(df.height - 0.4, -0.6)
         ax.yaxis.set_major_locator(plt.MaxNLocator(6, integer=True))
         ax.set_ylabel("Job (in order of arrival)")
     else:
-        _lanes(ax, df, start, finish, groups, colors, resource, capacity)
-    ax.set_xlim(0, max(int(finish.max(initial=1)), 1))
-    ax.set_xlabel("Time (steps)")
+        _lanes(ax, df, x_of(axis, start), x_of(axis, finish), groups, colors, resource, capacity)
+    ax.set_xlim(*x_of(axis, np.array([lo, hi])))
+    if axis.dated:
+        ax.xaxis_date()
+    axis.format(ax)
     ax.grid(axis="y", visible=False)
     if legend:
         handles = _handles(groups, colors, waiting=layout == "rows")
@@ -205,19 +222,29 @@ def _bars(
     groups: Sequence[str],
     colors: Mapping[str, Any],
 ) -> None:
-    """One horizontal bar per job, centred on its row ``y``, one call per colour group."""
+    """One horizontal bar per job, centred on its row ``y``: one collection per colour group
+    (thousands of bars draw as fast as one)."""
     g = np.asarray(groups)
     for name in colors:
         sel = g == name
         if sel.any():
-            ax.barh(
-                y[sel],
-                finish[sel] - start[sel],
-                left=start[sel],
-                height=0.8,
-                color=colors[name],
-                linewidth=0,
+            x0, x1, yy = start[sel], finish[sel], y[sel].astype(float)
+            boxes = np.stack(
+                [
+                    np.column_stack([x0, yy - 0.4]),
+                    np.column_stack([x1, yy - 0.4]),
+                    np.column_stack([x1, yy + 0.4]),
+                    np.column_stack([x0, yy + 0.4]),
+                ],
+                axis=1,
             )
+            ax.add_collection(PolyCollection(list(boxes), facecolors=[colors[name]], linewidths=0))
+
+
+def x_of(axis: TimeAxis, steps: np.ndarray) -> np.ndarray:
+    """x coordinates (float64) of times in steps on ``axis`` (dates as matplotlib date numbers)."""
+    values = axis.values(np.asarray(steps, dtype=np.float64))
+    return mdates.date2num(values) if axis.dated else values
 
 
 def _lanes(
@@ -288,6 +315,8 @@ def plot_schedule_diff(
     palette: Mapping[str, Any],
     buckets: Mapping[str, tuple[float, float]] | None = None,
     color_by: Literal["length", "category"] = "length",
+    axis: TimeAxis | None = None,
+    window: tuple[float, float] | None = None,
     axes: Sequence[Axes],
 ) -> Sequence[Axes]:
     """Two schedules of the same jobset side by side, and each job's change of finish time.
@@ -299,11 +328,11 @@ def plot_schedule_diff(
     palette
         Policy -> colour (the difference bars take the colour of the policy that finished the
         job sooner).
-    buckets, color_by
-        As :func:`plot_gantt`.
+    buckets, color_by, axis, window
+        As :func:`plot_gantt` (with a window, the jobs arriving in it).
     axes
         Three Axes sharing y: Gantt of ``a``, Gantt of ``b``, finish of ``b`` minus finish of
-        ``a`` per job (steps; < 0: ``b`` finished it sooner).
+        ``a`` per job (in the unit of ``axis``; < 0: ``b`` finished it sooner).
 
     Raises
     ------
@@ -315,20 +344,36 @@ def plot_schedule_diff(
         msg = "the two schedules hold different jobs; draw two policies on the same jobset"
         raise ValueError(msg)
     names = [str(x.get_column("policy")[0]) for x in (a, b)]
-    end = max(int(a.get_column("finish").max()), int(b.get_column("finish").max()))  # type: ignore[arg-type]
+    end = float(max(a.get_column("finish").max(), b.get_column("finish").max()))  # type: ignore[type-var, arg-type]
+    lo, hi = window if window is not None else (0.0, end)
+    axis = axis or TimeAxis(Clock(step=None), hi - lo)
     for k, (df, ax) in enumerate(zip((a, b), axes[:2], strict=True)):
-        plot_gantt(df, layout="rows", color_by=color_by, buckets=buckets, legend=False, ax=ax)
+        plot_gantt(
+            df,
+            layout="rows",
+            color_by=color_by,
+            buckets=buckets,
+            legend=False,
+            axis=axis,
+            window=(lo, hi),
+            ax=ax,
+        )
         sd = cast("float", df.get_column("slowdown").mean())  # a float column
-        ax.set_title(f"{names[k]} (average slowdown {sd:.2f})", color=palette.get(names[k]))
-        ax.set_xlim(0, end)
+        ax.set_title(f"{names[k]} (average slowdown {sd:,.2f})", color=palette.get(names[k]))
     axes[1].set_ylabel("")
-    delta = (b.get_column("finish") - a.get_column("finish")).to_numpy()
+    if window is not None:
+        keep = a.get_column("arrival").is_between(lo, hi, closed="left")
+        a, b = a.filter(keep), b.filter(keep)
+    unit, length = axis.unit if not axis.dated else TimeAxis(axis.clock, hi - lo).unit
+    delta = (b.get_column("finish") - a.get_column("finish")).to_numpy() / length
     y = np.arange(delta.size)
-    sooner = [palette.get(names[1] if d < 0 else names[0], "0.5") for d in delta]
-    axes[2].barh(y, delta, height=0.8, color=sooner, linewidth=0)
+    sooner = [names[1] if d < 0 else names[0] for d in delta]
+    _bars(axes[2], y, np.minimum(delta, 0.0), np.maximum(delta, 0.0), sooner, palette)
+    span = float(np.abs(delta).max(initial=0.0)) or 1.0
+    axes[2].set_xlim(-1.05 * span, 1.05 * span)
     axes[2].axvline(0, color="black", linewidth=0.8)
     axes[2].set_ylim(delta.size - 0.4, -0.6)
-    axes[2].set_xlabel(f"Δ finish (steps),\n{names[1]} − {names[0]}")
+    axes[2].set_xlabel(f"Δ finish ({unit}),\n{names[1]} − {names[0]}")
     axes[2].set_title(f"{(delta < 0).sum()} sooner, {(delta > 0).sum()} later", fontsize="medium")
     axes[2].grid(axis="y", visible=False)
     groups, colors = job_colors(a, color_by=color_by, buckets=buckets)
@@ -338,75 +383,4 @@ def plot_schedule_diff(
         ncol=4,
         frameon=False,
     )
-    return axes
-
-
-def plot_timeline(
-    tl: pl.DataFrame,
-    *,
-    quantity: str,
-    palette: Mapping[str, Any],
-    ax: Axes | None = None,
-) -> Axes:
-    """One quantity of :func:`~schedlab.evaluation.timeline.timeline` (or its mean over jobsets)
-    over time, one line per policy.
-
-    Parameters
-    ----------
-    tl
-        Rows of one jobset (or of :func:`~schedlab.evaluation.timeline.mean_timeline` for one
-        condition): ``policy``, ``time`` and ``quantity``.
-    quantity
-        ``"running"``, ``"queue"``, ``"util_<r>"``, ``"frag_<r>"`` or ``"fragmentation"``.
-    palette
-        Policy -> colour; also the legend order. Policies missing from it are not drawn.
-    ax
-        Axes to draw on; the current Axes if None.
-    """
-    ax = ax if ax is not None else plt.gca()
-    have = set(tl.get_column("policy").unique().to_list())
-    for policy in (p for p in palette if p in have):
-        r = tl.filter(pl.col("policy") == policy).sort("time")
-        ax.step(
-            r.get_column("time").to_numpy(),
-            r.get_column(quantity).to_numpy(),
-            where="post",
-            color=palette[policy],
-            label=policy,
-            linestyle=line_style(palette, policy),
-        )
-    if quantity.startswith("util_"):
-        ax.set_ylim(-0.02, 1.02)
-    else:
-        ax.set_ylim(bottom=0)
-    if quantity in ("queue", "running"):
-        ax.yaxis.set_major_locator(plt.MaxNLocator(4, integer=True))
-    if quantity.startswith(("util_", "frag_")) or quantity == "fragmentation":
-        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{100 * v:.0f}%"))
-    name = quantity.split("_", 1)[-1]
-    label = TIMELINE_LABELS.get(quantity) or (
-        f"{name} in use" if quantity.startswith("util_") else f"Fragmented {name}"
-    )
-    ax.set_ylabel(label)
-    ax.set_xlabel("Time (steps)")
-    return ax
-
-
-def plot_timelines(
-    tl: pl.DataFrame,
-    *,
-    resources: Sequence[str],
-    palette: Mapping[str, Any],
-    axes: Sequence[Axes],
-) -> Sequence[Axes]:
-    """Utilisation of each resource, queue length and fragmentation, one Axes each (sharing x).
-
-    ``axes`` holds ``len(resources) + 2`` Axes, top to bottom; the legend goes beside the first.
-    """
-    quantities = [f"util_{r}" for r in resources] + ["queue", "fragmentation"]
-    for k, (q, ax) in enumerate(zip(quantities, axes, strict=True)):
-        plot_timeline(tl, quantity=q, palette=palette, ax=ax)
-        if k < len(quantities) - 1:
-            ax.set_xlabel("")
-    place_panel_legend(axes)
     return axes

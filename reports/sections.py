@@ -15,6 +15,7 @@ from typing import Any, cast
 import polars as pl
 
 import schedlab
+from schedlab import registry
 from schedlab.evaluation.compare import EXACT_MAX, TIE_RTOL, ZERO_METHOD
 from schedlab.evaluation.metrics import SECONDS, policy_order
 from schedlab.evaluation.stats import CI_METHOD
@@ -28,7 +29,9 @@ from schedlab.results import Results
 
 def _dump(obj: Mapping[str, Any]) -> str:
     """One ``key: value`` line per top-level key, values as compact JSON."""
-    return "\n".join(f"{k}: {json.dumps(v, default=str)}" for k, v in obj.items())
+    return "\n".join(
+        f"{k}: {json.dumps(v, default=str, ensure_ascii=False)}" for k, v in obj.items()
+    )
 
 
 def _load_label(load: float | None) -> str:
@@ -51,6 +54,9 @@ class Computed:
     views: ScheduleViews | None
     """The representative jobset's schedules (None: the reference has no jobset)."""
     n_loads: int
+    users: pl.DataFrame | None = None
+    """:func:`~schedlab.evaluation.users.per_user` of every condition (times in the results'
+    unit; None: the jobs have no user ids)."""
 
     @property
     def seed(self) -> int:
@@ -85,23 +91,48 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
     )
     workload = provenance.get("generator", provenance.get("path", "unknown"))
     about = experiment.get("description")
+    n_pol = len(policy_order(c.results))
+    if c.comp.is_replay() and c.n_loads <= 1:
+        n_jobs = int(c.per_jobset.get_column("n_jobs").max() or 0)  # type: ignore[arg-type]
+        what = f"{n_pol} policies, each replaying the whole log once ({n_jobs:,} jobs)"
+        design = (
+            "One jobset per policy: the statistics are over blocks of time, not over "
+            f"jobsets (the design is explained below). {_units(c)}"
+        )
+    else:
+        empty = len(c.results.meta.get("jobset", {}).get("empty_jobsets", ()))
+        made = (
+            f" ({n_jobsets + empty:,} generated; {empty:,} had no job and are in no statistic)"
+            if empty
+            else ""
+        )
+        what = f"{n_pol} policies on {n_jobsets:,} jobsets{made}{span}"
+        design = (
+            f"Statistics are over jobsets: each jobset contributes one value, the average "
+            f"over its jobs, and means, medians, tests and confidence intervals are taken "
+            f"over those per-jobset values, paired by jobset, never over pooled jobs. "
+            f"CI = percentile bootstrap {conf} over jobsets ({c.n_resamples:,} resamples, "
+            f"seed {c.seed}). {_units(c)}"
+        )
     blocks: list[Block] = [
         ("h1", title),
         (
             "p",
-            f"{len(policy_order(c.results))} policies on {n_jobsets} jobsets{span}; "
-            f"workload: {workload}{f' ({about})' if about else ''}; reference policy: "
+            f"{what}; workload: {workload}{f' ({about})' if about else ''}; reference policy: "
             f"{c.comp.cfg.reference}.",
         ),
-        (
-            "note",
-            f"Statistics are over jobsets: each jobset contributes one value, the average "
-            f"over its jobs, and means, medians, tests and confidence intervals are taken "
-            f"over those per-jobset values, paired by jobset, never over pooled jobs. "
-            f"CI = percentile bootstrap {conf} over jobsets ({c.n_resamples} resamples, "
-            f"seed {c.seed}). {_units(c)}",
-        ),
+        ("note", design),
     ]
+    dag_only = dag_orders_without_dags(c.results)
+    if dag_only:
+        blocks.append(
+            (
+                "warning",
+                f"{', '.join(dag_only)} order the tasks of DAG jobs by their critical paths; this "
+                "workload has no DAGs, where srjf is sjf and cpf orders by run time: compare "
+                "them on a DAG workload.",
+            )
+        )
     if not same_jobsets(c.per_jobset):
         blocks.append(
             (
@@ -130,6 +161,16 @@ def intro(c: Computed, title: str, experiment: Mapping[str, Any]) -> list[Block]
     return blocks
 
 
+def dag_orders_without_dags(results: Results) -> list[str]:
+    """The policies of ``results`` whose job order is DAG-only (registry tag ``dag``) when the
+    workload has no DAG jobs."""
+    table = results.table
+    if "dag" in table.columns and table.get_column("dag").null_count() < table.height:
+        return []
+    dag = set(registry.policies.names(tag="dag"))
+    return [p for p in policy_order(results) if registry.policy_name(p) in dag]
+
+
 def skipped_blocks(experiment: Mapping[str, Any]) -> list[Block]:
     """One line, for the report's end, naming the optional policies the spec could not run,
     grouped by reason (a missing checkpoint's path is in ``report.json``)."""
@@ -145,10 +186,11 @@ def skipped_blocks(experiment: Mapping[str, Any]) -> list[Block]:
 
 def _units(c: Computed) -> str:
     """How slowdown is defined and in which unit times are, for the statistics note."""
-    if c.comp.time_unit == SECONDS:
+    if c.comp.base_unit == SECONDS:
+        shown = "" if c.comp.time_unit == SECONDS else f", shown in {c.comp.time_unit}"
         return (
-            "Times are in seconds, on the trace's real submit and run times (a job killed at "
-            "its request ran until it); slowdown = turnaround / run time, >= 1."
+            f"Times are in seconds{shown}, on the trace's real submit and run times (a job "
+            "killed at its request ran until it); slowdown = turnaround / run time, >= 1."
         )
     return "Slowdown = (finish − arrival) / duration, >= 1; times are in simulation steps."
 
@@ -160,7 +202,7 @@ def same_jobsets(pj: pl.DataFrame) -> bool:
 
 def overview_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Block]:
     """The first screen: at every load, the best policy and each ratio to the reference."""
-    if c.ratios.height == 0:
+    if c.ratios.get_column("ratio").drop_nulls().len() == 0:  # e.g. one jobset: no ratio
         return []
     cfg = c.comp.cfg
     what = "every offered load" if c.n_loads > 1 else "a glance"
@@ -227,6 +269,8 @@ def length_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Bloc
     learning = [("figure", (n, cap)) for n, (_, cap) in images.items() if n.startswith("learning_")]
     if learning:
         blocks += [("h2", "Learning curves"), *learning]
+    if "slowdown_cdf.png" not in images:  # a whole replay shows its per-job distributions
+        return blocks
     return [
         *blocks,
         ("h2", "Distribution of per-job slowdown"),
@@ -252,7 +296,7 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
         for ld, n, _ in counts.iter_rows()
     ]
     params = [
-        [p, json.dumps(meta.get("policies", {}).get(p, {}), default=str)]
+        [p, json.dumps(meta.get("policies", {}).get(p, {}), default=str, ensure_ascii=False)]
         for p in policy_order(c.results)
     ]
     blocks: list[Block] = [
@@ -262,14 +306,17 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
     ]
     empty = len(jobset_meta.get("empty_jobsets", ()))
     if empty:
-        blocks.append(("p", f"{empty} generated jobsets had no job and are in no statistic."))
+        blocks.append(("p", f"{empty:,} generated jobsets had no job and are in no statistic."))
     workload = {
         k: jobset_meta.get(k)
         for k in ("resources", "capacity", "units", "time_step_seconds", "arrival_window")
     }
     cfg = c.comp.cfg
     stats = {
-        "unit of analysis": "jobset (per-jobset average of per-job values), paired by jobset",
+        "unit of analysis": "blocks of time of the one jobset (block bootstrap, tests paired "
+        "by block)"
+        if c.comp.is_replay()
+        else "jobset (per-jobset average of per-job values), paired by jobset",
         "interval": CI_METHOD,
         "confidence": c.confidence,
         "n_resamples": c.n_resamples,
@@ -279,7 +326,7 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
         "secondary metrics (exploratory)": list(cfg.secondary),
         "bounded slowdown": f"max(1, C / max(T, τ)), {c.comp.tau}",
         "time unit": "s (a trace's real submit and run times, whatever the time step)"
-        if c.comp.time_unit == SECONDS
+        if c.comp.base_unit == SECONDS
         else "steps (a workload defined in steps)",
         "omnibus": "Friedman (tie-corrected) with Iman–Davenport F; Kendall's W; Nemenyi CD",
         "pairwise": f"Wilcoxon signed-rank, zero_method={ZERO_METHOD}, two-sided, exact up to "
@@ -308,4 +355,12 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
     env = experiment.get("environment")
     if env:
         blocks += [("p", "Environment:"), ("pre", _dump(env))]
-    return [*blocks, ("p", f"Tables beside this report: {', '.join(csvs)}.")]
+    unit = c.comp.time_unit
+    shown = (
+        f" Times: in {unit} in the statistics' tables (summary, per_jobset, comparison, "
+        f"replay_*), in {c.comp.base_unit} in per_user and per_length, in steps in the "
+        "timeline tables."
+        if unit != c.comp.base_unit
+        else ""
+    )
+    return [*blocks, ("p", f"Tables beside this report: {', '.join(csvs)}.{shown}")]

@@ -2,7 +2,7 @@
 
 Like :mod:`schedlab.reports.figures`, every ``plot_*`` function draws on ``ax`` (the current
 Axes when None) and returns it, takes tidy tables computed by :mod:`schedlab.evaluation`, and
-colours policies with the palette of :func:`~schedlab.reports.figures.policy_palette`.
+colours policies with the palette of :func:`~schedlab.reports.palette.policy_palette`.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from matplotlib.axes import Axes
 
 from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.reports.figures import (
-    METRIC_LABELS,
     SHORT_METRIC,
+    metric_label,
     plain_log_ticks,
 )
-from schedlab.reports.output import fit_text
+from schedlab.reports.output import fit_text, is_narrow
 
 
 def format_p(p: float | None) -> str:
@@ -196,6 +196,8 @@ def plot_jobset_values(
     order: Sequence[str],
     palette: Mapping[str, Any],
     title: str = "",
+    unit: str = "steps",
+    per: str = "jobset",
     ax: Axes | None = None,
 ) -> Axes:
     """Box plot with every jobset as a dot: per-jobset ``metric`` of each policy.
@@ -212,6 +214,10 @@ def plot_jobset_values(
         Policy -> colour.
     title
         Axes title, e.g. naming the load and the number of jobsets.
+    unit
+        Unit of the times (``"steps"``, ``"s"``, ``"h"``...), for the label.
+    per
+        What a dot is (``"jobset"``, ``"user"``), for the labels.
     ax
         Axes to draw on; the current Axes if None.
     """
@@ -250,13 +256,18 @@ def plot_jobset_values(
     )
     if log:
         plain_log_ticks(ax.yaxis)
-    label = METRIC_LABELS.get(metric, metric.replace("_", " "))
+    label = metric_label(metric, unit)
     fit_text(
         ax,
         title=title,
-        xlabel="Policy (ordered by mean rank)",
-        ylabel=f"Per-jobset {label[0].lower()}{label[1:]}" + (" (log scale)" if log else ""),
-        short={"xlabel": "Policy", "ylabel": f"Per-jobset {SHORT_METRIC.get(metric, metric)}"},
+        xlabel="Policy (ordered by mean rank)" if per == "jobset" else "Policy",
+        ylabel=f"Per-{per} {label[0].lower()}{label[1:]}" + ("\n(log scale)" if log else ""),
+        short={"xlabel": "Policy", "ylabel": f"Per-{per} {SHORT_METRIC.get(metric, metric)}"},
         slant=True,
     )
+    if len(order) > 6 and not is_narrow(ax):  # long names side by side would overlap
+        ax.tick_params(axis="x", labelrotation=30)
+        for text in ax.get_xticklabels():
+            text.set_horizontalalignment("right")
+            text.set_rotation_mode("anchor")
     return ax

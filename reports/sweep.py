@@ -4,7 +4,7 @@ learning curve overlaid with the mean curve of its point.
 
 The tables come from :mod:`schedlab.evaluation.train_sweep` (``runs.csv``, ``summary.csv``);
 this module only formats and draws, in the colours of
-:func:`~schedlab.reports.figures.policy_palette` (heuristics keep their colours of every other
+:func:`~schedlab.reports.palette.policy_palette` (heuristics keep their colours of every other
 report).
 """
 
@@ -21,9 +21,9 @@ from matplotlib import ticker
 from matplotlib.axes import Axes
 
 from schedlab.policies.training import Selection
-from schedlab.reports.figures import LINESTYLES, policy_palette
 from schedlab.reports.markup import Block, Table, write_bundle
 from schedlab.reports.output import FigureOptions, figure, place_legend
+from schedlab.reports.palette import LINESTYLES, policy_palette
 from schedlab.reports.tables import ci, num
 
 METRIC_LABELS = {"val_slowdown": "Average job slowdown",
@@ -200,7 +200,12 @@ def write_sweep_report(
         ("h2", "Runs"),
         ("p", "Each run directory holds its own learning report (report.html)."),
         ("table", run_rows(table)),
-        ("pre", json.dumps(dict(config.get("train_config", {})), indent=1, default=str)),
+        (
+            "pre",
+            json.dumps(
+                dict(config.get("train_config", {})), indent=1, default=str, ensure_ascii=False
+            ),
+        ),
     ]
     return write_bundle(Path(out_dir), stem="report", title=f"Training sweep: {trainer}",
                         blocks=blocks, tables={}, images=images, options=options)  # fmt: skip

@@ -34,12 +34,17 @@ def num(v: float | None) -> str:
 
 
 def ci(v: float | None, lo: float | None, hi: float | None) -> str:
-    """``"4.41 [4.10, 4.73]"``."""
-    return "–" if v is None else f"{num(v)} [{num(lo)}, {num(hi)}]"
+    """``"4.41 [4.10, 4.73]"``; the value alone when there is no interval (``lo`` or ``hi``
+    missing) or the interval is the point itself (one jobset: nothing to resample)."""
+    if v is None:
+        return "–"
+    if lo is None or hi is None or lo == hi == v:
+        return num(v)
+    return f"{num(v)} [{num(lo)}, {num(hi)}]"
 
 
 def _fmt_ci(mean: float, low: float, high: float) -> str:
-    return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+    return ci(mean, low, high)
 
 
 def ci_table(summary: pl.DataFrame, column: str, labels: Callable[[Any], str]) -> Table:

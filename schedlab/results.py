@@ -28,6 +28,23 @@ DAG_RESULT_COLUMNS = ("dag", "job_arrival", "critical_path")
 """Columns results of a DAG workload add (int64): each task's DAG job, the job's arrival (its
 first task's, steps) and its critical path (its length with unlimited machines, steps), so
 that :func:`~schedlab.evaluation.metrics.per_jobset` measures jobs as jobs."""
+USER_COLUMN = "user"
+"""The JobSet column results keep as it is, where the JobSet has it (an SWF log's user ids)."""
+
+
+def kept_columns(jobs: pl.DataFrame) -> list[str]:
+    """JobSet columns a results builder copies into the results: :data:`USER_COLUMN`."""
+    return [USER_COLUMN] if USER_COLUMN in jobs.columns else []
+
+
+def result_extras(columns: list[str]) -> list[str]:
+    """Columns a cluster's results add after :data:`RESULT_COLUMNS`, ``killed`` and the seconds
+    columns, for a JobSet with ``columns``: :data:`DAG_RESULT_COLUMNS` for a DAG workload, then
+    :func:`kept_columns`."""
+    dag = list(DAG_RESULT_COLUMNS) if "dag" in columns else []
+    return [*dag, *([USER_COLUMN] if USER_COLUMN in columns else [])]
+
+
 RESULT_BYTES = 2 * 8 * (len(RESULT_COLUMNS) + len(SECONDS_RESULT_COLUMNS))
 """Memory one result row holds at its peak, in bytes (its 8-byte columns, with the seconds
 columns of a trace, twice: the simulator's table and its concatenation), for size estimates
@@ -86,6 +103,8 @@ class Results:
     ``slowdown = completion / duration`` (float64, >= 1). When the JobSet has real times (a
     trace), also :data:`SECONDS_RESULT_COLUMNS`, and ``slowdown`` is on the real times
     (:func:`seconds_results`): quantizing to steps may change the schedule, never a metric.
+    When the JobSet has a ``user`` column (an SWF log's user ids), the results carry it too
+    (:mod:`schedlab.evaluation.users`).
 
     ``meta`` holds ``jobset`` (the JobSet metadata), ``policies`` (name -> parameters),
     ``config`` (cluster geometry) and ``length_buckets``; for learned policies run on the batched

@@ -29,6 +29,8 @@ from schedlab.results import (
     RESULT_COLUMNS,
     SECONDS_RESULT_COLUMNS,
     Results,
+    kept_columns,
+    result_extras,
     seconds_inputs,
     seconds_results,
 )
@@ -430,7 +432,7 @@ def simulate_cluster(
         pl.lit(seed if isinstance(seed, int) else None, pl.Int64).alias("seed"),
         "job_id", "arrival", pl.Series("duration", runtime, dtype=pl.Int64),
         (pl.col("duration") > pl.Series(runtime)).alias("killed"),
-        *seconds_inputs(jobs, jobset.resources[0], jobset.meta.capacity[0]),
+        *seconds_inputs(jobs, jobset.resources[0], jobset.meta.capacity[0]), *kept_columns(jobs),
     )  # fmt: skip
     if "dag" in jobs.columns:  # DAG jobs, measured as jobs (evaluation.metrics.per_jobset)
         base = base.with_columns(_dag_columns(jobset, runtime))
@@ -453,6 +455,7 @@ def simulate_cluster(
                 step = jobset.meta.time_step_seconds or 1.0
                 table = table.with_columns((pl.col("arrival") * step).alias("arrival_s"))
         tables.append(table)
+    extra = [*(SECONDS_RESULT_COLUMNS if seconds else ()), *result_extras(jobs.columns)]
     table = (
         pl.concat(tables)
         .with_columns(finish=pl.col("start") + pl.col("duration"))
@@ -462,12 +465,7 @@ def simulate_cluster(
         )
         .with_columns(slowdown=pl.col("completion") / pl.col("duration"))
         .with_columns(seconds)
-        .select(
-            *RESULT_COLUMNS,
-            "killed",
-            *(SECONDS_RESULT_COLUMNS if seconds else ()),
-            *(DAG_RESULT_COLUMNS if "dag" in jobs.columns else ()),
-        )
+        .select(*RESULT_COLUMNS, "killed", *extra)
     )
     resolved = resolve_machines(config, jobset)
     meta = {

@@ -96,12 +96,19 @@ def report_cmd(
     "deeprm:deeprm-1.3 (repeatable; two draw their difference; default: the first).",
 )  # fmt: skip
 @click.option("--workload", help="Workload of an experiment directory (default: its only one).")
+@click.option(
+    "--window",
+    metavar="FROM:TO",
+    help="Times of the Gantt charts since the jobset's start, e.g. 36h:48h or 2d:3d (units s, "
+    "min, h, d; plain numbers are steps). Default: all of a jobset of up to 600 jobs, else the "
+    "window where the first policy's queued work is largest.",
+)
 @_jobs_option("for utilisation, queue and fragmentation")
 @_style_options
 @output_option("Figure file: .pdf, .svg or .png.")
 def show_cmd(
     results: Path, jobset: int | None, policy_specs: tuple[str, ...], workload: str | None,
-    jobs: Path | None, dpi: int, style: str, output: Path,
+    window: str | None, jobs: Path | None, dpi: int, style: str, output: Path,
 ) -> None:  # fmt: skip
     """Draw the schedules of one jobset of RESULTS (a results file or an experiment directory).
 
@@ -110,25 +117,61 @@ def show_cmd(
     policies, and utilisation per resource, queue length and fragmentation over time.
     """
     from schedlab.reports.experiment import load_results
-    from schedlab.reports.show import write_schedule_figure
+    from schedlab.reports.show import parse_window, write_schedule_figure
 
     res, js = load_results(results, workload=workload, jobs=jobs)
+    step = res.meta.get("jobset", {}).get("time_step_seconds")
+    try:
+        steps = parse_window(window, step) if window is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--window") from None
     path = write_schedule_figure(
-        res, output, jobset=jobset, policies=policy_specs, jobs=js, dpi=dpi, style=style
+        res,
+        output,
+        jobset=jobset,
+        policies=policy_specs,
+        jobs=js,
+        window=steps,
+        dpi=dpi,
+        style=style,
     )
     click.echo(f"wrote {path}")
 
 
 @click.command("export", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["csv", "ndjson"]), default="csv",
-              show_default=True, help="File format.")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "ndjson", "swf", "batsim"]),
+    default="csv",
+    show_default=True,
+    help="csv/ndjson: every per-job row; swf: one schedule as an SWF log (simulated waits); "
+    "batsim: one schedule as Batsim's _jobs.csv (evalys reads both).",
+)
 @_jobs_option("to add the jobs' demands")
-@output_option("File to write; the metadata goes to <name>.meta.json beside it.")
-def export_cmd(results: Path, fmt: str, jobs: Path | None, output: Path) -> None:
+@click.option("--policy", help="Policy of the schedule (swf, batsim; default: the only one).")
+@click.option(
+    "--jobset", type=int, help="Jobset of the schedule (swf, batsim; default: the only one)."
+)
+@click.option("--workload", help="Workload of an experiment directory (swf, batsim).")
+@output_option("File to write; csv/ndjson put the metadata in <name>.meta.json beside it.")
+def export_cmd(
+    results: Path,
+    fmt: str,
+    jobs: Path | None,
+    policy: str | None,
+    jobset: int | None,
+    workload: str | None,
+    output: Path,
+) -> None:
     """Write the per-job results of RESULTS (a results file or an experiment directory) for
-    other tools: one row per policy and job, with the jobs' demands when known."""
+    other tools: one row per policy and job, with the jobs' demands when known; or one
+    schedule (one policy on one jobset) as an SWF log or a Batsim _jobs.csv."""
     from schedlab.reports.export import export_results
 
-    paths = export_results(results, output, format=fmt, jobs=jobs)
-    click.echo(f"wrote {paths['data']} (metadata: {paths['meta']})")
+    paths = export_results(
+        results, output, format=fmt, jobs=jobs, policy=policy, jobset=jobset, workload=workload
+    )
+    meta = f" (metadata: {paths['meta']})" if "meta" in paths else ""
+    click.echo(f"wrote {paths['data']}{meta}")

@@ -111,14 +111,32 @@ def test_across_conditions_ranks_within_conditions_and_tests_over_them() -> None
         5,
         5,
     ]
-    matrix = np.array([v[:3] for v in values.values()])
+    # 3 policies need 7 conditions for any Holm-adjusted pair to reach 0.05: no test with 5
+    assert (out.n_conditions, out.min_conditions) == (5, 7)
+    assert out.omnibus.height == 0
+    assert out.pairwise.height == 0
+
+
+def test_across_conditions_tests_where_they_have_power() -> None:
+    values = {
+        ("w1", 0.5): [1.0, 2.0, 3.0],
+        ("w1", 0.9): [1.5, 1.4, 4.0],
+        ("w2", 0.5): [2.0, 3.0, 5.0],
+        ("w2", 0.9): [2.0, 3.0, 3.5],
+        ("w2", 1.3): [2.5, 3.0, 6.0],
+        ("w3", 0.5): [1.0, 1.5, 1.2],
+        ("w3", 0.9): [3.0, 3.5, 8.0],
+    }
+    cfg = AnalysisConfig(reference="a", secondary=())
+    out = across_conditions(condition_summary(values), cfg, ["a", "b", "c"])
+    matrix = np.array(list(values.values()))
     fr = cmp.friedman(matrix)
     o = out.omnibus.row(0, named=True)
-    assert o["n_conditions"] == 5
+    assert o["n_conditions"] == 7
     assert o["k"] == 3
     assert o["chi2"] == pytest.approx(fr.chi2)
     assert o["p"] == pytest.approx(fr.p)
-    assert o["min_conditions"] == cmp.min_blocks_for_significance(3, cfg.alpha)
+    assert o["min_conditions"] == cmp.min_blocks_for_significance(3, cfg.alpha) == 7
     assert out.pairwise.height == 3
     ac = out.pairwise.filter((pl.col("a") == "a") & (pl.col("b") == "c")).row(0, named=True)
     w = cmp.wilcoxon_pair(np.log(matrix[:, 0]), np.log(matrix[:, 2]))
@@ -130,7 +148,7 @@ def test_one_condition_is_too_few_for_a_test() -> None:
     cfg = AnalysisConfig(reference="a", secondary=())
     out = across_conditions(condition_summary({("w", 1.0): [1.0, 2.0]}), cfg, ["a", "b"])
     assert out.omnibus.height == 0
-    assert out.pairwise.height == 1  # one block: a Wilcoxon test, far from significant
+    assert out.pairwise.height == 0  # one block: no test could say anything
     assert out.ranks.filter(pl.col("workload") == "all").get_column("mean_rank").to_list() == [
         1.0,
         2.0,

@@ -9,7 +9,7 @@ import pytest
 from schedlab.errors import NonFiniteValueError
 from schedlab.evaluation.analysis import AnalysisConfig
 from schedlab.reports.comparison import blocks, compare_policies, figures
-from schedlab.reports.figures import policy_palette
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.tables import omnibus_table, summary_table
 
 POLICIES = ["a", "b", "c"]

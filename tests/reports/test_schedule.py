@@ -12,19 +12,14 @@ import numpy as np
 import polars as pl
 import pytest
 from matplotlib.collections import LineCollection, PolyCollection
-from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
-from schedlab.evaluation.timeline import schedules, timeline
+from schedlab.evaluation.schedules import schedules
+from schedlab.evaluation.timeline import timeline
 from schedlab.jobset import JobSet
-from schedlab.reports.figures import policy_palette
-from schedlab.reports.schedule import (
-    job_colors,
-    plot_gantt,
-    plot_schedule_diff,
-    plot_timeline,
-    plot_timelines,
-)
+from schedlab.reports.palette import policy_palette
+from schedlab.reports.schedule import job_colors, plot_gantt, plot_schedule_diff
+from schedlab.reports.timeline_figures import plot_timeline, plot_timelines
 from schedlab.results import Results
 
 BUCKETS = {"short": (1, 3), "long": (10, 15)}
@@ -36,8 +31,15 @@ def one(results: Results, jobs: JobSet, policy: str) -> pl.DataFrame:
     return s.select(jobsets=[k], policies=[policy]).jobs
 
 
-def bars(ax: matplotlib.axes.Axes) -> list:
-    return [p for c in ax.containers if isinstance(c, BarContainer) for p in c.patches]
+def bars(ax: matplotlib.axes.Axes) -> list[tuple[float, float, float]]:
+    """(left, row, width) of every bar: the rectangles of the Axes' PolyCollections."""
+    out = []
+    for c in ax.collections:
+        if isinstance(c, PolyCollection):
+            for path in c.get_paths():
+                (x0, y0), (x1, _) = path.vertices[0], path.vertices[1]
+                out.append((float(x0), float(y0) + 0.4, float(x1 - x0)))
+    return out
 
 
 def test_gantt_rows_draw_one_bar_per_job_and_the_waits(results: Results, jobs: JobSet) -> None:
@@ -46,9 +48,10 @@ def test_gantt_rows_draw_one_bar_per_job_and_the_waits(results: Results, jobs: J
     patches = bars(ax)
     assert len(patches) == df.height
     order = df.sort("arrival", "job_id")
-    by_row = sorted(patches, key=lambda p: p.get_y())
-    assert [p.get_x() for p in by_row] == order.get_column("start").to_list()
-    assert [p.get_width() for p in by_row] == order.get_column("duration").to_list()
+    by_row = sorted(patches, key=lambda p: p[1])
+    assert [p[1] for p in by_row] == pytest.approx(list(range(df.height)))
+    assert [p[0] for p in by_row] == order.get_column("start").to_list()
+    assert [p[2] for p in by_row] == order.get_column("duration").to_list()
     (waits,) = [c for c in ax.collections if isinstance(c, LineCollection)]
     assert len(waits.get_segments()) == (df["wait"] > 0).sum()
     lo, hi = ax.get_ylim()
@@ -136,7 +139,9 @@ def test_schedule_diff_compares_job_by_job(results: Results, jobs: JobSet) -> No
     delta = bars(axes[2])
     assert len(delta) == a.height
     expected = b.sort("arrival", "job_id")["finish"] - a.sort("arrival", "job_id")["finish"]
-    assert [p.get_width() for p in sorted(delta, key=lambda p: p.get_y())] == expected.to_list()
+    assert [p[2] for p in sorted(delta, key=lambda p: p[1])] == pytest.approx(
+        expected.abs().to_list()
+    )
     sooner, later = (expected < 0).sum(), (expected > 0).sum()
     assert axes[2].get_title() == f"{sooner} sooner, {later} later"
     assert axes[0].get_xlim() == axes[1].get_xlim()
@@ -155,15 +160,17 @@ def test_timelines_draw_each_quantity_per_policy(results: Results, jobs: JobSet)
     assert ax.yaxis.get_major_formatter()(0.5, 0) == "50%"
     first = tl.filter(pl.col("policy") == "sjf").sort("time")
     np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), first["util_cpu"].to_numpy())
-    axes = Figure().subplots(4, 1, sharex=True)
+    axes = Figure().subplots(5, 1, sharex=True)
     plot_timelines(tl, resources=("cpu", "mem"), palette=pal, axes=axes)
     assert [a.get_ylabel() for a in axes] == [
         "cpu in use",
         "mem in use",
         "Waiting jobs",
+        "Queued work\n(cluster steps)",
         "Fragmented",
     ]
-    assert axes[0].get_legend() is not None
+    (legend,) = axes[0].figure.legends  # one legend for the panels, beside them
+    assert [t.get_text() for t in legend.get_texts()] == ["sjf", "fcfs", "packer"]
     dashes = {line.get_linestyle() for line in axes[2].get_lines()}
     assert len(dashes) == 3  # one dash pattern per policy, so equal lines stay visible
 

@@ -73,16 +73,16 @@ def test_show_lays_out_gantt_charts_and_timelines(results: Results, jobs: JobSet
 
     k = int(results.table["jobset"][0])
     for names, gantts, timelines in (
-        (["sjf", "fcfs"], 3, 4),
-        (["sjf", "fcfs", "packer"], 3, 4),
-        (["sjf"], 1, 4),
+        (["sjf", "fcfs"], 3, 5),
+        (["sjf", "fcfs", "packer"], 3, 5),
+        (["sjf"], 1, 5),
     ):
         plot = schedule_plot(results, jobset=k, policies=names, jobs=jobs)
         fig = Figure()
         plot.draw(fig)
         top, bottom = fig.subfigs
         assert len(top.axes) == gantts
-        assert len(bottom.axes) == timelines  # cpu, mem, queue, fragmentation
+        assert len(bottom.axes) == timelines  # cpu, mem, queue, queued work, fragmentation
         titles = [ax.get_title() for ax in top.axes[: len(names)]]
         assert [t.split(" (")[0] for t in titles] == names
     without = schedule_plot(results, jobset=k, policies=["sjf"])  # no JobSet: Gantt only
@@ -119,3 +119,19 @@ def test_export_adds_seconds_when_a_step_has_a_length(results: Results) -> None:
     assert (table["wait_s"] == table["wait"] * 10.0).all()
     assert "finish_s" in table.columns
     assert "cpu" not in table.columns  # no JobSet given: the results columns alone
+
+
+def test_show_window_reads_times_with_units() -> None:
+    from schedlab.reports.show import parse_window
+
+    assert parse_window("36h:48h", 1.0) == (129_600.0, 172_800.0)
+    assert parse_window("1d:2d", 10.0) == (8_640.0, 17_280.0)  # 10 s steps
+    assert parse_window("5:20", None) == (5.0, 20.0)  # steps
+    with pytest.raises(ValueError, match="give FROM:TO"):
+        parse_window("36h", 1.0)
+    with pytest.raises(ValueError, match="'x' is not a time"):
+        parse_window("x:2h", 1.0)
+    with pytest.raises(ValueError, match="defined in steps"):
+        parse_window("1h:2h", None)
+    with pytest.raises(ValueError, match="FROM must come before TO"):
+        parse_window("2h:1h", 1.0)
