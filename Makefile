@@ -15,7 +15,7 @@ DEV_EXTRAS := learned,rl,ray,dev,docs
 # message is silenced. pip's own progress stays visible.
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: run test bench lint docs venv clean
+.PHONY: run test test-all bench lint docs venv kernels clean
 
 venv: $(DEV_STAMP)
 
@@ -27,18 +27,25 @@ $(BIN)/python:
 $(RUN_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@echo "== installing schedlab and its 'learned' extra (torch, for the shipped DeepRM policies) into $(VENV); pinned by constraints.txt"
 	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[learned]'
+	$(BIN)/schedlab compile
 	touch $@
 
 $(DEV_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@echo "== installing schedlab with every extra ($(DEV_EXTRAS): torch, Stable-Baselines3, Ray, test and lint tools, docs) into $(VENV); pinned by constraints.txt"
 	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[$(DEV_EXTRAS)]'
+	$(BIN)/schedlab compile
 	touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	$(BIN)/schedlab demo --output $(OUT)
 
+# The fast tier (small seeded cases of every behaviour, in parallel); `make test-all` adds the
+# slow tier (whole traces, training, sweeps, Ray: tests marked `slow`).
 test: $(DEV_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
+
+test-all: $(DEV_STAMP)
+	$(BIN)/python -m pytest -n auto -m "slow or not slow"
 
 bench: $(DEV_STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
@@ -53,6 +60,12 @@ lint: $(DEV_STAMP)
 docs: export NO_MKDOCS_2_WARNING = 1
 docs: $(DEV_STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(OUT)/site
+
+# After editing a compiled module: numba's cache notices a change in a kernel's own file, not in
+# the helpers it inlines (simulator/cluster/core.py, heap.py, ...), so recompile them all.
+kernels: $(RUN_STAMP)
+	find schedlab traces loaders simulator policies evaluation reports -name '*.nb[ic]' -delete
+	$(BIN)/schedlab compile
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -15,10 +15,10 @@ from typing import Any
 from numba.core import event
 
 KERNELS: dict[str, tuple[str, int]] = {
-    "schedlab.simulator.cluster.greedy.run_scan": ("the greedy list scheduler", 10),
-    "schedlab.simulator.cluster.greedy.run_tree": ("the greedy whole-queue scheduler", 8),
-    "schedlab.simulator.cluster.easy": ("the EASY and strict queue kernels", 8),
-    "schedlab.simulator.cluster.conservative": ("the conservative backfilling kernels", 12),
+    "schedlab.simulator.cluster.greedy.run_scan": ("the greedy list scheduler", 8),
+    "schedlab.simulator.cluster.greedy.run_tree": ("the greedy whole-queue scheduler", 7),
+    "schedlab.simulator.cluster.easy": ("the EASY and strict queue kernels", 9),
+    "schedlab.simulator.cluster.conservative": ("the conservative backfilling kernels", 11),
     "schedlab.simulator.cluster.kernels": ("the agents' batched engine", 30),
     "schedlab.simulator.multicluster": ("the multi-cluster model", 30),
     "schedlab.policies.heuristics": ("the heuristics' job orders", 3),

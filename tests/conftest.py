@@ -29,6 +29,14 @@ def shared_file(*parts: str) -> Path:
     return path
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that start Ray (the ``ray_instance`` fixture) are in the slow tier."""
+    for item in items:
+        if "ray_instance" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="module")
 def small_jobs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two DeepRM jobsets at load 0.5 (``schedlab generate``); tests must not change it."""

@@ -55,6 +55,7 @@ def test_same_seed_same_file_bytes(tmp_path: Path) -> None:
     assert a.read_bytes() == b.read_bytes()
 
 
+@pytest.mark.slow
 def test_demo_writes_report(tmp_path: Path) -> None:
     from schedlab.evaluation.demo import shipped_checkpoints
 

@@ -83,6 +83,7 @@ def _readme_python_blocks() -> list[str]:
     return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
 
 
+@pytest.mark.slow
 def test_readme_python_examples_run(tmp_path: Path) -> None:
     """Every ```python block of the README runs as written, in a fresh interpreter (only the
     number of jobsets is made small)."""

@@ -116,6 +116,7 @@ def test_list_names_each_plugin_with_its_distribution(sites: dict[str, Path]) ->
     assert "from plugin" not in sjf
 
 
+@pytest.mark.slow
 def test_check_plugins_runs_every_check(sites: dict[str, Path]) -> None:
     out = schedlab(sites["plain"], "check", "plugins")
     assert out.returncode == 0, out.stderr
@@ -124,6 +125,7 @@ def test_check_plugins_runs_every_check(sites: dict[str, Path]) -> None:
     assert "ok loader 'jobs-csv'" in out.stdout
 
 
+@pytest.mark.slow
 def test_plugin_policy_and_generator_run_in_a_spec(sites: dict[str, Path], tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
     text = (EXAMPLE / "experiment.toml").read_text().replace("jobsets = 20", "jobsets = 6")

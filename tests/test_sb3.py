@@ -160,6 +160,7 @@ def test_simulate_runs_the_model_beside_sjf(
     assert per["len"].n_unique() == 1  # every job of every jobset, for both
 
 
+@pytest.mark.slow
 def test_experiment_spec_and_report_compare_it_with_sjf(trained: Path, tmp_path: Path) -> None:
     """The example's spec, as shipped but for 10 jobsets, beside the example's model."""
     root = trained.parents[2]  # .../runs/maskable_ppo/model.zip -> the "repository"

@@ -58,6 +58,7 @@ def digests(path: Path, out: Path) -> dict[str, str]:
     return dict(sorted(out_digests.items()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SPECS, ids=[p.stem for p in SPECS])
 def test_shipped_specs_schedule_as_before(path: Path, tmp_path: Path) -> None:
     expected = json.loads(RECORDED.read_text())[path.stem]

@@ -66,7 +66,7 @@ def compile_cmd(workers: int | None) -> None:
     """Compile the simulator's kernels now (once per installation; later runs load them).
 
     A first simulation otherwise compiles the kernel it needs (about 10 s each, said on one
-    line before it starts); ``make venv`` runs this once, in parallel.
+    line before it starts); make venv runs this once, in parallel.
     """
     workers = workers or min(4, os.cpu_count() or 1)
     click.echo(f"compiling the simulator's kernels in {workers} processes (once per "

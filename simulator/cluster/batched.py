@@ -24,7 +24,7 @@ cluster's :class:`~schedlab.simulator.model.Model`:
   even beyond the horizon the image shows. ``conservative`` keeps a reservation per waiting job
   across decisions: it is for heuristics (fast and step engines), and refused here.
 
-Rewards (seed 000 §3.2, §3.4; seed 002 Eq. 1; design.md §8 "Reward" and "Learning"): the step from
+Rewards (Mao et al. 2016, §3.2, §3.4; Chen et al. 2017, Eq. 1): the step from
 ``t`` to ``t + 1`` earns ``−(Σ_i α_i·W_i + β·W_slots + γ·W_backlog)``, where ``W`` sums the
 weights ``w_j = 1 / duration_j`` (objective ``slowdown``) or ``1`` (``completion``) of the jobs
 allocated to machine ``i`` and not finished, waiting in the visible slots, and in the backlog; by
@@ -70,12 +70,12 @@ FALLBACK = arrival_order
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RewardWeights:
-    """Weights of where a job waits or runs in the per-step reward (seed 002 Eq. 1)."""
+    """Weights of where a job waits or runs in the per-step reward (Chen et al. 2017, Eq. 1)."""
 
     alpha: tuple[float, ...] | float = 1.0
     """Per machine (or one value for all): jobs allocated to machine ``i``, running or reserved."""
     beta: float = 1.0
-    """Jobs waiting in the visible slots (seed 002 uses 2)."""
+    """Jobs waiting in the visible slots (Chen et al. use 2)."""
     gamma: float = 1.0
     """Jobs in the backlog."""
 

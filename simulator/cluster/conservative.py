@@ -31,7 +31,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster import core, heap, profiles
-from schedlab.simulator.cluster.order import now_scores, sort_by, static_scores
+from schedlab.simulator.cluster.order import order_now, static_scores
 from schedlab.simulator.cluster.placement import EPS, FIRST_FIT
 
 Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -39,21 +39,39 @@ Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 @numba.njit(cache=True)
 def _jobset(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
-    demand: np.ndarray, capacity: np.ndarray, machines: int, score: Any, rule: int,
-    knob: float, static: bool, start: np.ndarray, machine: np.ndarray, reserved: np.ndarray,
-    ready: np.ndarray, lo: int, prec: Prec,
-) -> int:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    static: bool,
+    start: np.ndarray,
+    machine: np.ndarray,
+    reserved: np.ndarray,
+    ready: np.ndarray,
+    lo: int,
+    prec: Prec,
+) -> int:
     """One jobset under conservative backfilling; returns the status."""
     n, d, m = runtime.shape[0], capacity.shape[0], machines
     c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
     free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, ended_by = c
     t = core.next_event(core.NEVER, 0, r, end_t, rel_t)
     times, vals, cnt, theta, low = profiles.new(capacity, m, t)
-    avail = np.empty((m, d))
+    avail, fits_at = np.empty((m, d)), np.empty(m, dtype=np.int64)  # work space
     keys = np.empty(n)  # the order's scores (a dynamic order's: at the current decision)
     if static:
         keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    # jobs are admitted in row order without a DAG: an order that never ranks a later row
+    # higher (FCFS) keeps the queue and the arrivals in order, with nothing to sort
+    in_rows = static and g.task.shape[0] == 0
+    for j in range(1, n if in_rows else 0):
+        in_rows = in_rows and keys[j] <= keys[j - 1]
     res_t = np.full(n, -1, dtype=np.int64)  # reservation: time (-1: none yet) and machine
     res_m = np.full(n, -1, dtype=np.int64)
     exp_t = np.empty(n + 1, dtype=np.int64)  # expected ends (lazy: expected[j] is current)
@@ -85,10 +103,9 @@ def _jobset(
             run[where[j]] = run[nr]
             where[run[nr]] = where[j]
             if expected[j] > t:  # before its expected end: capacity comes back
-                i = machine[j]
-                times, vals = profiles.take(times, vals, cnt, i, t, expected[j], demand[j],
-                                            -1.0, t)  # fmt: skip
-                profiles.index(times, vals, cnt, i, theta, low, t)
+                times, vals = profiles.change(
+                    times, vals, cnt, theta, low, machine[j], t, expected[j], demand[j], -1.0, t
+                )
                 settled = False
         nt = 0
         while e and exp_t[0] <= t:  # running past their estimates: held one step more
@@ -98,11 +115,11 @@ def _jobset(
             if not running[j] or expected[j] != key:
                 continue
             i = machine[j]
-            times, vals = profiles.take(times, vals, cnt, i, t, t + 1, demand[j], 1.0, t)
-            profiles.index(times, vals, cnt, i, theta, low, t)
+            times, vals = profiles.change(
+                times, vals, cnt, theta, low, i, t, t + 1, demand[j], 1.0, t
+            )
             expected[j] = t + 1
-            exp_t, exp_j = heap.room(exp_t, exp_j, e)
-            e = heap.push(exp_t, exp_j, e, t + 1, j)  # not popped again at t
+            exp_t, exp_j, e = heap.add(exp_t, exp_j, e, t + 1, j)  # not popped again at t
             touched[nt] = i
             nt += 1
         nd = 0
@@ -137,10 +154,21 @@ def _jobset(
                 q = qn = core.compact(q, queue, pos, start)  # the waiting jobs, then in order
                 for x in range(qn):
                     order[x] = queue[x]
-                if not static:
-                    now_scores(order, qn, seen, ready, demand, free, capacity, t, score,
-                               knob, keys)  # fmt: skip
-                sort_by(order, qn, keys, pos)
+                if not in_rows:
+                    order_now(
+                        order[:qn],
+                        pos,
+                        static,
+                        keys,
+                        seen,
+                        ready,
+                        demand,
+                        free,
+                        capacity,
+                        t,
+                        score,
+                        knob,
+                    )
             if void:  # every reservation again, in order, over the running jobs only
                 for i in range(m):
                     cnt[i] = 1
@@ -149,8 +177,9 @@ def _jobset(
                         vals[i, 0, y] = free[i, y]
                 for x in range(nr):
                     j = run[x]
-                    times, vals = profiles.take(times, vals, cnt, machine[j], expected[j],
-                                                core.NEVER, demand[j], -1.0, t)  # fmt: skip
+                    times, vals = profiles.take(
+                        times, vals, cnt, machine[j], expected[j], core.NEVER, demand[j], -1.0, t
+                    )
                 for i in range(m):
                     profiles.index(times, vals, cnt, i, theta, low, t)
             moved = False
@@ -160,40 +189,66 @@ def _jobset(
                     continue
                 t0, i0 = res_t[j], res_m[j]
                 if not void:  # compression: give the slot back first
-                    times, vals = profiles.take(times, vals, cnt, i0, t0, t0 + estimate[j],
-                                                demand[j], -1.0, t)  # fmt: skip
-                    profiles.index(times, vals, cnt, i0, theta, low, t)
-                tj, ij = profiles.earliest(times, vals, cnt, demand[j], estimate[j], theta, low,
-                                           t, rule, capacity, avail)  # fmt: skip
+                    times, vals = profiles.change(
+                        times, vals, cnt, theta, low, i0, t0, t0 + estimate[j], demand[j], -1.0, t
+                    )
+                tj, ij, times, vals = profiles.reserve(
+                    times,
+                    vals,
+                    cnt,
+                    theta,
+                    low,
+                    demand[j],
+                    estimate[j],
+                    t,
+                    rule,
+                    capacity,
+                    avail,
+                    fits_at,
+                )
                 res_t[j], res_m[j] = tj, ij
-                if ij >= 0:
-                    times, vals = profiles.take(times, vals, cnt, ij, tj, tj + estimate[j],
-                                                demand[j], 1.0, t)  # fmt: skip
-                    profiles.index(times, vals, cnt, ij, theta, low, t)
                 if ij >= 0 and (void or tj != t0 or ij != i0):
                     moved = True
-                    rh_t, rh_j = heap.room(rh_t, rh_j, rh)
-                    rh = heap.push(rh_t, rh_j, rh, tj, j)
+                    rh_t, rh_j, rh = heap.add(rh_t, rh_j, rh, tj, j)
             if qn:
                 settled = void or not moved
             nf0 = nf
             if void:
                 nf = 0  # the arrivals were reserved too, in order
-            if not static:
-                now_scores(fresh, nf, seen, ready, demand, free, capacity, t, score, knob,
-                           keys)  # fmt: skip
-            sort_by(fresh, nf, keys, pos)
+            if not in_rows:
+                order_now(
+                    fresh[:nf],
+                    pos,
+                    static,
+                    keys,
+                    seen,
+                    ready,
+                    demand,
+                    free,
+                    capacity,
+                    t,
+                    score,
+                    knob,
+                )
             for x in range(nf):  # arrivals: the earliest slot that delays no reservation
                 j = fresh[x]
-                tj, ij = profiles.earliest(times, vals, cnt, demand[j], estimate[j], theta, low,
-                                           t, rule, capacity, avail)  # fmt: skip
+                tj, ij, times, vals = profiles.reserve(
+                    times,
+                    vals,
+                    cnt,
+                    theta,
+                    low,
+                    demand[j],
+                    estimate[j],
+                    t,
+                    rule,
+                    capacity,
+                    avail,
+                    fits_at,
+                )
                 res_t[j], res_m[j] = tj, ij
                 if ij >= 0:
-                    times, vals = profiles.take(times, vals, cnt, ij, tj, tj + estimate[j],
-                                                demand[j], 1.0, t)  # fmt: skip
-                    profiles.index(times, vals, cnt, ij, theta, low, t)
-                    rh_t, rh_j = heap.room(rh_t, rh_j, rh)
-                    rh = heap.push(rh_t, rh_j, rh, tj, j)
+                    rh_t, rh_j, rh = heap.add(rh_t, rh_j, rh, tj, j)
             for x in range(nf0):  # the first reservation of each arrival
                 reserved[fresh[x]] = res_t[fresh[x]]
             while rh and rh_t[0] <= t:  # (re)made at t: start now
@@ -203,23 +258,36 @@ def _jobset(
                 if start[j] < 0 and res_t[j] == key:
                     due[nd] = j
                     nd += 1
-            if not static:
-                now_scores(due, nd, seen, ready, demand, free, capacity, t, score, knob,
-                           keys)  # fmt: skip
-            sort_by(due, nd, keys, pos)
+            order_now(
+                due[:nd], pos, static, keys, seen, ready, demand, free, capacity, t, score, knob
+            )
             for x in range(nd):
                 j = due[x]
                 if start[j] >= 0 or res_t[j] != t:  # listed twice, or moved by a remake
                     continue
-                h, r = core.begin(j, t, res_m[j], h, r, free, demand, runtime, start, machine,
-                                  end_t, end_j, rel_t, rel_r, g)  # fmt: skip
+                h, r = core.begin(
+                    j,
+                    t,
+                    res_m[j],
+                    h,
+                    r,
+                    free,
+                    demand,
+                    runtime,
+                    start,
+                    machine,
+                    end_t,
+                    end_j,
+                    rel_t,
+                    rel_r,
+                    g,
+                )
                 started += 1
                 running[j] = True
                 run[nr], where[j] = j, nr
                 nr += 1
                 expected[j] = t + estimate[j]
-                exp_t, exp_j = heap.room(exp_t, exp_j, e)
-                e = heap.push(exp_t, exp_j, e, expected[j], j)
+                exp_t, exp_j, e = heap.add(exp_t, exp_j, e, expected[j], j)
                 live -= 1
             if q > 2 * live + 64:  # drop the started jobs from the queue
                 q = core.compact(q, queue, pos, start)
@@ -229,21 +297,48 @@ def _jobset(
     return 0 if started == n else core.STALLED
 
 
-@numba.njit(cache=True)
 def run(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
-    demand: np.ndarray, bounds: np.ndarray, capacity: np.ndarray, machines: int, score: Any,
-    rule: int, knob: float, static: bool, prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    bounds: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    static: bool,
+    prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every jobset under conservative backfilling: ``(start, machine, reserved, ready,
-    status)`` (see :func:`.disciplines.run_jobsets`)."""
-    start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
-    reserved = np.full(arrival.shape[0], core.NEVER, dtype=np.int64)
+    status)`` (see :func:`.disciplines.run_jobsets`). The loop over jobsets is Python's: the
+    compiled rule is :func:`_jobset` alone (a compiled loop around it would compile all of it
+    once more, 2 s of a first run's 13)."""
+    n = arrival.shape[0]
+    start, machine = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    reserved, ready = np.full(n, core.NEVER, dtype=np.int64), np.empty(n, dtype=np.int64)
+    status = np.zeros(bounds.shape[0] - 1, dtype=np.int64)
     for b in range(bounds.shape[0] - 1):
-        lo, hi = bounds[b], bounds[b + 1]
+        lo, hi = int(bounds[b]), int(bounds[b + 1])
         status[b] = _jobset(
-            arrival[lo:hi], runtime[lo:hi], estimate[lo:hi], seen[lo:hi], demand[lo:hi],
-            capacity, machines, score, rule, knob, static, start[lo:hi], machine[lo:hi],
-            reserved[lo:hi], ready[lo:hi], lo, prec,
-        )  # fmt: skip
+            arrival[lo:hi],
+            runtime[lo:hi],
+            estimate[lo:hi],
+            seen[lo:hi],
+            demand[lo:hi],
+            capacity,
+            machines,
+            score,
+            rule,
+            knob,
+            static,
+            start[lo:hi],
+            machine[lo:hi],
+            reserved[lo:hi],
+            ready[lo:hi],
+            lo,
+            prec,
+        )
     return start, machine, reserved, ready, status

@@ -92,9 +92,20 @@ def new(
     for i in range(machines):
         for y in range(d):
             free[i, y] = capacity[y]
-    c = Core(free, runtime, demand, start, machine, np.empty(n, dtype=np.int64),
-             np.empty(n, dtype=np.int64), rel_t, rel_r, np.empty(n, dtype=np.int64),
-             np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))  # fmt: skip
+    c = Core(
+        free,
+        runtime,
+        demand,
+        start,
+        machine,
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        rel_t,
+        rel_r,
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+    )
     task_end = np.zeros(task_left.shape[0], dtype=np.int64)
     g = Graph(release, task, task_left, task_end, child_offsets, children, waiting, ready, lo)
     return c, g, readying
@@ -114,9 +125,15 @@ def next_event(wake: int, h: int, r: int, end_t: np.ndarray, rel_t: np.ndarray) 
 
 @numba.njit(cache=True, inline="always")
 def complete(
-    t: int, h: int, end_t: np.ndarray, end_j: np.ndarray, free: np.ndarray,
-    demand: np.ndarray, machine: np.ndarray, ended: np.ndarray,
-) -> tuple[int, int]:  # fmt: skip
+    t: int,
+    h: int,
+    end_t: np.ndarray,
+    end_j: np.ndarray,
+    free: np.ndarray,
+    demand: np.ndarray,
+    machine: np.ndarray,
+    ended: np.ndarray,
+) -> tuple[int, int]:
     """End every job whose run ends by ``t`` (its capacity back on its machine, listed in
     ``ended`` unless it is empty): ``(completions pending, jobs ended)``."""
     e = 0
@@ -135,9 +152,14 @@ def complete(
 
 @numba.njit(cache=True, inline="always")
 def admit(
-    t: int, r: int, q: int, rel_t: np.ndarray, rel_r: np.ndarray, queue: np.ndarray,
+    t: int,
+    r: int,
+    q: int,
+    rel_t: np.ndarray,
+    rel_r: np.ndarray,
+    queue: np.ndarray,
     pos: np.ndarray,
-) -> tuple[int, int]:  # fmt: skip
+) -> tuple[int, int]:
     """Admit every job ready by ``t`` at the end of ``queue`` (``q`` waiting): ``(known ready
     times left, jobs waiting)``; the admitted ones are ``queue[q:]`` of the new ``q``."""
     while r and rel_t[0] <= t:
@@ -151,10 +173,22 @@ def admit(
 
 @numba.njit(cache=True, inline="always")
 def begin(
-    j: int, t: int, i: int, h: int, r: int, free: np.ndarray, demand: np.ndarray,
-    runtime: np.ndarray, start: np.ndarray, machine: np.ndarray, end_t: np.ndarray,
-    end_j: np.ndarray, rel_t: np.ndarray, rel_r: np.ndarray, g: Graph,
-) -> tuple[int, int]:  # fmt: skip
+    j: int,
+    t: int,
+    i: int,
+    h: int,
+    r: int,
+    free: np.ndarray,
+    demand: np.ndarray,
+    runtime: np.ndarray,
+    start: np.ndarray,
+    machine: np.ndarray,
+    end_t: np.ndarray,
+    end_j: np.ndarray,
+    rel_t: np.ndarray,
+    rel_r: np.ndarray,
+    g: Graph,
+) -> tuple[int, int]:
     """Start job ``j`` at ``t`` on machine ``i``: its capacity taken, its completion an event,
     and the tasks waiting for it told when it ends (:func:`.precedence.on_start`); the new
     ``(h, r)``."""
@@ -164,9 +198,22 @@ def begin(
     end = t + runtime[j]
     h = heap.push(end_t, end_j, h, end, j)
     if g.task.shape[0]:
-        r = precedence.on_start(j, end, g.lo, g.release, g.task, g.task_left, g.task_end,
-                                g.child_offsets, g.children, g.waiting, g.ready, rel_t, rel_r,
-                                r)  # fmt: skip
+        r = precedence.on_start(
+            j,
+            end,
+            g.lo,
+            g.release,
+            g.task,
+            g.task_left,
+            g.task_end,
+            g.child_offsets,
+            g.children,
+            g.waiting,
+            g.ready,
+            rel_t,
+            rel_r,
+            r,
+        )
     return h, r
 
 
@@ -188,5 +235,9 @@ def compact(q: int, queue: np.ndarray, pos: np.ndarray, start: np.ndarray) -> in
 def outputs(n: int, jobsets: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A rule's outputs for ``n`` jobs in ``jobsets`` jobsets, before any job ran: ``start``,
     ``machine`` (-1), ``ready`` (int64, ``(n,)``) and ``status`` (int64, ``(jobsets,)``)."""
-    return (np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64),
-            np.empty(n, dtype=np.int64), np.zeros(jobsets, dtype=np.int64))  # fmt: skip
+    return (
+        np.full(n, -1, dtype=np.int64),
+        np.full(n, -1, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.zeros(jobsets, dtype=np.int64),
+    )

@@ -34,34 +34,76 @@ def _c(a: np.ndarray, dtype: type) -> np.ndarray:
 
 def _prec(prec: Prec) -> Prec:
     release, n_parents, task, task_rows, offsets, children = prec
-    return (_c(release, np.int64), _c(n_parents, np.int32), _c(task, np.int64),
-            _c(task_rows, np.int64), _c(offsets, np.int64), _c(children, np.int64))  # fmt: skip
+    return (
+        _c(release, np.int64),
+        _c(n_parents, np.int32),
+        _c(task, np.int64),
+        _c(task_rows, np.int64),
+        _c(offsets, np.int64),
+        _c(children, np.int64),
+    )
 
 
 def run_greedy(
-    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
-    bounds: np.ndarray, capacity: np.ndarray, machines: int, slots: int, score: Any,
-    rule: int, knob: float, uniform: bool, uniforms: np.ndarray, static: bool, prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    bounds: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    slots: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    uniform: bool,
+    uniforms: np.ndarray,
+    static: bool,
+    prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every jobset under the greedy discipline (:func:`.greedy.run_scan`, or
     :func:`.greedy.run_tree` on the whole queue under a static order): ``(start, machine,
     ready, status)``."""
-    args = (_c(arrival, np.int64), _c(runtime, np.int64), _c(seen, np.int64),
-            _c(demand, np.float64), _c(bounds, np.int64), _c(capacity, np.float64),
-            int(machines))  # fmt: skip
+    args = (
+        _c(arrival, np.int64),
+        _c(runtime, np.int64),
+        _c(seen, np.int64),
+        _c(demand, np.float64),
+        _c(bounds, np.int64),
+        _c(capacity, np.float64),
+        int(machines),
+    )
     if slots == greedy.WHOLE_QUEUE and static and not uniform:
         return greedy.run_tree(*args, score, int(rule), float(knob), _prec(prec))
     return greedy.run_scan(
-        *args, int(slots), score, int(rule), float(knob), bool(uniform),
-        _c(uniforms, np.float64), bool(static), _prec(prec),
-    )  # fmt: skip
+        *args,
+        int(slots),
+        score,
+        int(rule),
+        float(knob),
+        bool(uniform),
+        _c(uniforms, np.float64),
+        bool(static),
+        _prec(prec),
+    )
 
 
 def run_jobsets(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
-    demand: np.ndarray, bounds: np.ndarray, capacity: np.ndarray, machines: int, score: Any,
-    rule: int, knob: float, discipline: int, static: bool, prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    bounds: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    discipline: int,
+    static: bool,
+    prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Schedule every jobset (rows ``bounds[b]:bounds[b + 1]``, each in arrival order) under a
     queue discipline (strict, EASY or conservative).
 
@@ -92,10 +134,20 @@ def run_jobsets(
     status : int64, shape ``(J,)``
         0 (every job ran) or :data:`STALLED` per jobset.
     """
-    args = (_c(arrival, np.int64), _c(runtime, np.int64), _c(estimate, np.int64),
-            _c(seen, np.int64), _c(demand, np.float64), _c(bounds, np.int64),
-            _c(capacity, np.float64), int(machines), score, int(rule), float(knob),
-            bool(static))  # fmt: skip
+    args = (
+        _c(arrival, np.int64),
+        _c(runtime, np.int64),
+        _c(estimate, np.int64),
+        _c(seen, np.int64),
+        _c(demand, np.float64),
+        _c(bounds, np.int64),
+        _c(capacity, np.float64),
+        int(machines),
+        score,
+        int(rule),
+        float(knob),
+        bool(static),
+    )
     if discipline == CONSERVATIVE:
         return conservative.run(*args, _prec(prec))
     if discipline in (STRICT, EASY):

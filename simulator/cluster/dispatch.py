@@ -75,7 +75,9 @@ def available(profile: np.ndarray, duration: int, scratch: np.ndarray) -> np.nda
     if profile.shape[0] == 1:
         result: np.ndarray = profile[0]
         return result
-    scratch[:] = profile[0]
+    for i in range(scratch.shape[0]):
+        for r in range(scratch.shape[1]):
+            scratch[i, r] = profile[0, i, r]
     for k in range(1, min(duration, profile.shape[0])):
         for i in range(scratch.shape[0]):
             for r in range(scratch.shape[1]):

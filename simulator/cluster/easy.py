@@ -45,10 +45,21 @@ def _most_free(free: np.ndarray, top: np.ndarray) -> None:
 
 @numba.njit(cache=True)
 def _reservation(
-    head: int, ends: np.ndarray, ended_by: np.ndarray, e: int, start: np.ndarray,
-    runtime: np.ndarray, machine: np.ndarray, demand: np.ndarray, free: np.ndarray,
-    capacity: np.ndarray, rule: int, now: int, frontier_t: np.ndarray, frontier_p: np.ndarray,
-) -> tuple[int, int, np.ndarray]:  # fmt: skip
+    head: int,
+    ends: np.ndarray,
+    ended_by: np.ndarray,
+    e: int,
+    start: np.ndarray,
+    runtime: np.ndarray,
+    machine: np.ndarray,
+    demand: np.ndarray,
+    free: np.ndarray,
+    capacity: np.ndarray,
+    rule: int,
+    now: int,
+    frontier_t: np.ndarray,
+    frontier_p: np.ndarray,
+) -> tuple[int, int, np.ndarray]:
     """The head's reservation: ``(time, machine, extra)``, ``extra`` the capacity of that
     machine left then beside the head's demand; ``(NEVER, -1, _)`` if it never fits.
 
@@ -89,19 +100,47 @@ def _reservation(
 
 @numba.njit(cache=True, inline="always")
 def _backfill(
-    order: np.ndarray, head: int, t: int, h: int, r: int, e: int, estimate: np.ndarray,
-    capacity: np.ndarray, rule: int, reserved: np.ndarray, c: core.Core, g: core.Graph,
-    ends: np.ndarray, ended_by: np.ndarray, frontier_t: np.ndarray, frontier_p: np.ndarray,
-    top: np.ndarray, held: np.ndarray,
-) -> tuple[int, int, int, int]:  # fmt: skip
+    order: np.ndarray,
+    head: int,
+    t: int,
+    h: int,
+    r: int,
+    e: int,
+    estimate: np.ndarray,
+    capacity: np.ndarray,
+    rule: int,
+    reserved: np.ndarray,
+    c: core.Core,
+    g: core.Graph,
+    ends: np.ndarray,
+    ended_by: np.ndarray,
+    frontier_t: np.ndarray,
+    frontier_p: np.ndarray,
+    top: np.ndarray,
+    held: np.ndarray,
+) -> tuple[int, int, int, int]:
     """EASY after the strict pass stopped at ``order[head]``: the head's reservation, then the
     later jobs that fit now and do not delay it start; the new ``(h, r, e)`` and the jobs
     started."""
     free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, _, _, _ = c
     d = free.shape[1]
     hj = order[head]
-    shadow, hm, extra = _reservation(hj, ends, ended_by, e, start, runtime, machine, demand,
-                                     free, capacity, rule, t, frontier_t, frontier_p)  # fmt: skip
+    shadow, hm, extra = _reservation(
+        hj,
+        ends,
+        ended_by,
+        e,
+        start,
+        runtime,
+        machine,
+        demand,
+        free,
+        capacity,
+        rule,
+        t,
+        frontier_t,
+        frontier_p,
+    )
     if reserved[hj] == core.NEVER:
         reserved[hj] = shadow
     _most_free(free, top)
@@ -124,8 +163,9 @@ def _backfill(
         if late and i == hm:
             for y in range(d):
                 extra[y] -= demand[j, y]
-        h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j,
-                          rel_t, rel_r, g)  # fmt: skip
+        h, r = core.begin(
+            j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, rel_t, rel_r, g
+        )
         started += 1
         e = heap.push(ends, ended_by, e, t + estimate[j], j)
         _most_free(free, top)
@@ -134,11 +174,25 @@ def _backfill(
 
 @numba.njit(cache=True)
 def _jobset(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
-    demand: np.ndarray, capacity: np.ndarray, machines: int, score: Any, rule: int,
-    knob: float, static: bool, backfill: bool, start: np.ndarray, machine: np.ndarray,
-    reserved: np.ndarray, ready: np.ndarray, lo: int, prec: Prec,
-) -> int:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    static: bool,
+    backfill: bool,
+    start: np.ndarray,
+    machine: np.ndarray,
+    reserved: np.ndarray,
+    ready: np.ndarray,
+    lo: int,
+    prec: Prec,
+) -> int:
     """One jobset under strict (``backfill`` False) or EASY; returns the status."""
     n, d = runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
@@ -153,6 +207,11 @@ def _jobset(
     keys = np.empty(0)
     if static:
         keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    # jobs are admitted in row order without a DAG: an order that never ranks a later row
+    # higher (FCFS) keeps the queue in order, and needs no sorting or check at decisions
+    in_rows = static and g.task.shape[0] == 0
+    for j in range(1, n if in_rows else 0):
+        in_rows = in_rows and keys[j] <= keys[j - 1]
     scratch = np.empty(n)
     h = q = e = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
@@ -163,8 +222,23 @@ def _jobset(
         r, q = core.admit(t, r, q, rel_t, rel_r, queue, pos)
         before = started
         if q:
-            order = queue_order(queue, q, pos, seen, ready, demand, free, capacity, t, score,
-                                knob, keys, scratch)  # fmt: skip
+            order = queue[:q]
+            if not in_rows:
+                order = queue_order(
+                    queue,
+                    q,
+                    pos,
+                    seen,
+                    ready,
+                    demand,
+                    free,
+                    capacity,
+                    t,
+                    score,
+                    knob,
+                    keys,
+                    scratch,
+                )
             head = -1
             for x in range(q):  # in order while the first fits
                 j = order[x]
@@ -172,15 +246,47 @@ def _jobset(
                 if i < 0:
                     head = x
                     break
-                h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t,
-                                  end_j, rel_t, rel_r, g)  # fmt: skip
+                h, r = core.begin(
+                    j,
+                    t,
+                    i,
+                    h,
+                    r,
+                    free,
+                    demand,
+                    runtime,
+                    start,
+                    machine,
+                    end_t,
+                    end_j,
+                    rel_t,
+                    rel_r,
+                    g,
+                )
                 started += 1
                 if backfill:
                     e = heap.push(ends, ended_by, e, t + estimate[j], j)
             if head >= 0 and backfill:
-                h, r, e, more = _backfill(order, head, t, h, r, e, estimate, capacity, rule,
-                                          reserved, c, g, ends, ended_by, frontier_t, frontier_p,
-                                          top, held)  # fmt: skip
+                h, r, e, more = _backfill(
+                    order,
+                    head,
+                    t,
+                    h,
+                    r,
+                    e,
+                    estimate,
+                    capacity,
+                    rule,
+                    reserved,
+                    c,
+                    g,
+                    ends,
+                    ended_by,
+                    frontier_t,
+                    frontier_p,
+                    top,
+                    held,
+                )
                 started += more
         if started > before:
             q = core.compact(q, queue, pos, start)
@@ -190,10 +296,21 @@ def _jobset(
 
 @numba.njit(cache=True)
 def run(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
-    demand: np.ndarray, bounds: np.ndarray, capacity: np.ndarray, machines: int, score: Any,
-    rule: int, knob: float, static: bool, backfill: bool, prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    bounds: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    static: bool,
+    backfill: bool,
+    prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every jobset under strict (``backfill`` False) or EASY: ``(start, machine, reserved,
     ready, status)`` (see :func:`.disciplines.run_jobsets`)."""
     start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
@@ -201,8 +318,23 @@ def run(
     for b in range(bounds.shape[0] - 1):
         lo, hi = bounds[b], bounds[b + 1]
         status[b] = _jobset(
-            arrival[lo:hi], runtime[lo:hi], estimate[lo:hi], seen[lo:hi], demand[lo:hi],
-            capacity, machines, score, rule, knob, static, backfill, start[lo:hi],
-            machine[lo:hi], reserved[lo:hi], ready[lo:hi], lo, prec,
-        )  # fmt: skip
+            arrival[lo:hi],
+            runtime[lo:hi],
+            estimate[lo:hi],
+            seen[lo:hi],
+            demand[lo:hi],
+            capacity,
+            machines,
+            score,
+            rule,
+            knob,
+            static,
+            backfill,
+            start[lo:hi],
+            machine[lo:hi],
+            reserved[lo:hi],
+            ready[lo:hi],
+            lo,
+            prec,
+        )
     return start, machine, reserved, ready, status

@@ -1,4 +1,4 @@
-"""The cluster engine, readable (seed 000 §3, seed 002 §II, design.md §5 and §8): state and time.
+"""The cluster engine, readable (Mao et al. 2016, §3; Chen et al. 2017, §II): state and time.
 
 ``m`` identical machines of ``d`` resources (m = 1 is DeepRM's single pool). Jobs wait in ``M``
 visible slots in arrival order (a new job takes the lowest free slot, else the backlog; a freed
@@ -7,7 +7,7 @@ order (the whole queue); no job is ever dropped. A policy acts on a visible posi
 machine ``i``:
 
 * :meth:`Engine.allocate` places the job at the *earliest* offset within the horizon where it fits
-  on the machine for its whole duration (agents, seed 000 §3.2) and does not advance time;
+  on the machine for its whole duration (agents, Mao et al. 2016, §3.2) and does not advance time;
 * :meth:`Engine.start_now` starts it now if it fits now (work-conserving heuristics);
 * :meth:`Engine.advance` moves one step (the void or an invalid action);
   :meth:`Engine.advance_to_next_event` jumps to the next arrival or completion.

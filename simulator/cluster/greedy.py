@@ -39,8 +39,9 @@ def _machine_tree(free: np.ndarray, keep: bool) -> np.ndarray:
 
 
 @numba.njit(cache=True, inline="always")
-def _freed(mtree: np.ndarray, ended: np.ndarray, e: int, machine: np.ndarray,
-           free: np.ndarray) -> None:  # fmt: skip
+def _freed(
+    mtree: np.ndarray, ended: np.ndarray, e: int, machine: np.ndarray, free: np.ndarray
+) -> None:
     """The machine tree after the ``e`` completions ``ended`` (empty tree: nothing to do)."""
     for x in range(e if mtree.shape[0] else 0):
         i = machine[ended[x]]
@@ -49,9 +50,14 @@ def _freed(mtree: np.ndarray, ended: np.ndarray, e: int, machine: np.ndarray,
 
 @numba.njit(cache=True)
 def _next_in_order(
-    jtree: np.ndarray, mtree: np.ndarray, order: np.ndarray, demand: np.ndarray,
-    free: np.ndarray, capacity: np.ndarray, rule: int,
-) -> tuple[int, int]:  # fmt: skip
+    jtree: np.ndarray,
+    mtree: np.ndarray,
+    order: np.ndarray,
+    demand: np.ndarray,
+    free: np.ndarray,
+    capacity: np.ndarray,
+    rule: int,
+) -> tuple[int, int]:
     """First waiting job in score order that fits now on some machine: ``(rank, machine)`` or
     ``(-1, -1)``. ``jtree`` (a min-tree) holds waiting jobs' demands by rank (inf when absent),
     ``mtree`` (a max-tree, empty for one machine) the machines' free capacity; ``order[rank]``
@@ -59,8 +65,11 @@ def _next_in_order(
     P = jtree.shape[0] // 2
     i = 1
     while i > 0:
-        some = leq(jtree[i], free[0]) if mtree.shape[0] == 0 else (
-            first_dominating(mtree, jtree[i]) >= 0)  # fmt: skip
+        some = (
+            leq(jtree[i], free[0])
+            if mtree.shape[0] == 0
+            else (first_dominating(mtree, jtree[i]) >= 0)
+        )
         if not some:
             i = next_subtree(i)
         elif i < P:
@@ -75,10 +84,21 @@ def _next_in_order(
 
 @numba.njit(cache=True)
 def _tree_jobset(
-    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
-    capacity: np.ndarray, machines: int, score: Any, rule: int, knob: float,
-    start: np.ndarray, machine: np.ndarray, ready: np.ndarray, lo: int, prec: Prec,
-) -> int:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    start: np.ndarray,
+    machine: np.ndarray,
+    ready: np.ndarray,
+    lo: int,
+    prec: Prec,
+) -> int:
     """One jobset, the whole queue, a static order; returns the status."""
     n, d = runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
@@ -108,8 +128,23 @@ def _tree_jobset(
             if x < 0:
                 break
             tree_set(jtree, x, gone, True)
-            h, r = core.begin(order[x], t, i, h, r, free, demand, runtime, start, machine, end_t,
-                              end_j, rel_t, rel_r, g)  # fmt: skip
+            h, r = core.begin(
+                order[x],
+                t,
+                i,
+                h,
+                r,
+                free,
+                demand,
+                runtime,
+                start,
+                machine,
+                end_t,
+                end_j,
+                rel_t,
+                rel_r,
+                g,
+            )
             started += 1
             if mtree.shape[0]:
                 tree_set(mtree, i, free[i], False)
@@ -119,11 +154,25 @@ def _tree_jobset(
 
 @numba.njit(cache=True)
 def _scan_jobset(
-    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
-    capacity: np.ndarray, machines: int, slots: int, score: Any, rule: int, knob: float,
-    uniform: bool, uniforms: np.ndarray, static: bool, start: np.ndarray, machine: np.ndarray,
-    ready: np.ndarray, lo: int, prec: Prec,
-) -> int:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    slots: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    uniform: bool,
+    uniforms: np.ndarray,
+    static: bool,
+    start: np.ndarray,
+    machine: np.ndarray,
+    ready: np.ndarray,
+    lo: int,
+    prec: Prec,
+) -> int:
     """One jobset, ``slots`` visible slots or the whole queue, any order (Random: ``uniform``,
     drawing ``uniforms``); returns the status."""
     n, d = runtime.shape[0], capacity.shape[0]
@@ -167,11 +216,35 @@ def _scan_jobset(
                 v_head += 1
             first, last = (v_head, top) if whole else (0, slots)
             if uniform:
-                k, i = pick_uniform(view[first:last], profile, scratch, capacity, demand, runtime,
-                                    rule, mtree, uniforms[draws])  # fmt: skip
+                k, i = pick_uniform(
+                    view[first:last],
+                    profile,
+                    scratch,
+                    capacity,
+                    demand,
+                    runtime,
+                    rule,
+                    mtree,
+                    uniforms[draws],
+                )
             else:
-                k, i = choose(view[first:last], profile, scratch, capacity, demand, runtime, seen,
-                              ready, 0, t, score, keys, rule, mtree, knob)  # fmt: skip
+                k, i = choose(
+                    view[first:last],
+                    profile,
+                    scratch,
+                    capacity,
+                    demand,
+                    runtime,
+                    seen,
+                    ready,
+                    0,
+                    t,
+                    score,
+                    keys,
+                    rule,
+                    mtree,
+                    knob,
+                )
             if k < 0:
                 break
             draws += uniform
@@ -181,8 +254,9 @@ def _scan_jobset(
             else:
                 view[k] = backlog[b_head]
                 b_head += 1
-            h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j,
-                              rel_t, rel_r, g)  # fmt: skip
+            h, r = core.begin(
+                j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, rel_t, rel_r, g
+            )
             started += 1
             if mtree.shape[0]:
                 tree_set(mtree, i, free[i], False)
@@ -192,28 +266,60 @@ def _scan_jobset(
 
 @numba.njit(cache=True)
 def run_tree(
-    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
-    bounds: np.ndarray, capacity: np.ndarray, machines: int, score: Any, rule: int,
-    knob: float, prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    bounds: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every jobset (rows ``bounds[b]:bounds[b + 1]``) on the whole queue under a static order:
     ``(start, machine, ready, status)``, as :func:`run_scan`."""
     start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
     for b in range(bounds.shape[0] - 1):
         lo, hi = bounds[b], bounds[b + 1]
         status[b] = _tree_jobset(
-            arrival[lo:hi], runtime[lo:hi], seen[lo:hi], demand[lo:hi], capacity, machines,
-            score, rule, knob, start[lo:hi], machine[lo:hi], ready[lo:hi], lo, prec,
-        )  # fmt: skip
+            arrival[lo:hi],
+            runtime[lo:hi],
+            seen[lo:hi],
+            demand[lo:hi],
+            capacity,
+            machines,
+            score,
+            rule,
+            knob,
+            start[lo:hi],
+            machine[lo:hi],
+            ready[lo:hi],
+            lo,
+            prec,
+        )
     return start, machine, ready, status
 
 
 @numba.njit(cache=True)
 def run_scan(
-    arrival: np.ndarray, runtime: np.ndarray, seen: np.ndarray, demand: np.ndarray,
-    bounds: np.ndarray, capacity: np.ndarray, machines: int, slots: int, score: Any,
-    rule: int, knob: float, uniform: bool, uniforms: np.ndarray, static: bool, prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    bounds: np.ndarray,
+    capacity: np.ndarray,
+    machines: int,
+    slots: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    uniform: bool,
+    uniforms: np.ndarray,
+    static: bool,
+    prec: Prec,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Schedule every jobset with one heuristic.
 
     Parameters
@@ -249,8 +355,23 @@ def run_scan(
     for b in range(bounds.shape[0] - 1):
         lo, hi = bounds[b], bounds[b + 1]
         status[b] = _scan_jobset(
-            arrival[lo:hi], runtime[lo:hi], seen[lo:hi], demand[lo:hi], capacity, machines,
-            slots, score, rule, knob, uniform, uniforms[lo:hi], static, start[lo:hi],
-            machine[lo:hi], ready[lo:hi], lo, prec,
-        )  # fmt: skip
+            arrival[lo:hi],
+            runtime[lo:hi],
+            seen[lo:hi],
+            demand[lo:hi],
+            capacity,
+            machines,
+            slots,
+            score,
+            rule,
+            knob,
+            uniform,
+            uniforms[lo:hi],
+            static,
+            start[lo:hi],
+            machine[lo:hi],
+            ready[lo:hi],
+            lo,
+            prec,
+        )
     return start, machine, ready, status

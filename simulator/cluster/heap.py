@@ -67,3 +67,13 @@ def room(time: np.ndarray, row: np.ndarray, size: int) -> tuple[np.ndarray, np.n
     for k in range(size):
         t2[k], r2[k] = time[k], row[k]
     return t2, r2
+
+
+@numba.njit(cache=True)
+def add(
+    time: np.ndarray, row: np.ndarray, size: int, t: int, r: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Push ``(t, r)`` on a heap that grows (:func:`room`, then :func:`push`): ``(time, row,
+    size)``; one compiled call where a rule pushes in several places."""
+    time, row = room(time, row, size)
+    return time, row, push(time, row, size, t, r)

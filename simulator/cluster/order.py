@@ -19,9 +19,13 @@ from schedlab.simulator.cluster.dispatch import alignment_of
 
 @numba.njit(cache=True)
 def static_scores(
-    score: Any, seen: np.ndarray, arrival: np.ndarray, demand: np.ndarray, base: np.ndarray,
+    score: Any,
+    seen: np.ndarray,
+    arrival: np.ndarray,
+    demand: np.ndarray,
+    base: np.ndarray,
     knob: float,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """The score of every job under a static order, float64 ``(n,)`` (``seen``: the lengths the
     score sees, ``demand``: ``(n, d)``, ``base[row]``: first row of its jobset, so a job's index
     is its position in its jobset)."""
@@ -33,16 +37,23 @@ def static_scores(
 
 @numba.njit(cache=True)
 def now_scores(
-    jobs: np.ndarray, k: int, seen: np.ndarray, ready: np.ndarray, demand: np.ndarray,
-    free: np.ndarray, capacity: np.ndarray, now: int, score: Any, knob: float, out: np.ndarray,
-) -> None:  # fmt: skip
-    """``out[j]`` = the dynamic score of each job ``j`` of ``jobs[:k]`` at ``now``, packing
-    scores against the first machine's free capacity (``free``: ``(m, d)``)."""
+    jobs: np.ndarray,
+    seen: np.ndarray,
+    ready: np.ndarray,
+    demand: np.ndarray,
+    free: np.ndarray,
+    capacity: np.ndarray,
+    now: int,
+    score: Any,
+    knob: float,
+    out: np.ndarray,
+) -> None:
+    """``out[j]`` = the dynamic score of each job ``j`` of ``jobs`` at ``now``, packing scores
+    against the first machine's free capacity (``free``: ``(m, d)``)."""
     capacity2 = 0.0
     for r in range(capacity.shape[0]):
         capacity2 += capacity[r] * capacity[r]
-    for x in range(k):
-        j = jobs[x]
+    for j in jobs:
         al = alignment_of(free[0], demand[j])
         out[j] = score(seen[j], ready[j], j, now, knob, al, capacity2, demand[j, 0])
 
@@ -50,13 +61,16 @@ def now_scores(
 @numba.njit(cache=True)
 def _before(keys: np.ndarray, pos: np.ndarray, a: int, b: int) -> bool:
     """Job ``a`` comes before job ``b``: a higher key, or as high and a lower position."""
-    return bool(keys[a] > keys[b] or (keys[a] == keys[b] and pos[a] < pos[b]))
+    ka, kb = keys[a], keys[b]
+    before: bool = (ka > kb) | ((ka == kb) & (pos[a] < pos[b]))  # no branch (:mod:`.heap`)
+    return before
 
 
 @numba.njit(cache=True)
-def sort_by(jobs: np.ndarray, k: int, keys: np.ndarray, pos: np.ndarray) -> None:
-    """Sort ``jobs[:k]`` in place by ``keys`` (highest first), ties by ``pos`` (lowest first):
+def sort_by(jobs: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
+    """Sort ``jobs`` in place by ``keys`` (highest first), ties by ``pos`` (lowest first):
     insertion sort for a few jobs, else a bottom-up merge sort."""
+    k = jobs.shape[0]
     if k <= 32:
         for a in range(1, k):
             j = jobs[a]
@@ -66,32 +80,68 @@ def sort_by(jobs: np.ndarray, k: int, keys: np.ndarray, pos: np.ndarray) -> None
                 b -= 1
             jobs[b + 1] = j
         return
-    src, dst = jobs[:k], np.empty(k, dtype=np.int64)
-    width, swapped = 1, False
+    kk, pp = np.empty(k), np.empty(k, dtype=np.int64)  # gathered: sorted where they lie
+    src, dst = np.arange(k), np.empty(k, dtype=np.int64)
+    for x in range(k):
+        kk[x], pp[x] = keys[jobs[x]], pos[jobs[x]]
+    width = 1
     while width < k:
         for lo in range(0, k, 2 * width):
             mid, hi = min(lo + width, k), min(lo + 2 * width, k)
             a, b = lo, mid
             for x in range(lo, hi):
-                if b >= hi or (a < mid and not _before(keys, pos, src[b], src[a])):
+                if b >= hi or (a < mid and not _before(kk, pp, src[b], src[a])):
                     dst[x] = src[a]
                     a += 1
                 else:
                     dst[x] = src[b]
                     b += 1
         src, dst = dst, src
-        width, swapped = 2 * width, not swapped
-    if swapped:  # the result is in the work array
-        for x in range(k):
-            jobs[x] = src[x]
+        width *= 2
+    for x in range(k):
+        dst[x] = jobs[src[x]]
+    for x in range(k):
+        jobs[x] = dst[x]
+
+
+@numba.njit(cache=True)
+def order_now(
+    jobs: np.ndarray,
+    pos: np.ndarray,
+    static: bool,
+    keys: np.ndarray,
+    seen: np.ndarray,
+    ready: np.ndarray,
+    demand: np.ndarray,
+    free: np.ndarray,
+    capacity: np.ndarray,
+    now: int,
+    score: Any,
+    knob: float,
+) -> None:
+    """Sort ``jobs`` in place by the order's score at ``now``, ties by ``pos``: ``keys`` holds a
+    static order's scores, or receives a dynamic order's (:func:`now_scores`)."""
+    if not static:
+        now_scores(jobs, seen, ready, demand, free, capacity, now, score, knob, keys)
+    sort_by(jobs, keys, pos)
 
 
 @numba.njit(cache=True)
 def queue_order(
-    queue: np.ndarray, q: int, pos: np.ndarray, seen: np.ndarray, ready: np.ndarray,
-    demand: np.ndarray, free: np.ndarray, capacity: np.ndarray, now: int, score: Any,
-    knob: float, static: np.ndarray, scratch: np.ndarray,
-) -> np.ndarray:  # fmt: skip
+    queue: np.ndarray,
+    q: int,
+    pos: np.ndarray,
+    seen: np.ndarray,
+    ready: np.ndarray,
+    demand: np.ndarray,
+    free: np.ndarray,
+    capacity: np.ndarray,
+    now: int,
+    score: Any,
+    knob: float,
+    static: np.ndarray,
+    scratch: np.ndarray,
+) -> np.ndarray:
     """The ``q`` waiting jobs of ``queue`` (admission order; ``pos[j]``: j's index in it) by
     score, highest first, ties in queue order. ``static``: a static order's scores
     (:func:`static_scores`), or empty for a dynamic one, scored now into ``scratch`` (float64,
@@ -106,8 +156,8 @@ def queue_order(
             return queue[:q]
         keys = static
     else:
-        now_scores(queue, q, seen, ready, demand, free, capacity, now, score, knob, scratch)
+        now_scores(queue[:q], seen, ready, demand, free, capacity, now, score, knob, scratch)
         keys = scratch
     out = queue[:q].copy()
-    sort_by(out, q, keys, pos)
+    sort_by(out, keys, pos)
     return out

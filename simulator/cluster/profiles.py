@@ -24,9 +24,9 @@ LEVELS = 16
 
 
 @numba.njit(cache=True)
-def new(capacity: np.ndarray, machines: int, now: int) -> tuple[
-    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
-]:  # fmt: skip
+def new(
+    capacity: np.ndarray, machines: int, now: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Empty machines from ``now`` on: ``(times, vals, cnt, theta, low)``."""
     d = capacity.shape[0]
     theta = np.empty(LEVELS)
@@ -44,7 +44,7 @@ def new(capacity: np.ndarray, machines: int, now: int) -> tuple[
     return times, vals, cnt, theta, low
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def locate(times: np.ndarray, i: int, c: int, x: int) -> int:
     """Index of machine ``i``'s segment holding ``x`` (of its first ``c``; the first one starts
     no later than ``x``)."""
@@ -56,14 +56,6 @@ def locate(times: np.ndarray, i: int, c: int, x: int) -> int:
         else:
             hi = mid
     return lo
-
-
-@numba.njit(cache=True)
-def _move(times: np.ndarray, vals: np.ndarray, i: int, dst: int, src: int) -> None:
-    """Copy machine ``i``'s segment ``src`` onto segment ``dst``."""
-    times[i, dst] = times[i, src]
-    for y in range(vals.shape[2]):
-        vals[i, dst, y] = vals[i, src, y]
 
 
 @numba.njit(cache=True)
@@ -82,16 +74,25 @@ def _grow(times: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @numba.njit(cache=True)
 def take(
-    times: np.ndarray, vals: np.ndarray, cnt: np.ndarray, i: int, a: int, b: int,
-    need: np.ndarray, sign: float, now: int,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    i: int,
+    a: int,
+    b: int,
+    need: np.ndarray,
+    sign: float,
+    now: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """Take ``sign · need`` from machine ``i`` over ``[a, b)`` (``b = NEVER``: open ended),
     dropping its segments that ended by ``now`` first; the (maybe grown) arrays."""
-    c = cnt[i]
+    c, d = cnt[i], vals.shape[2]
     k0 = locate(times, i, c, now)
     if k0 > 0:  # segments wholly in the past
         for s in range(k0, c):
-            _move(times, vals, i, s - k0, s)
+            times[i, s - k0] = times[i, s]
+            for y in range(d):
+                vals[i, s - k0, y] = vals[i, s, y]
         c -= k0
     if c + 2 > times.shape[1]:
         times, vals = _grow(times, vals)
@@ -100,10 +101,11 @@ def take(
         if x == NEVER:
             break
         k = locate(times, i, c, x)
-        if times[i, k] != x:  # split the segment holding x
-            for s in range(c, k + 1, -1):
-                _move(times, vals, i, s, s - 1)
-            _move(times, vals, i, k + 1, k)
+        if times[i, k] != x:  # split the segment holding x: shift the later ones right
+            for s in range(c, k, -1):
+                times[i, s] = times[i, s - 1]
+                for y in range(d):
+                    vals[i, s, y] = vals[i, s - 1, y]
             times[i, k + 1] = x
             c += 1
             k += 1
@@ -120,9 +122,14 @@ def take(
 
 @numba.njit(cache=True)
 def index(
-    times: np.ndarray, vals: np.ndarray, cnt: np.ndarray, i: int, theta: np.ndarray,
-    low: np.ndarray, now: int,
-) -> None:  # fmt: skip
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    i: int,
+    theta: np.ndarray,
+    low: np.ndarray,
+    now: int,
+) -> None:
     """Machine ``i``'s level index from ``now`` on (``NEVER``: never that much free)."""
     c = cnt[i]
     kmin = theta.shape[0]
@@ -139,9 +146,16 @@ def index(
 
 @numba.njit(cache=True)
 def _machine_fit(
-    times: np.ndarray, vals: np.ndarray, c: int, i: int, need: np.ndarray, dur: int, lo: int,
-    bound: int, incl: bool,
-) -> int:  # fmt: skip
+    times: np.ndarray,
+    vals: np.ndarray,
+    c: int,
+    i: int,
+    need: np.ndarray,
+    dur: int,
+    lo: int,
+    bound: int,
+    incl: bool,
+) -> int:
     """Machine ``i``'s earliest time ``>= lo`` where ``need`` fits over ``[time, time + dur)``
     (at least the segment holding it), if earlier than ``bound`` (or equal, ``incl``); else
     ``NEVER``."""
@@ -181,14 +195,23 @@ def _lowest_over(
 
 @numba.njit(cache=True)
 def earliest(
-    times: np.ndarray, vals: np.ndarray, cnt: np.ndarray, need: np.ndarray, dur: int,
-    theta: np.ndarray, low: np.ndarray, now: int, rule: int, capacity: np.ndarray,
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    need: np.ndarray,
+    dur: int,
+    theta: np.ndarray,
+    low: np.ndarray,
+    now: int,
+    rule: int,
+    capacity: np.ndarray,
     avail: np.ndarray,
-) -> tuple[int, int]:  # fmt: skip
+    fits_at: np.ndarray,
+) -> tuple[int, int]:
     """The earliest time ``need`` fits for ``dur`` steps on some machine, and the machine the
     placement ``rule`` picks among those fitting then (given the least capacity each has free
-    over the interval; first fit: the lowest-numbered), or ``(NEVER, -1)``. ``avail``
-    (``(m, d)``) is work space."""
+    over the interval; first fit: the lowest-numbered), or ``(NEVER, -1)``. ``fits_at``
+    (int64, ``(m,)``) and ``avail`` (``(m, d)``) are work space."""
     m = cnt.shape[0]
     level = -1
     for k in range(theta.shape[0]):
@@ -207,7 +230,9 @@ def earliest(
         best_t = _machine_fit(times, vals, cnt[i0], i0, need, dur, lb0, NEVER, True)
         if best_t != NEVER:
             best = i0
-    fit_t = np.full(0 if first_fit else m, NEVER, dtype=np.int64)
+    fit_t = fits_at  # each machine's earliest fit (other rules only)
+    for i in range(m if not first_fit else 0):
+        fit_t[i] = NEVER
     if not first_fit:
         fit_t[i0] = best_t
     for i in range(m):
@@ -233,3 +258,47 @@ def earliest(
             for y in range(avail.shape[1]):
                 avail[i, y] = -np.inf
     return best_t, place(rule, avail, capacity, need)
+
+
+@numba.njit(cache=True, inline="always")
+def change(
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    theta: np.ndarray,
+    low: np.ndarray,
+    i: int,
+    a: int,
+    b: int,
+    need: np.ndarray,
+    sign: float,
+    now: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`take` ``sign · need`` from machine ``i`` over ``[a, b)``, then its level index
+    again; the (maybe grown) arrays."""
+    times, vals = take(times, vals, cnt, i, a, b, need, sign, now)
+    index(times, vals, cnt, i, theta, low, now)
+    return times, vals
+
+
+@numba.njit(cache=True, inline="always")
+def reserve(
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    theta: np.ndarray,
+    low: np.ndarray,
+    need: np.ndarray,
+    dur: int,
+    now: int,
+    rule: int,
+    capacity: np.ndarray,
+    avail: np.ndarray,
+    fits_at: np.ndarray,
+) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """The :func:`earliest` slot for ``need`` over ``dur`` steps, taken:
+    ``(time, machine, times, vals)``, ``(NEVER, -1, ...)`` if it fits nowhere."""
+    t, i = earliest(times, vals, cnt, need, dur, theta, low, now, rule, capacity, avail, fits_at)
+    if i >= 0:
+        times, vals = change(times, vals, cnt, theta, low, i, t, t + dur, need, 1.0, now)
+    return t, i, times, vals

@@ -37,7 +37,8 @@ def tree_set(tree: np.ndarray, leaf: int, value: np.ndarray, take_min: bool) -> 
     """Set ``leaf`` to ``value`` and update its ancestors (component-wise min or max)."""
     P = tree.shape[0] // 2
     i = P + leaf
-    tree[i] = value
+    for r in range(tree.shape[1]):  # an explicit loop: a row assignment compiles shape checks
+        tree[i, r] = value[r]
     i //= 2
     while i >= 1:
         for r in range(tree.shape[1]):

@@ -1,10 +1,11 @@
-"""Fixtures of the evaluation tests: one local Ray instance for the whole test session.
+"""Fixtures of the evaluation tests: one local Ray instance per test module that needs it.
 
-Ray takes several seconds to start, so the tests that need it share one instance of 2 CPUs
-(no dashboard, usage statistics off, session files in a private temporary directory), started
-by the first of them and shut down when the session ends, so no Ray process outlives the
-tests. Ray is installed by ``make venv`` (the ``ray`` extra); on a machine without it those
-tests are skipped, but under CI (``CI`` set) a missing Ray fails them.
+Ray takes several seconds to start, so the tests of a module that need it share one instance
+of 2 CPUs (no dashboard, usage statistics off, session files in a private temporary
+directory), started by the first of them and shut down when the module's tests end, so no Ray
+process outlives them. Every test that uses it is in the slow tier (``make test-all``). Ray is
+installed by ``make venv`` (the ``ray`` extra); on a machine without it those tests are
+skipped, but under CI (``CI`` set) a missing Ray fails them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from types import ModuleType
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_instance() -> Iterator[ModuleType]:
     """Ray, initialised in this process with a local instance of 2 CPUs."""
     try:

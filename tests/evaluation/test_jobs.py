@@ -82,6 +82,7 @@ def test_needs_a_dag_workload() -> None:
         per_job(_results(js, "x", np.zeros(js.jobs.height, np.int64)), js)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("granularity", ["task", "instance"])
 def test_real_sample_with_unlimited_machines_jct_is_the_critical_path(
     v2018_dags: Path, granularity: str

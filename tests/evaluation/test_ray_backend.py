@@ -73,6 +73,7 @@ def ray() -> RayBackend:
     return RayBackend(RaySession())
 
 
+@pytest.mark.slow
 def test_ray_gives_identical_runs_to_the_local_backend(
     ray_instance: ModuleType, local: Path, tmp_path: Path
 ) -> None:
@@ -99,6 +100,7 @@ class StopAfter(RayBackend):
                 raise KeyboardInterrupt
 
 
+@pytest.mark.slow
 def test_an_interrupted_ray_experiment_resumes_to_the_same_results(
     ray_instance: ModuleType, local: Path, tmp_path: Path
 ) -> None:
@@ -210,6 +212,7 @@ def test_an_unreachable_cluster_is_one_line_naming_the_address(tmp_path: Path) -
     assert "is `ray start --head` running there" in last
 
 
+@pytest.mark.slow
 def test_the_command_line_runs_on_ray(
     ray_instance: ModuleType, local: Path, tmp_path: Path
 ) -> None:

@@ -19,11 +19,13 @@ from tests.cli_helpers import run_ok
 NAMES = trainers.names()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_trainer_keeps_the_contract(name: str, tmp_path: Path) -> None:
     check_trainer(name, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_trainer_sweeps_on_ray(name: str, ray_instance: ModuleType, tmp_path: Path) -> None:
     check_trainer(name, tmp_path, backend="ray")
@@ -56,6 +58,7 @@ def _options(name: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_schedlab_train_sweeps_every_trainer(name: str, tmp_path: Path) -> None:
     out = tmp_path / "sweep"

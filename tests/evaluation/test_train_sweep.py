@@ -138,6 +138,7 @@ def test_a_sweep_directory_needs_resume_and_skips_complete_runs(local: Path) -> 
     assert (again.ran, again.skipped) == (0, 2)
 
 
+@pytest.mark.slow
 def test_ray_trains_the_same_runs_and_brings_their_files_back(
     ray_instance: ModuleType, local: Path, tmp_path: Path
 ) -> None:

@@ -26,7 +26,6 @@ from schedlab.policies.deeprm import (
     DeepRMPolicy,
     load_network,
     read_checkpoint,
-    shipped,
 )
 from schedlab.policies.deeprm_plus import (
     DeepRMPlusConfig,
@@ -50,6 +49,7 @@ from schedlab.policies.reinforce import (
 )
 from schedlab.policies.reinforce import train as reinforce_train
 from schedlab.policies.reinforce_config import file_parts
+from schedlab.policies.shipped import shipped
 from schedlab.policies.training import config_changes
 from schedlab.registry import make_policy
 from schedlab.simulator.cluster.batched import BatchedEngine

@@ -176,6 +176,7 @@ def test_rl_lsfc_is_shipped() -> None:
     assert "liu-lsfc" in SHIPPED
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_checkpoints_load_match_their_readme_and_beat_maf(name: str) -> None:
     path = CHECKPOINTS / name / "best.pt"

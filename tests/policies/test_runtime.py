@@ -38,6 +38,7 @@ def _malloc_state(mode: str) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
 def test_big_blocks_come_from_the_heap_and_stay_there_for_reuse() -> None:
     size = 1 << 26
@@ -74,6 +75,7 @@ print(torch.get_num_threads())
 """
 
 
+@pytest.mark.slow
 def test_the_cnn_keeps_the_processs_torch_threads() -> None:
     """The sparse first layer's compiled loops start numba's OpenMP pool on first use, which
     reset torch to every core: a ``--threads 1`` training ran on two (fresh process)."""

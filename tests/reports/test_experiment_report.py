@@ -135,6 +135,7 @@ def test_not_an_experiment_directory(tmp_path: Path) -> None:
         write_experiment_report(tmp_path, tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_several_workloads_give_one_report_each_and_an_index(tmp_path: Path) -> None:
     extra = '[[workloads]]\nname = "other"\ngenerator = "deeprm"\nloads = [0.9]\njobsets = 3\n'
     exp = experiment(tmp_path, 3, extra, loads="[0.5]")  # one load per workload: quicker

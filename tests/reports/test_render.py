@@ -250,6 +250,7 @@ def test_schedule_section_shows_the_median_jobset(report: dict[str, Path]) -> No
     assert "| policy | makespan (steps) | cpu in use (%) | mem in use (%) |" in md
 
 
+@pytest.mark.slow
 def test_paper_style_writes_vector_copies(results: Results, tmp_path: Path) -> None:
     paths = write_report(results, tmp_path, n_resamples=200, style="paper", dpi=100)
     check_files(paths)

@@ -256,6 +256,7 @@ def test_a_job_larger_than_the_machine_stalls_its_jobset_not_the_loop(discipline
     assert readable[4] == STALLED
 
 
+@pytest.mark.slow
 def test_kth_replayed_whole_under_each_discipline(kth) -> None:
     """The bundled KTH-SP2 log on its own machine (100 processors, requests as estimates): every
     schedule feasible and keeping its promise; with jobs running their recorded run times

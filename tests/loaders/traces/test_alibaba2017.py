@@ -254,6 +254,7 @@ def test_real_table_every_status(v2017_csv: Path) -> None:
     assert report.rows_read == report.rows_kept + sum(report.dropped.values())
 
 
+@pytest.mark.slow
 def test_real_table_strict_names_the_first_missing_value(v2017_csv: Path) -> None:
     with pytest.raises(TraceFormatError, match=r"line 54977 of .*batch_task\.csv: plan_cpu is"):
         read_alibaba2017(v2017_csv, options=TraceOptions(strict=True))

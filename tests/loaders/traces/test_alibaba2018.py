@@ -551,6 +551,7 @@ def real(v2018_dags: Path) -> LoadResult:
     return read_alibaba2018(v2018_dags, source_ids=True)
 
 
+@pytest.mark.slow
 def test_real_sample_accounts_for_every_row(real) -> None:
     rep = real.report
     assert (rep.rows_read, rep.rows_kept) == (55_874, 54_994)

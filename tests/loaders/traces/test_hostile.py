@@ -110,6 +110,7 @@ def test_v2018_jobs_need_not_be_contiguous(tmp_path: Path) -> None:
     assert jobs.jobs.jobs.sort("source_id")["duration"].to_list() == [40, 25]  # critical paths
 
 
+@pytest.mark.slow
 def test_shuffled_real_sample_loads_to_the_same_jobset(v2018_dags: Path, tmp_path: Path) -> None:
     header, *rows = v2018_dags.read_text().splitlines()
     random.Random(7).shuffle(rows)
