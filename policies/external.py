@@ -20,6 +20,7 @@ documents the spaces, the mask and the reward.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import torch  # imported with the policy, so an experiment's run limits its threads (runs.py)
 
-from schedlab.errors import ParameterError
+from schedlab.errors import ParameterError, SchedlabError
 from schedlab.policies.base import ParamsMixin, QueueNamed
 from schedlab.policies.sb3_zip import (
     MissingExtraError,
@@ -44,9 +45,17 @@ from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, ObsGeometry, SparseObs
 
 __all__ = [
-    "ALGOS", "CallablePolicy", "EnvSettings", "MissingExtraError", "ModelMismatchError",
-    "SB3Policy", "UnsafeModelError", "detect_algo", "import_object",
-]  # fmt: skip
+    "ALGOS",
+    "AgentError",
+    "CallablePolicy",
+    "EnvSettings",
+    "MissingExtraError",
+    "ModelMismatchError",
+    "SB3Policy",
+    "UnsafeModelError",
+    "detect_algo",
+    "import_object",
+]
 """Public names (the errors are :mod:`.sb3_zip`'s, re-exported)."""
 
 Algo = Literal["auto", "maskable_ppo", "ppo", "a2c", "dqn"]
@@ -300,6 +309,10 @@ def _cluster(g: Any) -> str:
     )
 
 
+class AgentError(SchedlabError, RuntimeError):
+    """A callable agent raised while choosing actions; the message names it and where."""
+
+
 def import_object(target: str) -> Any:
     """The object ``"package.module:attr"`` (:func:`schedlab.registry.import_target`).
 
@@ -362,20 +375,42 @@ class CallablePolicy(_ImageAgent):
         return state
 
     def function(self) -> Callable[[np.ndarray, np.ndarray], Any]:
-        """``fn``, imported if given by name (once)."""
+        """``fn``, imported if given by name (once), checked to take ``(obs, mask)``."""
         if self._fn is None:
             fn = import_object(self.fn) if isinstance(self.fn, str) else self.fn
             if not callable(fn):
                 msg = f"{self.name}: fn {self.fn!r} is not callable"
                 raise ParameterError(msg)
+            try:
+                inspect.signature(fn).bind(None, None)
+            except TypeError as exc:
+                msg = (
+                    f"{self.name}: {self.fn!r} cannot be called as fn(obs, mask) -> action (its "
+                    f"signature is {inspect.signature(fn)}: {exc})"
+                )
+                raise ParameterError(msg) from None
+            except ValueError:  # no signature to read (some built-ins): called and seen
+                pass
             self._fn = fn
         return self._fn
+
+    def _call(self, obs: np.ndarray, mask: np.ndarray) -> Any:
+        """``fn(obs, mask)``; what it raises is one :class:`AgentError` naming it and where."""
+        fn = self.function()
+        try:
+            return fn(obs, mask)
+        except Exception as exc:
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            at = f" at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else ""
+            msg = f"{self.name}: {self.fn!r} raised {type(exc).__name__}{at}: {exc}"
+            raise AgentError(msg) from exc
 
     def reset(self, *, seed: int | None = None) -> None:
         """Nothing to reset (a stateful function resets itself)."""
 
     def _choose(self, images: np.ndarray, mask: np.ndarray, obs: SparseObs) -> Any:
-        fn = self.function()
         if self.batched:
-            return fn(images, mask)
-        return [int(fn(images[i], mask[i])) for i in range(len(obs))]
+            return self._call(images, mask)
+        return [int(self._call(images[i], mask[i])) for i in range(len(obs))]

@@ -290,6 +290,10 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
             bad = src.is_not_null() & src.cast(dtype, strict=False).is_null()
             if dtype.is_integer() and jobs.schema[col].is_float():
                 bad = bad | (src.is_finite() & (src != src.floor()))
+            inner = getattr(jobs.schema[col], "inner", pl.Null)
+            if isinstance(dtype, pl.List) and inner.is_float():  # ids as floats: whole only
+                e = pl.element()
+                bad = bad | src.list.eval(~e.is_finite() | (e != e.floor())).list.any()
             row = _first_bad(jobs, bad)
             if row is not None:
                 msg = f"column {col!r} value {row[col]!r} at {_where(row)} is not a valid {dtype}"
@@ -327,7 +331,7 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
     if dup is not None:
         msg = f"job_id {dup['job_id']} is not unique within jobset {dup['jobset']} ({_where(dup)})"
         raise JobSetError(msg)
-    if "parents" in jobs.columns:  # references, cycles and dags (linear, compiled)
+    if {"parents", "task", "dag"} & set(jobs.columns):  # references, cycles, dags (compiled)
         from schedlab.dag import graph
 
         graph(jobs)

@@ -624,13 +624,13 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
         f"{name}:{rest}" if rest else name, positional=positional, registry=policies
     )
     queue = policies.parameters(name).get("queue") if words else None
-    queues = get_args(queue.hint) if queue is not None else ()
-    extra: dict[str, str] = {}
+    queues, extra = get_args(queue.hint) if queue is not None else (), {}
     for word in words:
         key = "queue" if word in queues else "placement"
-        if key in extra or key in kwargs:
-            msg = f"{spec!r}: {key} is given twice"
-            raise ParameterError(msg)
+        if (first := extra.get(key, kwargs.get(key))) is not None:
+            kind = "queue discipline" if key == "queue" else "placement rule"
+            same, two = f"{kind} {word!r} is repeated", f"two {kind}s, {first!r} and {word!r}"
+            raise ParameterError(f"{spec!r}: {same if first == word else two}; name one")
         extra[key] = word
     return base, {**extra, **kwargs}
 

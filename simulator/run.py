@@ -15,7 +15,7 @@ import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -52,32 +52,16 @@ from schedlab.simulator.cluster.precedence import (
     remaining_paths,
 )
 from schedlab.simulator.config import ClusterConfig, job_times
-from schedlab.simulator.model import ModelKind, Policy, model_kind, rollout
+from schedlab.simulator.model import (
+    ListSchedulingRule,
+    ModelKind,
+    Policy,
+    checked_knob,
+    model_kind,
+    rollout,
+)
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
-
-
-@runtime_checkable
-class ListSchedulingRule(Protocol):
-    """A policy that is a work-conserving list scheduler with compiled parts (the heuristics):
-    the fast paths take its ``score`` and placement ``rule`` as arguments."""
-
-    score: Any
-    """Job-order score (:data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`)."""
-    knob: float
-    static: bool
-    """The score depends only on the job."""
-    uniform: bool
-    """Pick uniformly among fitting jobs (draws from :meth:`uniforms`)."""
-
-    @property
-    def rule(self) -> int:
-        """Placement rule (a code of :data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
-        ...
-
-    def uniforms(self, n: int) -> np.ndarray:
-        """``n`` uniform draws of the current stream."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +122,9 @@ def run_policy(
             model = BatchedEngine.from_jobset(
                 jobset, config, clairvoyant=policy.clairvoyant, ranks=policy.sees == "rank"
             )
+            knob = checked_knob(policy)
             model.run_heuristic(
-                policy.score, policy.rule, policy.knob, uniform=policy.uniform, uniforms=uniforms
+                policy.score, policy.rule, knob, uniform=policy.uniform, uniforms=uniforms
             )
             p = model.placements()
             return Schedule(p.start, p.target, ready=model.ready_times() if prec.dag else None)
@@ -197,7 +182,7 @@ def _run_fast(
         jobs.get_column("arrival").to_numpy(), runtime, seen, writable(jobset.demands()), bounds,
         jobset.machine_capacity, config.n_machines(),
         WHOLE_QUEUE if config.slots is None else config.slots, policy.score, policy.rule,
-        float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
+        checked_knob(policy), bool(policy.uniform), uniforms, bool(policy.static),
         engine_arrays(prec),
     )  # fmt: skip
     _check_stalled(ids, bounds, status == STALLED)
@@ -263,7 +248,7 @@ def _run_discipline(
     else:
         start, machine, reserved, ready, status = backfill.run_jobsets(
             arrival, runtime, estimate, seen, demand, bounds, jobset.machine_capacity,
-            config.n_machines(), policy.score, policy.rule, float(policy.knob), discipline,
+            config.n_machines(), policy.score, policy.rule, checked_knob(policy), discipline,
             bool(policy.static), engine_arrays(prec),
         )  # fmt: skip
     _check_stalled(ids, bounds, status == STALLED)

@@ -10,6 +10,7 @@ import click
 from schedlab import __version__
 from schedlab.cli.options import one_line, one_line_warnings
 from schedlab.errors import SchedlabError
+from schedlab.exits import foreign_exit
 
 
 class SchedlabGroup(click.Group):
@@ -28,6 +29,11 @@ class SchedlabGroup(click.Group):
             ctx.exit(128 + signal.Signals[name].value)
         except (SchedlabError, ValueError, OSError) as exc:
             raise click.ClickException(one_line(exc)) from exc
+        except SystemExit as exc:  # a policy, generator, loader or plug-in exited: a failure
+            failure = foreign_exit(exc, f"schedlab {ctx.invoked_subcommand}")
+            if failure is None:
+                raise
+            raise click.ClickException(one_line(failure)) from exc
 
 
 @click.group(cls=SchedlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
