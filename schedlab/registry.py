@@ -30,7 +30,6 @@ policies' checkpoints).
 from __future__ import annotations
 
 import difflib
-import hashlib
 import importlib
 import importlib.metadata
 import inspect
@@ -40,7 +39,6 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, get_args
 
 from schedlab.errors import ParameterError, PluginWarning, UnknownNameError
@@ -153,6 +151,14 @@ class Registry:
     def broken(self) -> dict[str, str]:
         """Installed plug-ins that cannot be imported: name -> why (after listing)."""
         return dict(self._broken)
+
+    def refuse(self, name: str, why: str) -> None:
+        """Set the plug-in ``name`` aside as broken (listed by :meth:`broken`, never imported
+        again), e.g. one whose import did not end in time."""
+        key = name.lower()
+        (self._plugins or {}).pop(key, None)
+        self._entries.pop(key, None)
+        self._broken[key] = why
 
     def _discover(self) -> None:
         """Add the installed plug-ins of :attr:`group` (once), refusing clashing names."""
@@ -308,9 +314,7 @@ class Registry:
             try:
                 self.entry(key)
             except UnknownNameError as exc:  # a broken plug-in is listed, not fatal
-                (self._plugins or {}).pop(key)
-                del self._entries[key]
-                self._broken[key] = str(exc)
+                self.refuse(key, str(exc))
         return iter(list(self._entries.values()))
 
     def __contains__(self, name: object) -> bool:
@@ -334,19 +338,6 @@ in a plug-in's ``pyproject.toml``)."""
 
 DEFAULT_REPORT = "schedlab.reports.learning:report_training"
 """The report of a plug-in trainer without its own (learning curves, checkpoint, summary)."""
-
-
-def code_version(registry: Registry, name: str) -> str | None:
-    """What identifies the code behind ``name`` when it is not schedlab's (None for built-in
-    names, which schedlab's version identifies): its origin and the SHA-256 of its module's
-    source, so that caches and experiment runs made with another version are not reused."""
-    entry = registry.entry(name)
-    if entry.origin == "schedlab":
-        return None
-    module = importlib.import_module(entry.target.partition(":")[0])
-    source = getattr(module, "__file__", None)
-    digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16] if source else "?"
-    return f"{entry.origin} {entry.target} {digest}"
 
 
 def import_target(target: str) -> Any:

@@ -73,6 +73,33 @@ def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, Any]) 
         t0 = time.perf_counter()
         # the geometry options are the cluster model's; another model kind runs on its defaults
         own = isinstance(config, model_kind([policy]).config)
-        parts.append(simulate(js, [policy], config if own else None))
+        parts.append(
+            simulate_announced(js, spec, policy, config) if own else simulate(js, [policy])
+        )
         tqdm.write(f"  {spec}: {len(js)} jobs in {time.perf_counter() - t0:.2f} s")
     return Results.concat(parts)
+
+
+def simulate_announced(js: Any, spec: str, policy: Any, config: Any) -> Any:
+    """``simulate(js, [policy], config)``; one expected to take long
+    (:func:`schedlab.simulator.cost.estimate`) is announced with its estimate and runs one
+    jobset at a time under a progress bar (the compiled engines run a jobset per call)."""
+    import polars as pl
+    from tqdm import tqdm
+
+    from schedlab.results import Results
+    from schedlab.simulator.cost import estimate, jobset_subsets
+    from schedlab.simulator.run import simulate
+
+    cost = estimate(js, policy, config)
+    if not cost.long:
+        return simulate(js, [policy], config)
+    tqdm.write(f"note: {spec}: {cost.describe()}")
+    subsets = jobset_subsets(js)
+    if len(subsets) == 1:
+        return simulate(js, [policy], config)
+    bar = tqdm(subsets, desc=f"  {spec}", unit="jobset", leave=False, disable=None)
+    parts = [simulate(part, [policy], config) for part in bar]
+    killed = sum(int(p.meta.get("killed_jobs", 0)) for p in parts)
+    meta = {**parts[0].meta, "jobset": js.meta.to_json(), "killed_jobs": killed}
+    return Results(pl.concat([p.table for p in parts]), meta)
