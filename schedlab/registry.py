@@ -615,7 +615,7 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
         f"{name}:{rest}" if rest else name, positional=positional, registry=policies
     )
     queue = policies.parameters(name).get("queue") if words else None
-    queues, extra = get_args(queue.hint) if queue is not None else (), {}
+    queues, extra = get_args(queue.hint) if queue is not None else (), dict[str, str]()
     for word in words:
         key = "queue" if word in queues else "placement"
         if (first := extra.get(key, kwargs.get(key))) is not None:

@@ -117,7 +117,7 @@ def estimate(jobset: JobSet, policy: Any, config: ClusterConfig) -> Cost:
     if not path or jobs.height == 0:
         return Cost(seconds=0.0, path="", jobs=0, queue=0.0, load=0.0)
     runtime, _ = job_times(jobset, config.overrun)
-    share = (jobset.demands() / jobset.capacity).max(axis=1) if jobset.resources else 1.0
+    share: np.ndarray = (jobset.demands() / jobset.capacity).max(axis=1)
     m = int(config.machines or jobset.meta.machines)
     d = len(jobset.resources)
     total, top = 0.0, (0, 0.0, 0.0)

@@ -54,13 +54,11 @@ def out_of_range(step: float, columns: list[str]) -> tuple[pl.Expr, str, pl.Expr
         if c in columns:
             t = pl.col(c)
             tests.append((names[c], t, ~t.is_finite() | (t / step > MAX_TIME)))
-    (what, value, bad), *rest = tests
-    message = pl.when(bad).then(pl.format(f"{what} {{}} s is {limit}", value))
-    any_bad = bad
-    for what, value, bad in rest:
-        message = message.when(bad).then(pl.format(f"{what} {{}} s is {limit}", value))
-        any_bad = any_bad | bad
-    return any_bad, "out_of_range", message.otherwise(pl.lit(None, pl.Utf8))
+    message = pl.lit(None, pl.Utf8)
+    for what, value, bad in reversed(tests):  # the first field that is out of range is named
+        said = pl.format(f"{what} {{}} s is {limit}", value)
+        message = pl.when(bad).then(said).otherwise(message)
+    return pl.any_horizontal(bad for _, _, bad in tests), "out_of_range", message
 
 
 def late(opts: TraceOptions, t0: float | None) -> tuple[pl.Expr, str, pl.Expr]:

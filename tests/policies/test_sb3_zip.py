@@ -31,6 +31,7 @@ from schedlab.policies.sb3_zip import ModelMismatchError, UnsafeModelError, load
 from schedlab.registry import generators
 from schedlab.simulator.env import ClusterEnv
 from tests.cli_helpers import run_fail, run_ok
+from tests.spec_helpers import spec_toml
 
 MARKER = "SCHEDLAB_TEST_MARKER"
 
@@ -219,10 +220,8 @@ def test_simulate_and_experiment_run_no_code_from_a_model(
     out = run_fail("simulate", str(small_jobs), "--policy", f"sb3:{bad}", "-o", "x.parquet")
     assert "bad.zip: member policy.pth is not tensors alone" in out
     spec = tmp_path / "spec.toml"
-    spec.write_text(
-        f'policies = ["sjf", "sb3:{bad}", "sb3:{evil}"]\n[experiment]\nname = "x"\nreference = "sjf"\n'
-        '[[workloads]]\nname = "w"\ngenerator = "deeprm"\nloads = [0.7]\njobsets = 2\n'
-    )
+    policies = f'"sjf", "sb3:{bad}", "sb3:{evil}"'
+    spec.write_text(spec_toml(policies, name="x", reference="sjf", loads="[0.7]", jobsets=2))
     args = ["experiment", "run", str(spec), "-o", str(tmp_path / "exp"), "--workers", "1"]
     result = CliRunner().invoke(main, args)
     assert "Traceback" not in result.output
