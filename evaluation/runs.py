@@ -353,7 +353,7 @@ def announce_long(tasks: Iterable[RunTask], say: Callable[[str], None]) -> None:
     cannot be made is left to report its own error when it runs."""
     from schedlab.registry import make_policy
     from schedlab.simulator.config import ClusterConfig
-    from schedlab.simulator.cost import estimate
+    from schedlab.simulator.cost import UNINTERRUPTIBLE, estimate
     from schedlab.simulator.model import model_kind
 
     for t in tasks:
@@ -366,4 +366,4 @@ def announce_long(tasks: Iterable[RunTask], say: Callable[[str], None]) -> None:
         except Exception:  # the run reports it when it runs
             continue
         if cost.long:
-            say(f"note: {t.run_id}: {cost.describe()}")
+            say(f"note: {t.run_id}: {cost.describe()}; {UNINTERRUPTIBLE}")

@@ -36,6 +36,8 @@ from schedlab.simulator.config import ClusterConfig, job_times
 
 LONG_SECONDS = 20.0
 """An estimate above this many seconds is announced (:attr:`Cost.long`)."""
+UNINTERRUPTIBLE = "Ctrl-C takes effect when the jobset being simulated ends"
+"""What an announcement adds: a compiled engine cannot be interrupted inside a jobset."""
 SECONDS_PER_OP = {"general": 0.5e-9, "fast": 6e-12, "easy": 2e-9, "greedy": 2e-9}
 """Seconds per operation of each path's count (module docstring), measured."""
 PATHS = {

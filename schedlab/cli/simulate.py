@@ -88,13 +88,13 @@ def simulate_announced(js: Any, spec: str, policy: Any, config: Any) -> Any:
     from tqdm import tqdm
 
     from schedlab.results import Results
-    from schedlab.simulator.cost import estimate, jobset_subsets
+    from schedlab.simulator.cost import UNINTERRUPTIBLE, estimate, jobset_subsets
     from schedlab.simulator.run import simulate
 
     cost = estimate(js, policy, config)
     if not cost.long:
         return simulate(js, [policy], config)
-    tqdm.write(f"note: {spec}: {cost.describe()}")
+    tqdm.write(f"note: {spec}: {cost.describe()}; {UNINTERRUPTIBLE}")
     subsets = jobset_subsets(js)
     if len(subsets) == 1:
         return simulate(js, [policy], config)
