@@ -68,35 +68,48 @@ def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, Any]) 
         msg = f"{jobs}: the JobSet holds no job ({len(js.meta.empty_jobsets)} empty jobsets)"
         raise JobSetError(msg + "; nothing to simulate")
     config = ClusterConfig(**cluster)
+    # the geometry options are the cluster model's; another model kind runs on its defaults
+    own = {spec: isinstance(config, model_kind([p]).config) for spec, p in made}
+    long = announce(js, [(spec, p) for spec, p in made if own[spec]], config)
     parts = []
     for spec, policy in tqdm(made, desc="simulating", unit="policy", disable=None):
         t0 = time.perf_counter()
-        # the geometry options are the cluster model's; another model kind runs on its defaults
-        own = isinstance(config, model_kind([policy]).config)
-        parts.append(
-            simulate_announced(js, spec, policy, config) if own else simulate(js, [policy])
-        )
+        if not own[spec]:
+            parts.append(simulate(js, [policy]))
+        else:
+            parts.append(simulate_per_jobset(js, spec, policy, config, spec in long))
         tqdm.write(f"  {spec}: {len(js)} jobs in {time.perf_counter() - t0:.2f} s")
     return Results.concat(parts)
 
 
-def simulate_announced(js: Any, spec: str, policy: Any, config: Any) -> Any:
-    """``simulate(js, [policy], config)``; one expected to take long
-    (:func:`schedlab.simulator.cost.estimate`) is announced with its estimate and runs one
-    jobset at a time under a progress bar (the compiled engines run a jobset per call)."""
+def announce(js: Any, made: list[tuple[str, Any]], config: Any) -> set[str]:
+    """Before any simulation, a note for each policy expected to take long
+    (:func:`schedlab.simulator.cost.estimate`), with its estimate; the specs of those."""
+    from tqdm import tqdm
+
+    from schedlab.simulator.cost import UNINTERRUPTIBLE, estimate
+
+    long = set()
+    for spec, policy in made:
+        cost = estimate(js, policy, config)
+        if cost.long:
+            tqdm.write(f"note: {spec}: {cost.describe()}; {UNINTERRUPTIBLE}")
+            long.add(spec)
+    return long
+
+
+def simulate_per_jobset(js: Any, spec: str, policy: Any, config: Any, long: bool) -> Any:
+    """``simulate(js, [policy], config)``; when ``long``, one jobset at a time under a progress
+    bar (the compiled engines run a whole jobset per call), with the same results."""
     import polars as pl
     from tqdm import tqdm
 
     from schedlab.results import Results
-    from schedlab.simulator.cost import UNINTERRUPTIBLE, estimate, jobset_subsets
+    from schedlab.simulator.cost import jobset_subsets
     from schedlab.simulator.run import simulate
 
-    cost = estimate(js, policy, config)
-    if not cost.long:
-        return simulate(js, [policy], config)
-    tqdm.write(f"note: {spec}: {cost.describe()}; {UNINTERRUPTIBLE}")
-    subsets = jobset_subsets(js)
-    if len(subsets) == 1:
+    subsets = jobset_subsets(js) if long else []
+    if len(subsets) < 2:
         return simulate(js, [policy], config)
     bar = tqdm(subsets, desc=f"  {spec}", unit="jobset", leave=False, disable=None)
     parts = [simulate(part, [policy], config) for part in bar]
