@@ -96,6 +96,8 @@ def run_policy(
         raise ValueError(msg)
     config = resolve_machines(config, jobset)
     rule = isinstance(policy, ListSchedulingRule)
+    if rule:  # every engine: a NaN knob makes every score NaN and no job start
+        checked_knob(policy)
     if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
     check_size(jobset, config, batched=engine == "batched" or not rule)
