@@ -71,13 +71,17 @@ def error_line(out: str) -> str:
 
 def test_a_callable_of_the_wrong_signature_is_named(small_jobs: Path, mods: str) -> None:
     for ref, sig in (("os:system", "(command)"), (f"{mods}:one", "(obs)")):
-        out = run_fail("simulate", str(small_jobs), "--policy", f"callable:{ref}", "-o", "x.pq")
+        out = run_fail(
+            "simulate", str(small_jobs), "--policy", f"callable:{ref}", "-o", "x.parquet"
+        )
         assert f"'{ref}' cannot be called as fn(obs, mask) -> action" in error_line(out)
         assert sig in error_line(out)
 
 
 def test_what_a_callable_raises_is_one_line_naming_it(small_jobs: Path, mods: str) -> None:
-    out = run_fail("simulate", str(small_jobs), "--policy", f"callable:{mods}:raises", "-o", "x")
+    out = run_fail(
+        "simulate", str(small_jobs), "--policy", f"callable:{mods}:raises", "-o", "x.parquet"
+    )
     assert f"'{mods}:raises' raised TypeError at " in error_line(out)
     assert "object of type 'int' has no len()" in error_line(out)
 
