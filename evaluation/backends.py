@@ -40,6 +40,7 @@ from typing import Any, NamedTuple, Protocol
 from schedlab import interrupts
 from schedlab.errors import Interrupted
 from schedlab.evaluation.runs import warm_up
+from schedlab.exits import guarded
 
 Result = tuple[str, Any, BaseException | None]
 """``(key, value, None)`` of a task that returned, ``(key, None, error)`` of one that raised
@@ -124,7 +125,7 @@ class _Call(NamedTuple):
 def _call(call: _Call) -> Result:
     """Run ``call`` in this process; an exception becomes the result's error."""
     try:
-        return call.key, call.fn(*call.args), None
+        return call.key, guarded(call.fn, *call.args), None
     except Exception as exc:
         return call.key, None, exc
 
@@ -311,7 +312,7 @@ class LocalBackend(_OnThisMachine):
                 assert call is not None  # the wait ends on a call unless stopped
                 self._running[call.key] = call
             try:
-                future = pool.submit(call.fn, *call.args)
+                future = pool.submit(guarded, call.fn, *call.args)
             except RuntimeError as exc:  # the pool broke (a worker died) or shut down
                 self._pool_broke(call, exc)
                 return

@@ -20,6 +20,7 @@ from schedlab.evaluation.metrics import per_jobset
 from schedlab.evaluation.runs import is_done, plan, run_meta
 from schedlab.evaluation.spec import ExperimentSpec
 from schedlab.results import Results
+from schedlab.validate import read_document
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -144,13 +145,27 @@ def run_summaries(spec: ExperimentSpec, out: Path, results: Results | None) -> p
     return pl.DataFrame(rows, schema_overrides=schema)
 
 
+def read_resolved_spec(path: Path) -> ExperimentSpec:
+    """The resolved spec an experiment directory holds (``spec.json``); an unreadable one is a
+    :class:`~schedlab.errors.SpecError` naming the file."""
+    doc = read_document(path, error=SpecError, fmt="json", what="resolved experiment spec")
+    try:
+        return ExperimentSpec.from_json(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        msg = (
+            f"{path}: not a resolved spec written by `schedlab experiment run` ("
+            f"{type(exc).__name__}: {exc}); run the experiment's spec.toml again to rewrite it"
+        )
+        raise SpecError(msg) from exc
+
+
 def read_experiment(path: str | os.PathLike[str]) -> Experiment:
     """Read the experiment directory ``path`` (written by ``schedlab experiment run``)."""
     out = Path(path)
     if not is_experiment_dir(out):
         msg = f"{out}: not an experiment directory (no spec.json); run `schedlab experiment run`"
         raise SpecError(msg)
-    spec = ExperimentSpec.from_json(json.loads((out / "spec.json").read_text()))
+    spec = read_resolved_spec(out / "spec.json")
     combined = collect_runs(spec, out)
     results: dict[str, Results] = {}
     if combined is not None:

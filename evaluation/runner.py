@@ -54,6 +54,7 @@ from schedlab.evaluation.runs import (
     RunOutput,
     RunResult,
     RunTask,
+    announce_long,
     compute,
     execute,
     is_done,
@@ -214,6 +215,8 @@ def run_experiment(
         _write_header(spec, out)
         for w in spec.workloads:
             make_jobsets(w, jobsets_path(out, w))
+        if progress:
+            announce_long(pending.values(), tqdm.write)
         _submit(runs_on, pending.values())
 
     def take(run_id: str, value: Any, error: BaseException | None) -> str | None:

@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from schedlab import interrupts, io
+from schedlab.code_versions import code_version
 from schedlab.errors import Interrupted
 from schedlab.jobset import JobSet
-from schedlab.registry import code_version, generators, loaders, policies, policy_name
+from schedlab.registry import generators, loaders, policies, policy_name
 from schedlab.results import Results
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ def checkpoint_digest(spec: str) -> str | None:
 
 
 def plugin_code(spec: str, w: WorkloadSpec) -> list[str]:
-    """The code versions (:func:`~schedlab.registry.code_version`) of a run's policy, generator
+    """The code versions (:func:`~schedlab.code_versions.code_version`) of a run's policy, generator
     and loader that are plug-ins or references: part of the run's fingerprint, so a run made
     with another version of them is run again, never reused."""
     found = [
@@ -342,3 +343,25 @@ def warm_up() -> int:
     import schedlab.simulator.run  # noqa: F401
 
     return os.getpid()
+
+
+def announce_long(tasks: Iterable[RunTask], say: Callable[[str], None]) -> None:
+    """``say`` a note for each of ``tasks`` expected to take long, with its estimate
+    (:func:`schedlab.simulator.cost.estimate`), before they run; a run whose policy or cluster
+    cannot be made is left to report its own error when it runs."""
+    from schedlab.registry import make_policy
+    from schedlab.simulator.config import ClusterConfig
+    from schedlab.simulator.cost import UNINTERRUPTIBLE, estimate
+    from schedlab.simulator.model import model_kind
+
+    for t in tasks:
+        try:
+            policy = make_policy(t.spec)
+            config = model_kind([policy]).make_config(t.cluster)
+            if not isinstance(config, ClusterConfig):
+                continue
+            cost = estimate(read_jobsets(t), policy, config)
+        except Exception:  # the run reports it when it runs
+            continue
+        if cost.long:
+            say(f"note: {t.run_id}: {cost.describe()}; {UNINTERRUPTIBLE}")

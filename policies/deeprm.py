@@ -13,6 +13,7 @@ Shipped policies live in ``policies/checkpoints/<name>/`` (``deeprm:deeprm-0.7``
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -40,12 +41,13 @@ def save_checkpoint(
 ) -> None:
     """Write ``net``'s state_dict and ``spec`` (JSON-native) to ``path`` atomically, tagged
     with the format ``fmt`` of the policy family."""
-    from schedlab.io import atomic_path
+    from schedlab.io import write_bytes_atomic
 
     state = {k: v.detach().clone() for k, v in net.state_dict().items()}
     payload = {"format": fmt, "version": VERSION, "spec": json.dumps(spec), "state_dict": state}
-    with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+    buffer = io.BytesIO()  # torch's own writer reports a full disk as a short write, no cause
+    torch.save(payload, buffer)
+    write_bytes_atomic(path, buffer.getvalue())
 
 
 def read_checkpoint(

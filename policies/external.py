@@ -6,26 +6,30 @@ shipped learned policies (paired statistics, per-length breakdown, Gantt views).
 ``obs, mask -> action`` is :class:`~schedlab.policies.image_agent.CallablePolicy` (no torch).
 
 Stable-Baselines3 is an optional dependency (the ``rl`` extra, :mod:`schedlab.extras`), imported
-only when a model is first used. docs/environments.md documents the spaces, the mask and the
-reward.
+only when a model is first used. A model zip is read without unpickling anything
+(:mod:`.sb3_zip`): the network is rebuilt from the plain JSON of its ``data`` and the tensors of
+its ``policy.pth``, and a model that needs a pickled object is refused, naming the member.
+docs/environments.md documents the spaces, the mask and the reward.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
 import os
-import zipfile
 from pathlib import Path
-from types import ModuleType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch  # imported with the policy, so an experiment's run limits its threads (runs.py)
 
-from schedlab.errors import MissingExtraError, ParameterError, SchedlabError
-from schedlab.extras import why_missing
+from schedlab.errors import ParameterError
 from schedlab.policies.image_agent import EnvSettings, ImageAgent
+from schedlab.policies.sb3_zip import (
+    ModelMismatchError,
+    UnsafeModelError,
+    load_policy,
+    read_algo,
+    read_data,
+)
 from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.views.deeprm_image import Layout, ObsGeometry, SparseObs
 
@@ -45,48 +49,27 @@ MASKABLE = frozenset({"maskable_ppo"})
 which acts as void)."""
 
 
-class ModelMismatchError(SchedlabError, ValueError):
-    """A saved model does not fit the cluster, or cannot be read."""
-
-
-def import_sb3(module: str = "stable_baselines3") -> ModuleType:
-    """``stable_baselines3`` (or ``sb3_contrib``); :class:`MissingExtraError` if missing."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        why = why_missing("rl", "the sb3 policy") or f"the sb3 policy cannot import {module}"
-        raise MissingExtraError(why) from exc
+__all__ = [
+    "ALGOS",
+    "EnvSettings",
+    "ModelMismatchError",
+    "SB3Policy",
+    "UnsafeModelError",
+    "detect_algo",
+]
+"""Public names (the errors are :mod:`.sb3_zip`'s, re-exported)."""
 
 
 def detect_algo(path: str | os.PathLike[str]) -> str:
     """The algorithm (a key of :data:`ALGOS`) that saved the model at ``path``, read from the
-    zip's ``data`` (JSON) without loading it: MaskablePPO's policy class is sb3-contrib's
-    maskable one, DQN's is in ``stable_baselines3.dqn``, PPO's and A2C's is the same
-    ``ActorCriticPolicy`` and only PPO saves ``clip_range``.
+    zip's ``data`` (JSON) without unpickling anything (:func:`.sb3_zip.read_algo`).
 
     Raises
     ------
     ModelMismatchError
         If the file is not a Stable-Baselines3 zip or its algorithm is none of these.
     """
-    try:
-        with zipfile.ZipFile(path) as z:
-            data = json.loads(z.read("data"))
-        module = str(data["policy_class"]["__module__"])
-    except (OSError, KeyError, TypeError, ValueError, zipfile.BadZipFile) as exc:
-        msg = f"{path}: not a Stable-Baselines3 model zip ({type(exc).__name__}: {exc})"
-        raise ModelMismatchError(msg) from exc
-    if module.startswith("sb3_contrib.common.maskable"):
-        return "maskable_ppo"
-    if module.startswith("stable_baselines3.dqn"):
-        return "dqn"
-    if module == "stable_baselines3.common.policies":
-        return "ppo" if "clip_range" in data else "a2c"
-    msg = (
-        f"{path}: cannot tell which algorithm saved this model (policy class from {module}); "
-        f"give algo= one of {', '.join(ALGOS)}"
-    )
-    raise ModelMismatchError(msg)
+    return read_algo(read_data(path), path)
 
 
 class SB3Policy(ImageAgent):
@@ -172,27 +155,15 @@ class SB3Policy(ImageAgent):
         self._rng = np.random.default_rng(self.seed if seed is None else [self.seed, seed])
 
     def load(self) -> tuple[Any, str]:
-        """The loaded model (on the CPU) and its algorithm; loaded once."""
+        """The saved policy network (Stable-Baselines3's policy object, on the CPU) and its
+        algorithm, rebuilt without unpickling anything (:func:`.sb3_zip.load_policy`); loaded
+        once."""
         if self._loaded is None:
             path = Path(self.checkpoint)
             if not path.is_file():
                 msg = f"{path}: no such model file (a .zip saved by Stable-Baselines3)"
                 raise ModelMismatchError(msg)
-            algo = detect_algo(path) if self.algo == "auto" else self.algo
-            module, cls = ALGOS[algo]
-            model_cls = getattr(import_sb3(module), cls)
-            # inference only: the schedules saved for training are not needed (nor unpickled)
-            schedules = {
-                "learning_rate": 0.0, "lr_schedule": _zero, "clip_range": _zero,
-                "exploration_schedule": _zero,
-            }  # fmt: skip
-            try:
-                model = model_cls.load(path, device="cpu", custom_objects=schedules)
-            except Exception as exc:  # SB3 raises several types for a foreign or corrupt file
-                msg = f"{path}: {cls} cannot load it ({type(exc).__name__}: {str(exc)[:200]})"
-                raise ModelMismatchError(msg) from exc
-            model.policy.set_training_mode(False)
-            self._loaded = (model, algo)
+            self._loaded = load_policy(path, self.algo)
         return self._loaded
 
     def check_spaces(self, obs: SparseObs) -> None:
@@ -231,16 +202,12 @@ class SB3Policy(ImageAgent):
         from schedlab.policies.deeprm import sample_actions
 
         with torch.no_grad():
-            tensor, _ = model.policy.obs_to_tensor(images)
-            dist = model.policy.get_distribution(tensor, **kwargs)
+            tensor, _ = model.obs_to_tensor(images)
+            dist = model.get_distribution(tensor, **kwargs)
             logits = dist.distribution.logits.double().numpy()
         if algo in MASKABLE:
             logits = np.where(mask, logits, -np.inf)
         return sample_actions(logits, self._rng)
-
-
-def _zero(_: float) -> float:
-    return 0.0
 
 
 def _cluster(g: Any) -> str:

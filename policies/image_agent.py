@@ -15,13 +15,14 @@ Nothing here needs torch: a function of any library (or none) runs in a light in
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from schedlab.errors import ParameterError
+from schedlab.errors import ParameterError, SchedlabError
 from schedlab.policies.base import ParamsMixin, QueueNamed
 from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.config import ClusterConfig
@@ -127,6 +128,10 @@ def import_object(target: str) -> Any:
         raise ParameterError(msg) from exc
 
 
+class AgentError(SchedlabError, RuntimeError):
+    """A callable agent raised while choosing actions; the message names it and where."""
+
+
 class CallablePolicy(ImageAgent):
     """Any function of the environments' observation and mask: ``fn(obs, mask) -> action``.
 
@@ -168,20 +173,42 @@ class CallablePolicy(ImageAgent):
         return state
 
     def function(self) -> Callable[[np.ndarray, np.ndarray], Any]:
-        """``fn``, imported if given by name (once)."""
+        """``fn``, imported if given by name (once), checked to take ``(obs, mask)``."""
         if self._fn is None:
             fn = import_object(self.fn) if isinstance(self.fn, str) else self.fn
             if not callable(fn):
                 msg = f"{self.name}: fn {self.fn!r} is not callable"
                 raise ParameterError(msg)
+            try:
+                inspect.signature(fn).bind(None, None)
+            except TypeError as exc:
+                msg = (
+                    f"{self.name}: {self.fn!r} cannot be called as fn(obs, mask) -> action (its "
+                    f"signature is {inspect.signature(fn)}: {exc})"
+                )
+                raise ParameterError(msg) from None
+            except ValueError:  # no signature to read (some built-ins): called and seen
+                pass
             self._fn = fn
         return self._fn
+
+    def _call(self, obs: np.ndarray, mask: np.ndarray) -> Any:
+        """``fn(obs, mask)``; what it raises is one :class:`AgentError` naming it and where."""
+        fn = self.function()
+        try:
+            return fn(obs, mask)
+        except Exception as exc:
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            at = f" at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else ""
+            msg = f"{self.name}: {self.fn!r} raised {type(exc).__name__}{at}: {exc}"
+            raise AgentError(msg) from exc
 
     def reset(self, *, seed: int | None = None) -> None:
         """Nothing to reset (a stateful function resets itself)."""
 
     def _choose(self, images: np.ndarray, mask: np.ndarray, obs: SparseObs) -> Any:
-        fn = self.function()
         if self.batched:
-            return fn(images, mask)
-        return [int(fn(images[i], mask[i])) for i in range(len(obs))]
+            return self._call(images, mask)
+        return [int(self._call(images[i], mask[i])) for i in range(len(obs))]

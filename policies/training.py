@@ -32,7 +32,7 @@ from typing import Any
 import polars as pl
 
 from schedlab.errors import OutputError, SchedlabError
-from schedlab.io import atomic_path, write_text_atomic
+from schedlab.io import atomic_path, write_bytes_atomic, write_text_atomic
 from schedlab.params import flat
 
 STATE = "last.pt"
@@ -254,11 +254,14 @@ def save_state(out: Path, progress: Progress, *, net: Any, optimizer: Any, rng: 
 
 
 def save_torch(path: Path, obj: Any) -> None:
-    """``torch.save(obj, path)``, atomically."""
+    """``torch.save(obj, path)``, atomically; a full disk is one line naming ``path``."""
+    import io
+
     import torch
 
-    with atomic_path(path) as tmp:
-        torch.save(obj, tmp)
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    write_bytes_atomic(path, buffer.getvalue())
 
 
 def progress(enabled: bool, start: int, total: int, *, desc: str, unit: str) -> Any:

@@ -72,13 +72,15 @@ def job_colors(
 
 
 def _one_schedule(jobs: pl.DataFrame) -> pl.DataFrame:
-    """Check ``jobs`` holds one policy on one jobset; sorted in arrival order."""
+    """Check ``jobs`` holds one policy on one jobset; sorted in arrival order (a DAG task by
+    its job's arrival, ``job_arrival``: its own, its ready time, depends on the policy)."""
     for col in ("policy", "jobset"):
         if col in jobs.columns and jobs.get_column(col).n_unique() > 1:
             have = jobs.get_column(col).unique().sort().to_list()
             msg = f"a Gantt chart draws one schedule; select one {col} of {have[:10]}"
             raise ValueError(msg)
-    return jobs.sort("arrival", "job_id")
+    arrived = ["job_arrival", "arrival"] if "job_arrival" in jobs.columns else ["arrival"]
+    return jobs.sort(pl.coalesce(arrived), "job_id")
 
 
 def _stack(

@@ -139,6 +139,14 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a full disk is one :class:`OutputError` naming
+    ``path`` (serialise first, e.g. ``torch.save`` into a buffer, whose own writer would report
+    a short write without its cause)."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
 def write_parquet(df: pl.DataFrame, path: str | os.PathLike[str], meta: dict[str, Any]) -> None:
     """Write ``df`` with ``meta`` (JSON) in the file's key-value metadata, atomically."""
     payload = json.dumps(meta, default=str)

@@ -18,16 +18,16 @@ import polars as pl
 from schedlab import io
 from schedlab.errors import InfeasibleJobError, JobSetError
 from schedlab.frames import html_preview
+from schedlab.timebounds import MAX_TIME, check_span, value_checks
 from schedlab.validate import Table
 
 if TYPE_CHECKING:
     import pandas as pd
 
 SCHEMA_VERSION = 1
-MAX_SPAN = 2**62
-"""Most steps one jobset may span: its last arrival plus the sum of its durations. The simulators
-count time in int64 up to a time limit of last arrival + Σ duration + horizon; this bound keeps
-that sum (and every start + duration) a factor of two below the int64 maximum."""
+MAX_SPAN = MAX_TIME
+"""Most steps one jobset may span (last arrival + Σ max(duration, estimate)), and any time it
+holds: :data:`schedlab.timebounds.MAX_TIME`, where the simulators' arithmetic cannot overflow."""
 ID_COLUMNS: dict[str, pl.DataType] = {
     "jobset": pl.Int32(),
     "job_id": pl.Int64(),
@@ -290,6 +290,10 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
             bad = src.is_not_null() & src.cast(dtype, strict=False).is_null()
             if dtype.is_integer() and jobs.schema[col].is_float():
                 bad = bad | (src.is_finite() & (src != src.floor()))
+            inner = getattr(jobs.schema[col], "inner", pl.Null)
+            if isinstance(dtype, pl.List) and inner.is_float():  # ids as floats: whole only
+                e = pl.element()
+                bad = bad | src.list.eval(~e.is_finite() | (e != e.floor())).list.any()
             row = _first_bad(jobs, bad)
             if row is not None:
                 msg = f"column {col!r} value {row[col]!r} at {_where(row)} is not a valid {dtype}"
@@ -298,7 +302,7 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
         except pl.exceptions.PolarsError as exc:
             msg = f"column {col!r} cannot be read as {dtype}: {exc}".splitlines()[0]
             raise JobSetError(msg) from exc
-    for col in schema:
+    for col in (*schema, *(c for c in ("estimate",) if c in jobs.columns)):
         row = _first_bad(jobs, pl.col(col).is_null())
         if row is not None:
             msg = f"column {col!r} has a missing value at {_where(row)}"
@@ -312,13 +316,13 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
         checks.append(("estimate", pl.col("estimate") < 1, "must be >= 1 time step"))
     for r in (*meta.resources, *(c for c in SECONDS_COLUMNS if c in jobs.columns)):
         checks.append((r, ~pl.col(r).is_finite() | (pl.col(r) < 0), "must be finite and >= 0"))
-    checks += _seconds_checks(jobs, meta)
+    checks += value_checks(jobs.columns) + _seconds_checks(jobs, meta)
     for col, bad, rule in checks:
         row = _first_bad(jobs, bad)
         if row is not None:
             msg = f"column {col!r} value {row[col]!r} at {_where(row)} {rule}"
             raise JobSetError(msg)
-    _check_span(jobs)
+    check_span(jobs)
     dup = (
         None
         if _ids_unique(jobs)
@@ -327,7 +331,7 @@ def validate(jobs: pl.DataFrame, meta: JobSetMeta) -> pl.DataFrame:
     if dup is not None:
         msg = f"job_id {dup['job_id']} is not unique within jobset {dup['jobset']} ({_where(dup)})"
         raise JobSetError(msg)
-    if "parents" in jobs.columns:  # references, cycles and dags (linear, compiled)
+    if {"parents", "task", "dag"} & set(jobs.columns):  # references, cycles, dags (compiled)
         from schedlab.dag import graph
 
         graph(jobs)
@@ -371,28 +375,6 @@ def _seconds_checks(jobs: pl.DataFrame, meta: JobSetMeta) -> list[tuple[str, pl.
         rule = f"exceeds duration steps of {step:g} s (column 'duration')"
         checks.append(("duration_s", pl.col("duration_s") > hi + tol, rule))
     return checks
-
-
-def _check_span(jobs: pl.DataFrame) -> None:
-    """Raise if a jobset's last arrival + Σ duration exceeds :data:`MAX_SPAN` (float64 sums:
-    exact enough at this bound, and they cannot overflow)."""
-    span = pl.col("arrival").max().cast(pl.Float64) + pl.col("duration").cast(pl.Float64).sum()
-    if jobs.height == 0 or jobs.select(span).item() <= MAX_SPAN:  # every jobset is within
-        return
-    per = jobs.group_by("jobset").agg(
-        pl.col("arrival").max().alias("last"),
-        pl.col("duration").cast(pl.Float64).sum().alias("total"),
-        pl.len().alias("n"),
-    )
-    bad = per.filter(pl.col("last").cast(pl.Float64) + pl.col("total") > MAX_SPAN).sort("jobset")
-    if bad.height:
-        k, last, total, n = bad.row(0)
-        msg = (
-            f"jobset {k}: last arrival {last} + total duration {total:.4g} of its {n} jobs = "
-            f"{last + total:.4g} steps exceeds {MAX_SPAN:.4g} (2^62), the most the simulators "
-            "can count; use a coarser time step or smaller jobsets"
-        )
-        raise JobSetError(msg)
 
 
 def offered_load(jobset: JobSet, *, per_jobset: bool = False) -> pl.DataFrame:

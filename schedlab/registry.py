@@ -30,7 +30,6 @@ policies' checkpoints).
 from __future__ import annotations
 
 import difflib
-import hashlib
 import importlib
 import importlib.metadata
 import json
@@ -38,7 +37,6 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, get_args
 
 from schedlab import extras
@@ -128,6 +126,14 @@ class Registry:
     def broken(self) -> dict[str, str]:
         """Installed plug-ins that cannot be imported: name -> why (after listing)."""
         return dict(self._broken)
+
+    def refuse(self, name: str, why: str) -> None:
+        """Set the plug-in ``name`` aside as broken (listed by :meth:`broken`, never imported
+        again), e.g. one whose import did not end in time."""
+        key = name.lower()
+        (self._plugins or {}).pop(key, None)
+        self._entries.pop(key, None)
+        self._broken[key] = why
 
     def _discover(self) -> None:
         """Add the installed plug-ins of :attr:`group` (once), refusing clashing names."""
@@ -300,9 +306,7 @@ class Registry:
             try:
                 self.entry(key)
             except UnknownNameError as exc:  # a broken plug-in is listed, not fatal
-                (self._plugins or {}).pop(key)
-                del self._entries[key]
-                self._broken[key] = str(exc)
+                self.refuse(key, str(exc))
         return iter(list(self._entries.values()))
 
     def __contains__(self, name: object) -> bool:
@@ -328,17 +332,6 @@ DEFAULT_REPORT = "schedlab.reports.learning:report_training"
 """The report of a plug-in trainer without its own (learning curves, checkpoint, summary)."""
 
 
-def code_version(registry: Registry, name: str) -> str | None:
-    """What identifies the code behind ``name`` when it is not schedlab's (None for built-in
-    names, which schedlab's version identifies): its origin and the SHA-256 of its module's
-    source, so that caches and experiment runs made with another version are not reused."""
-    entry = registry.entry(name)
-    if entry.origin == "schedlab":
-        return None
-    module = importlib.import_module(entry.target.partition(":")[0])
-    source = getattr(module, "__file__", None)
-    digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16] if source else "?"
-    return f"{entry.origin} {entry.target} {digest}"
 
 
 generators = Registry("generator", group=GROUPS["generators"], requires=("generate_sweep",))
@@ -570,13 +563,13 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
         f"{name}:{rest}" if rest else name, positional=positional, registry=policies
     )
     queue = policies.parameters(name).get("queue") if words else None
-    queues = get_args(queue.hint) if queue is not None else ()
-    extra: dict[str, str] = {}
+    queues, extra = get_args(queue.hint) if queue is not None else (), dict[str, str]()
     for word in words:
         key = "queue" if word in queues else "placement"
-        if key in extra or key in kwargs:
-            msg = f"{spec!r}: {key} is given twice"
-            raise ParameterError(msg)
+        if (first := extra.get(key, kwargs.get(key))) is not None:
+            kind = "queue discipline" if key == "queue" else "placement rule"
+            same, two = f"{kind} {word!r} is repeated", f"two {kind}s, {first!r} and {word!r}"
+            raise ParameterError(f"{spec!r}: {same if first == word else two}; name one")
         extra[key] = word
     return base, {**extra, **kwargs}
 

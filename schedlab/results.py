@@ -121,9 +121,13 @@ class Results:
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike[str]) -> Results:
-        """Read a results file written by :meth:`write_parquet`."""
+        """Read a results file written by :meth:`write_parquet`, checked column by column
+        (:func:`schedlab.results_check.check_table`: errors name the file, column and row)."""
+        from schedlab.results_check import check_table
+
         df, meta = io.read_parquet(path, "results")
         meta.pop("kind")
+        check_table(df, meta, source=str(path))
         return cls(df, meta)
 
     @classmethod

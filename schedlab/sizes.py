@@ -24,6 +24,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from schedlab.errors import SizeError
 
@@ -57,26 +58,108 @@ def parse_bytes(text: str, *, where: str = BUDGET_ENV) -> float:
     return value
 
 
-def available() -> float:
-    """Bytes this process can still allocate: ``MemAvailable`` of ``/proc/meminfo``, capped by
-    a cgroup v2 memory limit; the physical memory where neither can be read."""
-    avail = math.inf
+UNLIMITED = 2**60
+"""Limits at or above this many bytes mean "no limit" (cgroup v1 writes 2^63 rounded down to a
+page for none)."""
+CGROUP = Path("/sys/fs/cgroup")
+"""Where the cgroup file systems are mounted (v2 unified, or one folder per v1 controller)."""
+PROC = Path("/proc/self")
+"""This process's ``/proc`` folder (``cgroup``, ``status``)."""
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+        return None if text == "max" else int(text)
+    except (OSError, ValueError):
+        return None
+
+
+def _cgroup_paths(proc: Path, controller: str) -> list[str]:
+    """The process's cgroup path for ``controller`` (``""``: the v2 unified hierarchy) and its
+    ancestors, from ``/proc/self/cgroup`` (``["/a/b", "/a", "/"]``; ``["/"]`` if unknown)."""
+    own = "/"
+    try:
+        for line in (proc / "cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if (controller in controllers.split(",")) if controller else controllers == "":
+                own = path or "/"
+    except (OSError, ValueError):
+        pass
+    parts = [p for p in own.split("/") if p]
+    return ["/" + "/".join(parts[:k]) for k in range(len(parts), -1, -1)]
+
+
+def _cgroup_room(root: Path, proc: Path) -> float:
+    """Bytes left under the tightest memory limit of this process's cgroups (v2: ``memory.max``
+    − ``memory.current``; v1: ``memory.limit_in_bytes`` − ``memory.usage_in_bytes``), at its
+    own level and every ancestor's; ``inf`` if none is set."""
+    room = math.inf
+    for controller, folder, limit, usage in (
+        ("", root, "memory.max", "memory.current"),
+        ("memory", root / "memory", "memory.limit_in_bytes", "memory.usage_in_bytes"),
+    ):
+        for path in _cgroup_paths(proc, controller):
+            where = folder / path.lstrip("/")
+            cap, used = _read_int(where / limit), _read_int(where / usage)
+            if cap is not None and cap < UNLIMITED:
+                room = min(room, cap - (used or 0))
+    return room
+
+
+def _status_bytes(proc: Path, key: str) -> int:
+    try:
+        for line in (proc / "status").read_text().splitlines():
+            if line.startswith(f"{key}:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _rlimit_room(proc: Path, getrlimit: Any = None) -> tuple[float, str]:
+    """Bytes this process may still map under its soft ``RLIMIT_AS`` (``ulimit -v``: minus its
+    ``VmSize``) and ``RLIMIT_DATA`` (``ulimit -d``: minus its ``VmData``), the tighter, with its
+    name; ``(inf, "")`` where neither is set."""
+    import resource
+
+    get = getrlimit or resource.getrlimit
+    best: tuple[float, str] = (math.inf, "")
+    for limit, key, name in (
+        (resource.RLIMIT_AS, "VmSize", "this process's address-space limit (ulimit -v)"),
+        (resource.RLIMIT_DATA, "VmData", "this process's data-segment limit (ulimit -d)"),
+    ):
+        soft = get(limit)[0]
+        if soft != resource.RLIM_INFINITY and 0 <= soft < UNLIMITED:
+            best = min(best, (float(soft - _status_bytes(proc, key)), name))
+    return best
+
+
+def limits(*, cgroup: Path = CGROUP, proc: Path = PROC, getrlimit: Any = None) -> tuple[float, str]:
+    """The bytes this process can still allocate and what limits it: the least of
+    ``MemAvailable`` (``/proc/meminfo``), the room under its cgroups' memory limits (v1 and
+    v2) and under its ``RLIMIT_AS`` / ``RLIMIT_DATA``; the physical memory where none can be
+    read. The description completes "more than the N GiB ..."."""
+    avail, what = math.inf, "this machine has available"
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 avail = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    try:
-        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
-        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
-        if limit != "max":
-            avail = min(avail, int(limit) - int(used))
-    except (OSError, ValueError):
-        pass
+    if (room := _cgroup_room(cgroup, proc)) < avail:
+        avail, what = room, "left under this process's cgroup memory limit"
+    room, name = _rlimit_room(proc, getrlimit)
+    if room < avail:
+        avail, what = room, f"left under {name}"
     if math.isinf(avail):
         avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return float(avail)
+    return max(float(avail), 0.0), what
+
+
+def available() -> float:
+    """Bytes this process can still allocate (:func:`limits`)."""
+    return limits()[0]
 
 
 def budget() -> float:
@@ -126,13 +209,10 @@ def check(what: str, nbytes: float, knob: str) -> None:
     """
     if allowed():
         return
-    limit = budget()
+    given = os.environ.get(BUDGET_ENV, "").strip()
+    limit, source = (parse_bytes(given), f"of ${BUDGET_ENV}") if given else limits()
     if nbytes > limit:
         need = human(nbytes) if math.isfinite(nbytes) else "more than any machine holds"
-        have = (
-            f"the {human(limit)} of ${BUDGET_ENV}"
-            if os.environ.get(BUDGET_ENV, "").strip()
-            else f"the {human(limit)} this machine has available"
-        )
+        have = f"the {human(limit)} {source}"
         msg = f"{what} needs about {need}, more than {have}; {knob} ({HOW_TO_PROCEED})"
         raise SizeError(msg)

@@ -13,11 +13,14 @@ a list of policies acts on; :func:`rollout` is the one loop that drives a model 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
+
+from schedlab.errors import ParameterError
 
 if TYPE_CHECKING:
     from schedlab.jobset import JobSet
@@ -277,3 +280,38 @@ def _policy_act(policy: Policy | None) -> Callable[[Any, np.ndarray, np.ndarray]
         msg = "rollout needs an act function without a policy"
         raise TypeError(msg)
     return lambda obs, mask, _envs: policy.act_batch(obs, mask=mask)
+
+
+@runtime_checkable
+class ListSchedulingRule(Protocol):
+    """A policy that is a work-conserving list scheduler with compiled parts (the heuristics):
+    the fast paths take its ``score`` and placement ``rule`` as arguments."""
+
+    name: str
+    score: Any
+    """Job-order score (:data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`)."""
+    knob: float
+    static: bool
+    """The score depends only on the job."""
+    uniform: bool
+    """Pick uniformly among fitting jobs (draws from :meth:`uniforms`)."""
+
+    @property
+    def rule(self) -> int:
+        """Placement rule (a code of :data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
+        ...
+
+    def uniforms(self, n: int) -> np.ndarray:
+        """``n`` uniform draws of the current stream."""
+        ...
+
+
+def checked_knob(policy: ListSchedulingRule) -> float:
+    """The policy's ``knob`` as the kernels take it (float); a
+    :class:`~schedlab.errors.ParameterError` naming the policy and the parameter if it is not a
+    finite number (a NaN knob would make every score NaN and no job ever start)."""
+    knob = float(policy.knob)
+    if not math.isfinite(knob):
+        msg = f"policy {policy.name!r}: parameter 'knob' is {policy.knob!r}, not a finite number"
+        raise ParameterError(msg)
+    return knob

@@ -15,7 +15,7 @@ import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -54,32 +54,16 @@ from schedlab.simulator.cluster.precedence import (
     remaining_paths,
 )
 from schedlab.simulator.config import ClusterConfig, job_times
-from schedlab.simulator.model import ModelKind, Policy, model_kind, rollout
+from schedlab.simulator.model import (
+    ListSchedulingRule,
+    ModelKind,
+    Policy,
+    checked_knob,
+    model_kind,
+    rollout,
+)
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
-
-
-@runtime_checkable
-class ListSchedulingRule(Protocol):
-    """A policy that is a work-conserving list scheduler with compiled parts (the heuristics):
-    the fast paths take its ``score`` and placement ``rule`` as arguments."""
-
-    score: Any
-    """Job-order score (:data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`)."""
-    knob: float
-    static: bool
-    """The score depends only on the job."""
-    uniform: bool
-    """Pick uniformly among fitting jobs (draws from :meth:`uniforms`)."""
-
-    @property
-    def rule(self) -> int:
-        """Placement rule (a code of :data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
-        ...
-
-    def uniforms(self, n: int) -> np.ndarray:
-        """``n`` uniform draws of the current stream."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +98,8 @@ def run_policy(
         raise ValueError(msg)
     config = resolve_machines(config, jobset)
     rule = isinstance(policy, ListSchedulingRule)
+    if rule:  # every engine: a NaN knob makes every score NaN and no job start
+        checked_knob(policy)
     if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
     check_size(jobset, config, batched=engine == "batched" or not rule)
@@ -189,7 +175,7 @@ def _run_fast(
         jobs.get_column("arrival").to_numpy(), runtime, seen, jobset.demands(), bounds,
         jobset.machine_capacity, config.n_machines(),
         WHOLE_QUEUE if config.slots is None else config.slots, policy.score, policy.rule,
-        float(policy.knob), bool(policy.uniform), uniforms, bool(policy.static),
+        checked_knob(policy), bool(policy.uniform), uniforms, bool(policy.static),
         engine_arrays(prec),
     )  # fmt: skip
     _check_stalled(ids, bounds, status == disciplines.STALLED)
@@ -256,7 +242,7 @@ def _run_discipline(
     else:
         start, machine, reserved, ready, status = disciplines.run_jobsets(
             arrival, runtime, estimate, seen, demand, bounds, jobset.machine_capacity,
-            config.n_machines(), policy.score, policy.rule, float(policy.knob), discipline,
+            config.n_machines(), policy.score, policy.rule, checked_knob(policy), discipline,
             bool(policy.static), engine_arrays(prec),
         )  # fmt: skip
     _check_stalled(ids, bounds, status == disciplines.STALLED)

@@ -251,12 +251,13 @@ def _long(n: int, duration: int, jobset: int = 0) -> pl.DataFrame:
 
 
 def test_spans_the_simulators_cannot_count_are_rejected(tmp_path) -> None:
-    """Twelve jobs of 1e18 steps sum past int64: the simulators would wrap to negative times."""
-    with pytest.raises(JobSetError, match=r"jobset 3: last arrival 0 \+ total duration 1\.2e\+19"):
-        JobSet.create(_long(12, 10**18, jobset=3), META)
+    """Twelve jobs of 1e17 steps sum past 2^59 (schedlab.timebounds): the simulators' sums of
+    two times would reach their "never"."""
+    with pytest.raises(JobSetError, match=r"jobset 3: last arrival 0 \+ total duration 1\.2e\+18"):
+        JobSet.create(_long(12, 10**17, jobset=3), META)
     path = tmp_path / "jobs.parquet"
     io.write_parquet(
-        _long(12, 10**18),
+        _long(12, 10**17),
         path,
         JobSetMeta(resources=META.resources, capacity=META.capacity).to_json(),
     )  # fmt: skip (written unvalidated)

@@ -28,6 +28,9 @@ from typing import Literal
 
 import numpy as np
 
+from schedlab.errors import ParameterError
+from schedlab.timebounds import MAX_TIME, MAX_TIME_TEXT
+
 EstimateModel = Literal["exact", "factor", "modal"]
 """Estimate models (module docstring)."""
 
@@ -63,6 +66,14 @@ def draw_estimates(
         if not factor >= 1:
             msg = f"estimate_factor must be >= 1 (estimates never under-estimate), got {factor}"
             raise ValueError(msg)
+        longest = int(duration.max()) if duration.size else 1
+        if longest * factor > MAX_TIME:
+            msg = (
+                f"estimate_factor={factor:g}: estimates up to {longest:,} steps x {factor:g} "
+                f"would exceed {MAX_TIME_TEXT} steps, the most the simulators can count without "
+                f"overflow; lower estimate_factor below {MAX_TIME / longest:.3g}"
+            )
+            raise ParameterError(msg)
         f = rng.uniform(1.0, factor, duration.shape[0])
         return np.maximum(np.ceil(duration * f), duration).astype(np.int64)
     if model == "modal":

@@ -20,13 +20,14 @@ from typing import Any
 import polars as pl
 
 from schedlab import __version__
+from schedlab.code_versions import code_version
 from schedlab.errors import ParameterError
 from schedlab.io import write_text_atomic
 from schedlab.jobset import SCHEMA_VERSION, JobSet
 from schedlab.loaders.traces.cache import cache_dir, source_sha256, sweep_partial
 from schedlab.loaders.traces.drop_report import SAMPLE_SCHEMA, DropReport, LoadResult
 from schedlab.loaders.traces.transform import TraceOptions
-from schedlab.registry import code_version, loaders
+from schedlab.registry import loaders
 
 CACHE_FORMAT = 5
 """Version of the cached files' layout (part of the key: older entries are never read)."""

@@ -19,9 +19,10 @@ The rows are processed as a good part and a dropped part: each step moves the ro
 :func:`finish` then applies the user's :class:`TraceOptions` in a fixed, documented order and
 accounts for every row in a :class:`~schedlab.loaders.traces.drop_report.DropReport`:
 
-1. drop rows with a parse ``reason``; 2. drop rows whose time in steps is not finite or past
-:data:`~schedlab.jobset.MAX_SPAN` (``out_of_range``: e.g. 1e300 or 2^63 seconds; before the
-trace's first arrival ``t0`` is taken, and again relative to it); 3. time window; 4. quantize
+1. drop rows with a parse ``reason``; 2. drop rows whose arrival, duration or requested time in
+steps is not finite or past :data:`~schedlab.timebounds.MAX_TIME` (``out_of_range``: e.g. 1e300
+or 2^63 seconds, :mod:`.time_range`; before the trace's first arrival ``t0`` is taken, and again
+relative to it); 3. time window; 4. quantize
 time (``arrival = floor((t − t0)/step)``, ``duration = max(1, ceil(d/step))``; zero-length rows
 are kept as 1-step jobs and counted as a fix, durations rounded up to whole steps are counted
 as a note); 5. scale resources to the target machines and
@@ -34,7 +35,7 @@ relative to each jobset's origin (its step 0), ``duration_s`` and ``estimate_s``
 defined in seconds whatever the step; quantizing may change the schedule, never a metric.
 
 A load that keeps no row is an error that says what was dropped and why; so is a jobset whose
-span (last arrival + Σ duration) passes :data:`~schedlab.jobset.MAX_SPAN`.
+span (last arrival + Σ max(duration, estimate)) passes :data:`~schedlab.timebounds.MAX_TIME`.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import numpy as np
 import polars as pl
 
 from schedlab.errors import JobSetError, TraceFormatError
-from schedlab.jobset import MAX_SPAN, SECONDS_COLUMNS, JobSet, JobSetMeta
+from schedlab.jobset import SECONDS_COLUMNS, JobSet, JobSetMeta
 from schedlab.loaders.traces.cache import source_sha256
 from schedlab.loaders.traces.drop_report import (
     SAMPLE_SCHEMA,
@@ -60,6 +61,7 @@ from schedlab.loaders.traces.drop_report import (
     raise_first,
 )
 from schedlab.loaders.traces.options import TraceOptions
+from schedlab.loaders.traces.time_range import late, out_of_range, times_fit
 
 if TYPE_CHECKING:
     from polars.expr.whenthen import ChainedThen, Then
@@ -200,7 +202,7 @@ def finish(
         With ``options.strict``, the first malformed row (file and line); no row kept (the
         message says what was dropped and why).
     JobSetError
-        A jobset spanning more than :data:`~schedlab.jobset.MAX_SPAN` steps.
+        A jobset spanning more than :data:`~schedlab.timebounds.MAX_TIME` steps.
     """
     source = str(source)
     opts = options
@@ -214,8 +216,8 @@ def finish(
             raise_first(_samples(bad.filter(chosen)), source)
         rows_read = _weight(good) + int(bad.get_column("weight").sum())
         parts = [bad]
-        if not _times_fit(good, opts.time_step):
-            good = _drop(good, parts, *_out_of_range(opts.time_step))
+        if not times_fit(good, opts.time_step):
+            good = _drop(good, parts, *out_of_range(opts.time_step, good.columns))
         t0 = cast("float | None", good.get_column("arrival_s").min())  # a float64 column
         rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
         if opts.start is not None:
@@ -224,8 +226,8 @@ def finish(
         if opts.end is not None:
             good = _drop(good, parts, rel >= opts.end, "outside_window",
                          f"arrives at or after {opts.end} s")  # fmt: skip
-        if not _times_fit(good, opts.time_step, (t0 or 0.0) + (opts.start or 0.0)):
-            good = _drop(good, parts, *_late(opts, t0))
+        if not times_fit(good, opts.time_step, (t0 or 0.0) + (opts.start or 0.0)):
+            good = _drop(good, parts, *late(opts, t0))
         scale = [
             (opts.slots_per_machine / m) if opts.slots_per_machine is not None else 1.0
             for m in machine_size
@@ -320,49 +322,6 @@ Finalize = Callable[[pl.DataFrame], tuple[pl.DataFrame, Mapping[str, int]]]
 """``finish``'s hook on the kept jobs: returns the jobs and fix counts to add."""
 OPTIONAL = ("estimate", "source_id", "user", "category", "parents", "task", "dag", *SECONDS_COLUMNS)
 """Optional JobSet columns a loader's rows may carry through :func:`finish`."""
-
-
-def _times_fit(good: pl.DataFrame, step: float, origin: float | None = None) -> bool:
-    """Whether no row can be out of range, from column extremes only (no per-row masks): all
-    times finite and within :data:`MAX_SPAN` steps of 0, or arrivals within it of ``origin``."""
-    if good.height == 0:
-        return True
-    arrival, duration = pl.col("arrival_s"), pl.col("duration_s")
-    if origin is not None:
-        return bool((good.select(arrival.max()).item() - origin) / step <= MAX_SPAN)
-    finite = (arrival.is_finite() & duration.is_finite()).all()
-    lo, hi, longest, finite = good.select(
-        arrival.min().alias("lo"), arrival.max().alias("hi"), duration.max(), finite.alias("ok")
-    ).row(0)
-    return bool(finite and max(abs(lo), abs(hi)) / step <= MAX_SPAN and longest / step <= MAX_SPAN)
-
-
-def _out_of_range(step: float) -> tuple[pl.Expr, str, pl.Expr]:
-    """(bad, reason, message) of rows whose times are not finite or past :data:`MAX_SPAN`
-    steps of ``step`` seconds (absolute: before the trace's first arrival is known)."""
-    arrival, duration = pl.col("arrival_s"), pl.col("duration_s")
-    late = ~arrival.is_finite() | (arrival.abs() / step > MAX_SPAN)
-    long = ~duration.is_finite() | (duration / step > MAX_SPAN)
-    limit = f"not a finite time below 2^62 steps of {step:g} s"
-    message = (
-        pl.when(late)
-        .then(pl.format(f"arrival {{}} s is {limit}", arrival))
-        .otherwise(pl.format(f"duration {{}} s is {limit}", duration))
-    )
-    return late | long, "out_of_range", message
-
-
-def _late(opts: TraceOptions, t0: float | None) -> tuple[pl.Expr, str, pl.Expr]:
-    """(bad, reason, message) of rows arriving more than :data:`MAX_SPAN` steps after the
-    trace's first arrival ``t0`` (and the window's start)."""
-    after = pl.col("arrival_s") - (t0 or 0.0) - (opts.start or 0.0)
-    message = pl.format(
-        f"arrival {{}} s is {{}} s after the start ({t0} s + {opts.start or 0.0} s): more than "
-        f"2^62 steps of {opts.time_step:g} s",
-        pl.col("arrival_s"),
-        after,
-    )
-    return after / opts.time_step > MAX_SPAN, "out_of_range", message
 
 
 def _partition(rows: pl.DataFrame, dropped: pl.DataFrame | None) -> tuple[pl.DataFrame, ...]:

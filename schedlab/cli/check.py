@@ -5,22 +5,71 @@ Like scikit-learn's ``check_estimator``: ``schedlab check policy my_pkg.sched:Lw
 loader and generator checks (:mod:`schedlab.loaders.check`), ``check trainer`` the trainer check
 (:func:`~schedlab.evaluation.train_check.check_trainer`), on a built-in name, an installed
 plug-in's name or a ``package.module:attr`` reference. ``check plugins`` runs them on every
-installed plug-in. A failure is one line naming the broken rule, exit status 1.
+installed plug-in, naming each one as it imports it; an import that does not end within
+``--timeout`` seconds (a plug-in that loops at import) is a failure, and the others go on (a
+loop inside compiled code cannot be interrupted). A failure is one line naming the broken rule,
+exit status 1.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
+import signal
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
 from schedlab.cli.options import Group, one_line, param_option, seed_option
-from schedlab.errors import SchedlabError
-from schedlab.registry import generators, loaders, make_policy, policies, trainers
+from schedlab.errors import SchedlabError, UnknownNameError
+from schedlab.registry import Registry, generators, loaders, make_policy, policies, trainers
+
+IMPORT_TIMEOUT = 60.0
+"""Seconds a plug-in's import may take in ``check plugins`` (``--timeout``)."""
+
+
+class _TooLong(BaseException):
+    """An import ran past its time (a BaseException: a plug-in's ``except Exception`` and the
+    registry's one-line import errors let it through)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`_TooLong` in the block after ``seconds`` (SIGALRM; main thread only)."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def alarm(_signum: int, _frame: object) -> None:
+        msg = f"its import did not end within {seconds:g} s (a loop at import?; --timeout)"
+        raise _TooLong(msg)
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _import_plugins(kind: str, registry: Registry, timeout: float) -> None:
+    """Import each installed plug-in of ``registry``, naming it first; one whose import does
+    not end within ``timeout`` seconds is set aside as broken (reported with the others)."""
+    for ep in importlib.metadata.entry_points(group=registry.group or ""):
+        click.echo(f"importing {kind} plug-in {ep.name!r} ({ep.value}) ...", err=True)
+        try:
+            with _time_limit(timeout):
+                registry.entry(ep.name)
+        except UnknownNameError:
+            pass  # it cannot be imported: listed among the broken below
+        except _TooLong as exc:
+            registry.refuse(ep.name, f"{kind} {ep.name!r} ({ep.value}): {exc}")
 
 
 def _run(what: str, check: Callable[[], Any]) -> bool:
@@ -120,14 +169,23 @@ def trainer_cmd(name: str) -> None:
 @check_group.command("plugins")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the policy and generator checks.")  # fmt: skip
-def plugins_cmd(seed: int) -> None:
+@click.option(
+    "--timeout",
+    default=IMPORT_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds a plug-in's import may take (0: no limit); one that takes longer fails.",
+)
+def plugins_cmd(seed: int, timeout: float) -> None:
     """Check every installed plug-in (entry points of the schedlab.* groups), each failure one
     line, exit status 1 if any failed; a loader is checked on the file its `sample` attribute
-    names, else skipped with a note; a plug-in that cannot be imported fails."""
+    names, else skipped with a note; a plug-in that cannot be imported, or whose import takes
+    more than --timeout seconds, fails."""
     results: list[bool] = []
     registries = {"policy": policies, "generator": generators, "loader": loaders,
                   "trainer": trainers}  # fmt: skip
     for kind, registry in registries.items():
+        _import_plugins(kind, registry, timeout)
         for entry in registry:
             if entry.origin == "schedlab":
                 continue

@@ -69,11 +69,51 @@ def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, Any]) 
         msg = f"{jobs}: the JobSet holds no job ({len(js.meta.empty_jobsets)} empty jobsets)"
         raise JobSetError(msg + "; nothing to simulate")
     config = ClusterConfig(**cluster)
+    # the geometry options are the cluster model's; another model kind runs on its defaults
+    own = {spec: isinstance(config, model_kind([p]).config) for spec, p in made}
+    long = announce(js, [(spec, p) for spec, p in made if own[spec]], config)
     parts = []
     for spec, policy in tqdm(made, desc="simulating", unit="policy", disable=None):
         t0 = time.perf_counter()
-        # the geometry options are the cluster model's; another model kind runs on its defaults
-        own = isinstance(config, model_kind([policy]).config)
-        parts.append(simulate(js, [policy], config if own else None))
+        if not own[spec]:
+            parts.append(simulate(js, [policy]))
+        else:
+            parts.append(simulate_per_jobset(js, spec, policy, config, spec in long))
         tqdm.write(f"  {spec}: {len(js)} jobs in {time.perf_counter() - t0:.2f} s")
     return Results.concat(parts)
+
+
+def announce(js: Any, made: list[tuple[str, Any]], config: Any) -> set[str]:
+    """Before any simulation, a note for each policy expected to take long
+    (:func:`schedlab.simulator.cost.estimate`), with its estimate; the specs of those."""
+    from tqdm import tqdm
+
+    from schedlab.simulator.cost import UNINTERRUPTIBLE, estimate
+
+    long = set()
+    for spec, policy in made:
+        cost = estimate(js, policy, config)
+        if cost.long:
+            tqdm.write(f"note: {spec}: {cost.describe()}; {UNINTERRUPTIBLE}")
+            long.add(spec)
+    return long
+
+
+def simulate_per_jobset(js: Any, spec: str, policy: Any, config: Any, long: bool) -> Any:
+    """``simulate(js, [policy], config)``; when ``long``, one jobset at a time under a progress
+    bar (the compiled engines run a whole jobset per call), with the same results."""
+    import polars as pl
+    from tqdm import tqdm
+
+    from schedlab.results import Results
+    from schedlab.simulator.cost import jobset_subsets
+    from schedlab.simulator.run import simulate
+
+    subsets = jobset_subsets(js) if long else []
+    if len(subsets) < 2:
+        return simulate(js, [policy], config)
+    bar = tqdm(subsets, desc=f"  {spec}", unit="jobset", leave=False, disable=None)
+    parts = [simulate(part, [policy], config) for part in bar]
+    killed = sum(int(p.meta.get("killed_jobs", 0)) for p in parts)
+    meta = {**parts[0].meta, "jobset": js.meta.to_json(), "killed_jobs": killed}
+    return Results(pl.concat([p.table for p in parts]), meta)

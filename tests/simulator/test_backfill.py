@@ -220,10 +220,12 @@ def test_spec_strings_name_discipline_and_rule_in_any_order() -> None:
     assert parse_policy("fcfs+conservative") == ("fcfs", {"queue": "conservative"})
     assert make_policy("sjf+easy+bestfit").name == "sjf+easy+bestfit"
     assert make_policy("fcfs:queue=strict").name == "fcfs+strict"
-    with pytest.raises(ParameterError, match="queue is given twice"):
+    with pytest.raises(ParameterError, match="two queue disciplines, 'easy' and 'strict'"):
         parse_policy("fcfs+easy+strict")
-    with pytest.raises(ParameterError, match="placement is given twice"):
+    with pytest.raises(ParameterError, match="two placement rules, 'align' and 'bestfit'"):
         parse_policy("fcfs+bestfit:placement=align")
+    with pytest.raises(ParameterError, match="queue discipline 'easy' is repeated; name one"):
+        parse_policy("fcfs+easy+easy+easy")
     with pytest.raises(ValueError, match="no job order to queue by"):
         run_policy(pool(ISSUE), make_policy("random+easy"), WHOLE)
     with pytest.raises(ValueError, match="fast and step engines, not batched"):
