@@ -332,8 +332,6 @@ DEFAULT_REPORT = "schedlab.reports.learning:report_training"
 """The report of a plug-in trainer without its own (learning curves, checkpoint, summary)."""
 
 
-
-
 generators = Registry("generator", group=GROUPS["generators"], requires=("generate_sweep",))
 policies = Registry(
     "policy", group=GROUPS["policies"],
