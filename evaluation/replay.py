@@ -111,7 +111,7 @@ def replay(
     values = table.select(
         "policy",
         *cols,
-        (pl.col("arrival_s") if unit == SECONDS else pl.col("arrival").cast(pl.Float64)).alias("t"),
+        _block_time(results, unit).alias("t"),
         *job_values(table, bsld_threshold=cfg.bounded_slowdown_threshold),
     )
     parts = [
@@ -124,6 +124,16 @@ def replay(
         quantiles=pl.concat([p[3] for p in parts], how="diagonal_relaxed"),
         unit=unit,
     )
+
+
+def _block_time(results: Results, unit: str) -> pl.Expr:
+    """When a job belongs to time, the same under every policy: its arrival, or for a DAG task
+    its DAG job's arrival (a task's own ``arrival`` is when it became ready, which depends on
+    the policy), in the report's unit."""
+    if "job_arrival" not in results.table.columns:
+        return pl.col("arrival_s") if unit == SECONDS else pl.col("arrival").cast(pl.Float64)
+    step = float(results.meta.get("jobset", {}).get("time_step_seconds") or 1.0)
+    return pl.col("job_arrival").cast(pl.Float64) * (step if unit == SECONDS else 1.0)
 
 
 def _at(df: pl.DataFrame, key: dict[str, object]) -> pl.DataFrame:
@@ -152,10 +162,11 @@ def _condition(
         .sort("block")
     )
     ids = np.sort(blocks.get_column("block").unique().to_numpy())
+    grid = pl.DataFrame({"block": ids})
     sums = {
-        p: blocks.filter(pl.col("policy") == p)
-        .sort("block")
+        p: grid.join(blocks.filter(pl.col("policy") == p), on="block", how="left")
         .select("n_jobs", *(f"sum_{m}" for m in MEAN_METRICS))
+        .fill_null(0)
         .to_numpy()
         .astype(np.float64)
         for p in pols
