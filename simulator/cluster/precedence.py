@@ -51,8 +51,10 @@ class Precedence:
 
     @property
     def dag(self) -> bool:
-        """Whether some row waits for another."""
-        return self.children.size > 0
+        """Whether the JobSet is a DAG workload (it has ``parents``): rows may wait for others
+        and, under the ``dag`` release, be released before their own arrival (even where no
+        edge is left, e.g. in a sample)."""
+        return self.task.size > 0
 
     @classmethod
     def of(cls, jobset: JobSet, release: Release = "dag") -> Precedence:

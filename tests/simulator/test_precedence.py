@@ -266,3 +266,20 @@ def test_compare_uses_job_metrics_for_dag_workloads() -> None:
     res = simulate(js, [make_policy("sjf"), make_policy("fcfs")], {"slots": None})
     assert compare(res).computed.comp.cfg.primary == "job_slowdown"
     assert compare(res, primary="wait").computed.comp.cfg.primary == "wait"
+
+
+def test_a_dag_workload_without_edges_is_released_by_its_dag_in_every_engine() -> None:
+    """A sample of a DAG trace may keep no edge: its tasks are still released with their DAG
+    job's first task (``release="dag"``), by every engine, and their results' arrival is that
+    release, never after their start."""
+    jobs = _diamond(parents=[[], [], [], []], arrival=[0, 3, 5, 6], dag=[0, 0, 1, 1])
+    js = jobset(jobs)
+    for name in ("fcfs", "sjf"):
+        runs = {e: run_policy(js, make_policy(name), ClusterConfig(slots=3), engine=e)
+                for e in ("fast", "batched", "step")}  # fmt: skip
+        for engine, run in runs.items():
+            assert run.ready is not None, engine
+            np.testing.assert_array_equal(run.ready, [0, 0, 5, 5], err_msg=engine)
+            np.testing.assert_array_equal(run.start, runs["fast"].start, err_msg=engine)
+        res = simulate(js, [make_policy(name)], ClusterConfig(slots=3))
+        assert (res.table["start"] >= res.table["arrival"]).all()
