@@ -24,6 +24,7 @@ import polars as pl
 
 from schedlab.errors import SchedlabError
 from schedlab.evaluation import train_sweep as ts
+from schedlab.evaluation.sweep_runs import plan_sweep
 from schedlab.params import build, flat, updated
 from schedlab.policies.training import STATE, TrainResult, read_selection
 
@@ -83,7 +84,7 @@ def check_trainer(name: str, out: str | Path, *, backend: str = "local") -> None
     after = resumed.curve.head(len(before))[resumed.selection.metric].to_list()
     _require(after == before, name, "resuming changed the curve of the steps already trained")
 
-    runs = ts.plan_sweep(trainer.config, flat(config), [0, 1], {}, owner=f"trainer {name!r}")
+    runs = plan_sweep(trainer.config, flat(config), [0, 1], {}, owner=f"trainer {name!r}")
     kw: dict[str, Any] = {"base": flat(config), "backend": backend, "progress": False,
                           "workers": 1 if backend == "local" else None}  # fmt: skip
     outcome = ts.run_sweep(name, runs, out / "sweep", **kw)

@@ -2,7 +2,7 @@
 (best) and last validation values as mean and confidence interval over the seeds, and every seed's
 learning curve overlaid with the mean curve of its point.
 
-The tables come from :mod:`schedlab.evaluation.train_sweep` (``runs.csv``, ``summary.csv``);
+The tables come from :mod:`schedlab.evaluation.sweep_tables` (``runs.csv``, ``summary.csv``);
 this module only formats and draws, in the colours of
 :func:`~schedlab.reports.palette.policy_palette` (heuristics keep their colours of every other
 report).
@@ -47,7 +47,7 @@ def plot_sweep_curves(
     ----------
     curves
         ``variant`` (the grid point), ``run``, ``iteration``, ``value``: one curve per run
-        (:func:`~schedlab.evaluation.train_sweep.sweep_curves`).
+        (:func:`~schedlab.evaluation.sweep_tables.sweep_curves`).
     baselines
         Heuristic -> its value on the same validation jobsets (horizontal lines); {} for none.
     palette
@@ -152,7 +152,7 @@ def write_sweep_report(
     """``report.md`` and ``report.html`` of a sweep, with ``learning_curves.png`` beside them.
 
     ``table``, ``summary``, ``curves`` and ``baselines`` are the tables of
-    :mod:`schedlab.evaluation.train_sweep` (``run_table``, ``summary_table``, ``sweep_curves``,
+    :mod:`schedlab.evaluation.sweep_tables` (``run_table``, ``summary_table``, ``sweep_curves``,
     ``baseline_table``); ``config`` is the sweep's ``config.json``; ``selection`` the metric the
     runs selected their policy on (default: lower validation slowdown). Heuristic lines are drawn
     when every point has the same heuristic values (a grid over training settings, not over the

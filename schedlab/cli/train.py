@@ -169,6 +169,7 @@ def train_sweep(
     the saved sweep), draw each run's learning report and the sweep's report, print a
     summary; exit 1 listing the failed runs, if any."""
     from schedlab.cli.experiment import fail_on_failures
+    from schedlab.evaluation import sweep_runs
     from schedlab.evaluation import train_sweep as ts
     from schedlab.reports.sweep import write_sweep_report
 
@@ -178,9 +179,9 @@ def train_sweep(
         raise click.UsageError("give either --seed (one run) or --seeds (a sweep), not both")
     saved = (saved_sweep(output) or {}) if resume else {}
     base = flat(make_config(ctx, cls, name, values, output if resume else None))
-    seed_list = ts.parse_seeds(seeds) if seeds else saved.get("seeds") or [base["seed"]]
-    grid_values = ts.parse_grid(grid) if grid else saved.get("grid", {})
-    runs = ts.plan_sweep(cls, base, seed_list, grid_values, owner=f"trainer {name!r}")
+    seed_list = sweep_runs.parse_seeds(seeds) if seeds else saved.get("seeds") or [base["seed"]]
+    grid_values = sweep_runs.parse_grid(grid) if grid else saved.get("grid", {})
+    runs = sweep_runs.plan_sweep(cls, base, seed_list, grid_values, owner=f"trainer {name!r}")
     outcome = ts.run_sweep(name, runs, output, base=base, backend=backend, address=address,
                            workers=workers, resume=resume,
                            on_done=functools.partial(_run_report, name))  # fmt: skip

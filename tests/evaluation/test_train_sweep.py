@@ -14,14 +14,8 @@ import polars as pl
 import pytest
 
 from schedlab.errors import Interrupted, OutputError, ParameterError
-from schedlab.evaluation.train_sweep import (
-    DONE,
-    SweepRun,
-    parse_grid,
-    parse_seeds,
-    plan_sweep,
-    run_sweep,
-)
+from schedlab.evaluation.sweep_runs import DONE, SweepRun, parse_grid, parse_seeds, plan_sweep
+from schedlab.evaluation.train_sweep import run_sweep
 from schedlab.policies.reinforce import TrainConfig
 from tests.cli_helpers import run_fail, run_ok
 
