@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from schedlab.dag import critical_paths
+from schedlab.dag_measures import critical_paths
 from schedlab.evaluation.metrics import keys, policy_order
 from schedlab.jobset import JobSet
 from schedlab.results import DAG_RESULT_COLUMNS, Results

@@ -300,8 +300,8 @@ class F1(Heuristic):
 class CPF(Heuristic):
     """Critical path first (DAG workloads): the ready task with the longest remaining path to
     its DAG job's end starts first. The score sees each task's *upward rank*, its own length
-    plus the longest chain of tasks waiting for it (:func:`schedlab.dag.upward_rank`, over the
-    lengths the scheduler sees: estimates unless clairvoyant). Without a DAG the rank is the
+    plus the longest chain of tasks waiting for it (:func:`schedlab.dag_measures.upward_rank`, over
+    the lengths the scheduler sees: estimates unless clairvoyant). Without a DAG the rank is the
     job's length: longest job first."""
 
     key, score, static = "cpf", _longest, True

@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from schedlab import sizes
-from schedlab.dag import critical_paths
+from schedlab.dag_measures import critical_paths
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import (

@@ -120,15 +120,15 @@ def on_start(
 
 def remaining_paths(prec: Precedence, length: np.ndarray) -> np.ndarray:
     """Each row's remaining critical path over ``length`` (int64, ``(n,)``, steps): what DAG
-    orders see (:func:`schedlab.dag.upward_rank` over ``prec``'s graph, with a topological
+    orders see (:func:`schedlab.dag_measures.upward_rank` over ``prec``'s graph, with a topological
     order found for it)."""
-    from schedlab import dag
+    from schedlab import dag, dag_measures
 
     order, _ = dag.topological_order(prec.task, prec.task_rows, prec.n_parents,
                                      prec.child_offsets, prec.children)  # fmt: skip
     g = dag.Graph(prec.task, prec.task_rows, prec.n_parents, prec.child_offsets, prec.children,
                   order)  # fmt: skip
-    return dag.upward_rank(g, length)
+    return dag_measures.upward_rank(g, length)
 
 
 def engine_arrays(
