@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any
 
 from schedlab.evaluation.settings import StatsSettings
-from schedlab.params import Interval, check_params, parameters
+from schedlab.param_checks import check_params
+from schedlab.params import Interval, parameters
 from schedlab.registry import models, policies, policy_name
 from schedlab.simulator.config import ClusterConfig
 

@@ -26,7 +26,8 @@ from schedlab.evaluation.spec_schema import (
     WorkloadSpec,
 )
 from schedlab.extras import why_missing
-from schedlab.params import check_load, check_params, parameters
+from schedlab.param_checks import check_load, check_params
+from schedlab.params import parameters
 from schedlab.policies.shipped import checkpoint_path, find_checkpoint
 from schedlab.registry import (
     Registry,

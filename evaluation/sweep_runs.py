@@ -19,7 +19,8 @@ from typing import Any
 
 from schedlab import io
 from schedlab.errors import ParameterError
-from schedlab.params import build, check_params, flat
+from schedlab.param_checks import check_params
+from schedlab.params import build, flat
 
 DONE = "sweep_run.json"
 """File the sweep writes into a run directory once the run is complete."""
@@ -116,7 +117,7 @@ def plan_sweep(
     """Every (grid point, seed) run: the grid's product in its order, seeds inside.
 
     Each run's config is ``cls(**base)`` with the point's values and the seed, checked like any
-    trainer option (:func:`~schedlab.params.check_params`; ``owner`` names the trainer).
+    trainer option (:func:`~schedlab.param_checks.check_params`; ``owner`` names the trainer).
 
     Raises
     ------

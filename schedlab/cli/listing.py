@@ -9,7 +9,8 @@ import click
 from schedlab.cli.config_options import cli_help
 from schedlab.cli.options import Command
 from schedlab.errors import MissingExtraError, PluginWarning
-from schedlab.params import REQUIRED, Param, describe, parameters
+from schedlab.param_checks import describe
+from schedlab.params import REQUIRED, Param, parameters
 from schedlab.registry import GROUPS, Registry, generators, loaders, models, policies, trainers
 
 REGISTRIES = {"policies": policies, "generators": generators, "loaders": loaders,

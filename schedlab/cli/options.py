@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from schedlab.errors import ParameterError, UnknownNameError
-from schedlab.params import check_load
+from schedlab.param_checks import check_load
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 

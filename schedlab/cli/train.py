@@ -24,7 +24,8 @@ import click
 
 from schedlab.cli.config_options import cli_message, config_options, option_name
 from schedlab.cli.options import ADDRESS_HELP, Command, Group, check_backend, output_param
-from schedlab.params import build, check_params, flat, parameters
+from schedlab.param_checks import check_params
+from schedlab.params import build, flat, parameters
 from schedlab.registry import trainers
 
 if TYPE_CHECKING:
