@@ -37,12 +37,8 @@ from schedlab.jobset import JobSet
 from schedlab.policies.deeprm import load_network, resolve_checkpoint
 from schedlab.policies.imitation import clone, deduplicate, demonstrate, split
 from schedlab.policies.networks import Logits, make_network, unique_observations
-from schedlab.policies.reinforce import (
-    TrainConfig,
-    collect,
-    engine_geometry,
-    image_view,
-)
+from schedlab.policies.policy_gradient import collect, engine_geometry, image_view
+from schedlab.policies.reinforce import TrainConfig
 from schedlab.policies.reinforce_config import make_jobsets
 from schedlab.policies.runtime import training_process
 from schedlab.registry import make_policy

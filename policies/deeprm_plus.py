@@ -39,7 +39,7 @@ import torch
 from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.params import composed, flat
-from schedlab.policies import reinforce, training
+from schedlab.policies import policy_gradient, reinforce, training
 from schedlab.policies.deeprm import save_checkpoint
 from schedlab.policies.imitation import agreement, clone, deduplicate, demonstrate, split
 from schedlab.policies.networks import Logits, make_network
@@ -164,8 +164,8 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
     demo_js = _imitation_jobsets(config, rl.load)
     expert = make_policy(config.expert)
     engine = BatchedEngine.from_jobset(demo_js, rl.cluster())
-    geometry = reinforce.engine_geometry(engine, rl)
-    demos = demonstrate(engine, expert, reinforce.image_view(geometry))
+    geometry = policy_gradient.engine_geometry(engine, rl)
+    demos = demonstrate(engine, expert, policy_gradient.image_view(geometry))
     t1 = time.perf_counter()
     distinct, conflicts = deduplicate(demos)
     rng = np.random.default_rng(np.random.SeedSequence([rl.seed, 0xB10]))

@@ -26,7 +26,6 @@ from schedlab.policies.deeprm import (
     DeepRMPolicy,
     load_network,
     read_checkpoint,
-    shipped,
 )
 from schedlab.policies.deeprm_plus import (
     DeepRMPlusConfig,
@@ -41,15 +40,16 @@ from schedlab.policies.imitation import (
     split,
 )
 from schedlab.policies.networks import Logits, make_network, unique_observations
-from schedlab.policies.reinforce import (
-    TrainConfig,
+from schedlab.policies.policy_gradient import (
     collect,
     grouped_weights,
     image_view,
     policy_gradient_step,
 )
+from schedlab.policies.reinforce import TrainConfig
 from schedlab.policies.reinforce import train as reinforce_train
 from schedlab.policies.reinforce_config import file_parts
+from schedlab.policies.shipped import shipped
 from schedlab.policies.training import config_changes
 from schedlab.registry import make_policy
 from schedlab.simulator.cluster.batched import BatchedEngine

@@ -12,16 +12,15 @@ import torch
 
 from schedlab.errors import SchedlabError
 from schedlab.policies.networks import Logits, make_network
-from schedlab.policies.reinforce import (
+from schedlab.policies.policy_gradient import (
     Rollout,
-    TrainConfig,
     advantages,
     collect,
     discounted_returns,
     policy_gradient_step,
     time_baseline,
-    train,
 )
+from schedlab.policies.reinforce import TrainConfig, train
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
