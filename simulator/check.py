@@ -152,7 +152,7 @@ def check_discipline(
     """
     start = np.asarray(start, dtype=np.int64)
     jobs = jobset.jobs
-    from schedlab.simulator.cluster.batched import jobset_bounds
+    from schedlab.simulator.cluster.engine_inputs import jobset_bounds
 
     bounds = jobset_bounds(jobs.get_column("jobset").to_numpy())
     if discipline == "strict" and in_arrival_order:

@@ -43,6 +43,8 @@ from schedlab.simulator.cluster.batched import (
     BatchedEngine,
     Objective,
     RewardWeights,
+)
+from schedlab.simulator.cluster.engine_inputs import (
     default_time_limit,
     jobset_bounds,
     resolve_machines,

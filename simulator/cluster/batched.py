@@ -24,15 +24,16 @@ cluster's :class:`~schedlab.simulator.model.Model`:
   even beyond the horizon the image shows. ``conservative`` keeps a reservation per waiting job
   across decisions: it is for heuristics (fast and step engines), and refused here.
 
-Rewards (seed 000 §3.2, §3.4; seed 002 Eq. 1; design.md §8 "Reward" and "Learning"): the step from
-``t`` to ``t + 1`` earns ``−(Σ_i α_i·W_i + β·W_slots + γ·W_backlog)``, where ``W`` sums the
-weights ``w_j = 1 / duration_j`` (objective ``slowdown``) or ``1`` (``completion``) of the jobs
-allocated to machine ``i`` and not finished, waiting in the visible slots, and in the backlog; by
-default α = β = γ = 1, i.e. ``−Σ w_j`` over the jobs in the system. Allocations earn 0. An episode
-ends when every job has been allocated; the reward still to come then (allocated jobs until they
-finish) is paid at once, so the return with γ = 1 and unit weights is exactly ``−Σ slowdown`` (or
-``−Σ completion time``). With ``skip_forced`` the engine also advances on its own while no action
-but void is valid (no choice to make), adding those steps' rewards to the decision that led there.
+Rewards (Mao et al. 2016 §3.2, §3.4; Chen et al. 2017 Eq. 1; design.md §8 "Reward" and "Learning"):
+the step from ``t`` to ``t + 1`` earns ``−(Σ_i α_i·W_i + β·W_slots + γ·W_backlog)``, where ``W``
+sums the weights ``w_j = 1 / duration_j`` (objective ``slowdown``) or ``1`` (``completion``) of the
+jobs allocated to machine ``i`` and not finished, waiting in the visible slots, and in the backlog;
+by default α = β = γ = 1, i.e. ``−Σ w_j`` over the jobs in the system. Allocations earn 0. An
+episode ends when every job has been allocated; the reward still to come then (allocated jobs until
+they finish) is paid at once, so the return with γ = 1 and unit weights is exactly ``−Σ slowdown``
+(or ``−Σ completion time``). With ``skip_forced`` the engine also advances on its own while no
+action but void is valid (no choice to make), adding those steps' rewards to the decision that led
+there.
 
 Every job finishes: an environment still running at its time limit (by default the last arrival
 plus the sum of all durations plus ``T``, i.e. slower than running the jobs one by one) is
@@ -42,16 +43,22 @@ lowest machine the discipline allows), and the jobs so placed are counted in :at
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from schedlab.jobset import JobSet
+from schedlab.simulator.cluster.batched_state import new_state
 from schedlab.simulator.cluster.disciplines import DISCIPLINES
 from schedlab.simulator.cluster.dispatch import arrival_order
+from schedlab.simulator.cluster.engine_inputs import (
+    default_time_limit,
+    jobset_bounds,
+    resolve_machines,
+    writable,
+)
 from schedlab.simulator.cluster.kernels import (
-    State,
     job_means,
     reset_envs,
     step_envs,
@@ -70,12 +77,12 @@ FALLBACK = arrival_order
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RewardWeights:
-    """Weights of where a job waits or runs in the per-step reward (seed 002 Eq. 1)."""
+    """Weights of where a job waits or runs in the per-step reward (Chen et al. 2017, Eq. 1)."""
 
     alpha: tuple[float, ...] | float = 1.0
     """Per machine (or one value for all): jobs allocated to machine ``i``, running or reserved."""
     beta: float = 1.0
-    """Jobs waiting in the visible slots (seed 002 uses 2)."""
+    """Jobs waiting in the visible slots (Chen et al. 2017 use 2)."""
     gamma: float = 1.0
     """Jobs in the backlog."""
 
@@ -158,28 +165,25 @@ class BatchedEngine:
         self.config, self.objective, self.skip_forced = config, objective, skip_forced
         self.queue = queue
         self.rewards = rewards or RewardWeights()
-        m = config.n_machines()
-        B, d = lo.size, capacity.size
         n_max = max(int((hi - lo).max(initial=1)) if max_jobs is None else max_jobs, 1)
-        longest = int(duration.max(initial=1))
-        H = config.horizon + 2 * longest + 1
         weight = 1.0 / duration if objective == "slowdown" else np.ones(arrival.size)
         if time_limit is None:
             time_limit = default_time_limit(arrival, duration, lo, hi, config.horizon)
-        r = self.rewards
-        self.state = State(
-            arrival, duration, seen, demand, weight.astype(np.float64), lo, hi,
-            np.asarray(time_limit, dtype=np.int64), capacity, config.horizon, r.alphas(m),
-            float(r.beta), float(r.gamma), np.zeros(B, np.int64), np.zeros((B, H, m, d)),
-            np.zeros((B, H)), np.zeros(B), np.zeros(B), np.zeros(B),
-            np.full((B, config.slots), -1, np.int64), np.zeros((B, n_max), np.int64),
-            np.zeros(B, np.int64), np.zeros(B, np.int64), lo.copy(), np.zeros(B, np.int64),
-            np.zeros(B, np.int64), np.full((B, n_max), -1, np.int64),
-            np.full((B, n_max), -1, np.int64), np.zeros(B, np.bool_), np.zeros(B, np.int64),
-            np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros((B, longest + 1), np.int64),
-            np.array([DISCIPLINES[queue]], np.int64),
-            *_precedence_arrays(precedence, lo, hi, n_max),
-        )  # fmt: skip
+        alphas = self.rewards.alphas(config.n_machines())
+        self.state = new_state(
+            jobs=(arrival, duration, seen, demand, weight.astype(np.float64)),
+            lo=lo,
+            hi=hi,
+            time_limit=np.asarray(time_limit, dtype=np.int64),
+            capacity=capacity,
+            horizon=config.horizon,
+            weights=(alphas, float(self.rewards.beta), float(self.rewards.gamma)),
+            slots=config.slots,
+            machines=config.n_machines(),
+            n_max=n_max,
+            queue=DISCIPLINES[queue],
+            precedence=precedence,
+        )
         self.reset()
 
     @classmethod
@@ -364,52 +368,3 @@ def check_agent_queue(queue: str) -> None:
     if queue not in get_args(AgentQueue):
         msg = f"queue must be one of {', '.join(get_args(AgentQueue))}, got {queue!r}"
         raise ValueError(msg)
-
-
-def _precedence_arrays(
-    prec: Precedence | None, lo: np.ndarray, hi: np.ndarray, n_max: int
-) -> tuple[np.ndarray, ...]:
-    """The precedence fields of the kernel ``State`` (empty arrays without ``prec``)."""
-    B = lo.size
-    if prec is None:
-        empty = np.zeros(0, np.int64)
-        none = np.zeros((B, 0), np.int64)
-        return (empty, np.zeros(0, np.int32), empty, empty, empty, empty, np.zeros(B, np.int64),
-                none, none, none, none, none, none, np.zeros(B, np.int64))  # fmt: skip
-    spans = [(prec.task[a:b].min(), prec.task[a:b].max() + 1) if b > a else (0, 0)
-             for a, b in zip(lo, hi, strict=True)]  # fmt: skip
-    task_lo, task_hi = (np.array(x, dtype=np.int64) for x in zip(*spans, strict=True))
-    tasks = max(int((task_hi - task_lo).max(initial=1)), 1)
-    return (
-        prec.release, prec.n_parents, prec.task, prec.task_rows, prec.child_offsets,
-        prec.children, task_lo, np.zeros((B, tasks), np.int64), np.zeros((B, tasks), np.int64),
-        np.zeros((B, n_max), np.int64), np.zeros((B, n_max), np.int64),
-        np.zeros((B, n_max), np.int64), np.zeros((B, n_max), np.int64), np.zeros(B, np.int64),
-    )  # fmt: skip
-
-
-def writable(a: np.ndarray) -> np.ndarray:
-    """``a`` as a C-contiguous writable array (a copy only if needed): compiled scores and
-    placement rules take plain (not read-only) arrays, and Arrow-backed columns may be read-only."""
-    return np.require(a, requirements=["C", "W"])
-
-
-def jobset_bounds(jobset_col: np.ndarray) -> np.ndarray:
-    """Row offsets of each contiguous jobset, int64, shape ``(k + 1,)``."""
-    change = np.flatnonzero(np.diff(jobset_col)) + 1
-    return np.concatenate([[0], change, [jobset_col.size]]).astype(np.int64)
-
-
-def resolve_machines(config: ClusterConfig, jobset: JobSet) -> ClusterConfig:
-    """``config`` with its machine count set (the JobSet's unless ``config`` names one)."""
-    return replace(config, machines=config.n_machines(jobset.meta.machines))
-
-
-def default_time_limit(
-    arrival: np.ndarray, duration: np.ndarray, lo: np.ndarray, hi: np.ndarray, horizon: int
-) -> np.ndarray:
-    """Per env: last arrival + Σ duration + T (slower than running the jobs one at a time)."""
-    csum = np.concatenate([[0], np.cumsum(duration)])
-    last = np.where(hi > lo, arrival[np.maximum(hi - 1, 0)] if arrival.size else 0, 0)
-    result: np.ndarray = (last + csum[hi] - csum[lo] + horizon).astype(np.int64)
-    return result
