@@ -39,11 +39,11 @@ from schedlab.jobset import JobSet
 from schedlab.reports import (
     comparison,
     figures,
-    learning,
     replay_section,
     sections,
     users_section,
     views,
+    withholding,
 )
 from schedlab.reports import views_section as vs
 from schedlab.reports.markup import Block, Table, write_bundle
@@ -225,7 +225,7 @@ def build_report(
             else []
         ),
         *sections.length_blocks(c, images),
-        *learning.agent_blocks(results),
+        *withholding.agent_blocks(results),
         *sections.meta_blocks(c, experiment, list(tables)),
         *sections.skipped_blocks(experiment),
     ]

@@ -192,17 +192,17 @@ def test_cli_train_then_simulate(tmp_path) -> None:
 
 
 def test_withheld_jobs_section_of_the_general_report(run_dir, jobset) -> None:
-    from schedlab.reports import learning
+    from schedlab.reports import withholding
 
     policies = [DeepRMPolicy(checkpoint=str(run_dir)), registry.make_policy("tetris")]
     res = quiet(simulate, jobset, policies, CONFIG)
-    table = learning.withholding_table(res)
+    table = withholding.withholding_table(res)
     assert table["policy"].to_list() == ["deeprm"]  # per load: one load here
     assert table["load"].to_list() == [1.1]
     assert 0 <= table["withholding_share"][0] <= 1
-    blocks = learning.agent_blocks(res)
+    blocks = withholding.agent_blocks(res)
     assert blocks[0] == ("h2", "Learned policies: withheld jobs")
-    assert set(learning.agent_figures(res)) == {"withheld_lengths.png"}
+    assert set(withholding.agent_figures(res)) == {"withheld_lengths.png"}
     no_agents = simulate(jobset, [registry.make_policy("sjf")], CONFIG)
-    assert learning.agent_blocks(no_agents) == []
+    assert withholding.agent_blocks(no_agents) == []
     assert "agent_stats" not in no_agents.meta
