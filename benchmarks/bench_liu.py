@@ -26,14 +26,10 @@ import torch
 
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
 from schedlab.policies.liu_baselines import MAF, RAN, RR
+from schedlab.policies.liu_knowledge import KnowledgeBuffer, collect, update
 from schedlab.policies.liu_networks import LSFC, LiuValuePolicy
-from schedlab.policies.liu_value import (
-    KnowledgeBuffer,
-    LiuTrainConfig,
-    collect,
-    in_memory_policy,
-    update,
-)
+from schedlab.policies.liu_value import in_memory_policy
+from schedlab.policies.liu_value_config import LiuTrainConfig
 from schedlab.policies.runtime import training_process
 from schedlab.policies.shipped import shipped
 from schedlab.simulator.multicluster.model import MultiClusterModel

@@ -18,8 +18,10 @@ from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerato
 from schedlab.policies.check import check_policy
 from schedlab.policies.deeprm import CheckpointError
 from schedlab.policies.liu_baselines import MAF
+from schedlab.policies.liu_knowledge import Decisions, KnowledgeBuffer
 from schedlab.policies.liu_networks import FC, LSFC, LiuValuePolicy, best_actions
-from schedlab.policies.liu_value import Decisions, KnowledgeBuffer, LiuTrainConfig, train
+from schedlab.policies.liu_value import train
+from schedlab.policies.liu_value_config import LiuTrainConfig
 from schedlab.registry import make_policy
 from schedlab.reports.liu import report_training
 from schedlab.simulator.multicluster.views import LiuState
