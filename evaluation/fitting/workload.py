@@ -38,8 +38,9 @@ from schedlab.evaluation.fitting.durations import DurationData, FamilyFit, fit_f
 from schedlab.evaluation.fitting.gof import goodness, kaplan_meier
 from schedlab.evaluation.fitting.timeline import resolve_censored, timeline
 from schedlab.jobset import JobSet, offered_load
+from schedlab.loaders.workload.components import DurationModel
 from schedlab.loaders.workload.families import FAMILIES
-from schedlab.loaders.workload.model import DurationModel, WorkloadModel
+from schedlab.loaders.workload.model import WorkloadModel
 
 WINDOW_SECONDS = (600, 3600, 6 * 3600, 86_400, 7 * 86_400)
 """Candidate default windows (s) of generated jobsets: the first holding >= 200 jobs on average."""

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from schedlab.errors import WorkloadModelError
-from schedlab.loaders.workload.model import JsonDocument
+from schedlab.loaders.workload.document import JsonDocument
 from schedlab.validate import Table
 
 KIND = "schedlab-dag-shape"
