@@ -15,14 +15,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from schedlab.evaluation.keys import keys, policy_order, sort_runs
 from schedlab.results import SECONDS_RESULT_COLUMNS, Results
 from schedlab.simulator.multicluster.score import AJER, TMDL
-
-KEYS = ("policy", "load", "seed", "jobset")
-"""Columns identifying one jobset run by one policy (``seed`` and ``load`` may be null).
-
-Results of an experiment also carry a ``workload`` column (str); when present it is a key too,
-placed after ``policy`` (:func:`keys`)."""
 
 BSLD_THRESHOLD = 10.0
 """Default threshold τ of the bounded slowdown, in the results' time unit (:func:`time_unit`):
@@ -156,23 +151,6 @@ def length_column(table: pl.DataFrame) -> str:
     return "run_s" if time_unit(table) == SECONDS else "duration"
 
 
-def policy_order(results: Results) -> list[str]:
-    """Policy names in simulation order, then any others found in the table (sorted)."""
-    order = list(results.meta.get("policies", {}))
-    extra = set(results.table.get_column("policy").unique().to_list()) - set(order)
-    return order + sorted(extra)
-
-
-def keys(table: pl.DataFrame) -> tuple[str, ...]:
-    """:data:`KEYS`, with ``workload`` after ``policy`` when ``table`` has that column."""
-    return ("policy", "workload", *KEYS[1:]) if "workload" in table.columns else KEYS
-
-
-def _sorted(df: pl.DataFrame, order: list[str], extra: tuple[str, ...] = ()) -> pl.DataFrame:
-    rank = pl.col("policy").replace_strict(order, list(range(len(order))), return_dtype=pl.Int64)
-    return df.sort(rank, *keys(df)[1:], *extra, nulls_last=True)
-
-
 def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> pl.DataFrame:
     """One row per (policy, load, seed, jobset): aggregates over the jobs of that jobset.
 
@@ -240,13 +218,13 @@ def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> p
             )
             .drop("_jct", "_job_slowdown", "_p95_job_slowdown")
         )
-    return _sorted(out, policy_order(results))
+    return sort_runs(out, policy_order(results))
 
 
 def _dag_jobs(results: Results) -> pl.DataFrame:
     """Per jobset, mean DAG job completion time (the results' time unit), mean and 95th
     percentile job slowdown (float64): :func:`~schedlab.evaluation.jobs.per_jobset_jobs`."""
-    from schedlab.evaluation.jobs import per_jobset_jobs
+    from schedlab.evaluation.jobs import per_jobset_jobs  # imports schedlab.dag: numba
 
     scale = 1.0
     if time_unit(results.table) == SECONDS:
@@ -349,4 +327,4 @@ def per_length(results: Results) -> pl.DataFrame:
             _times(table)[1].mean().alias("completion"),
         )
     )
-    return _sorted(out, policy_order(results), ("bucket",))
+    return sort_runs(out, policy_order(results), ("bucket",))

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from schedlab.evaluation.metrics import keys, per_jobset
+from schedlab.evaluation.keys import keys
+from schedlab.evaluation.metrics import per_jobset
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings
 from schedlab.evaluation.stats import summarize
 from schedlab.results import Results

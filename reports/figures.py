@@ -62,6 +62,11 @@ def format_load(load: float | None) -> str:
     return "n/a" if load is None else f"{round(100 * load, 1):g}%"
 
 
+def fmt_load(load: float | None) -> str:
+    """Offered load as a percentage; ``"all jobsets"`` for None."""
+    return "all jobsets" if load is None else format_load(load)
+
+
 def bucket_label(name: str, bounds: tuple[float, float]) -> str:
     """``"short (1–3 steps)"``; a one-value bucket reads ``"medium (3 steps)"``. Float bounds
     are a trace's run times in seconds (:func:`~schedlab.evaluation.metrics.length_buckets`):

@@ -21,7 +21,8 @@ from schedlab.evaluation.fitting.mixture import OPTIMUM_TOL, SIGMA_FLOOR, STARTS
 from schedlab.evaluation.fitting.workload import FitResult
 from schedlab.reports import fit_figures as ff
 from schedlab.reports import fit_tables as ft
-from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.content import Block, Table
+from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import Plot, figure, panels
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.tables import num

@@ -13,7 +13,7 @@ import polars as pl
 
 from schedlab.evaluation.fitting.check import CheckResult
 from schedlab.evaluation.fitting.workload import FitResult
-from schedlab.reports.markup import Table
+from schedlab.reports.content import Table
 from schedlab.reports.tables import ci, num
 
 DEMAND_ROWS = 8

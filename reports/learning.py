@@ -21,7 +21,8 @@ import polars as pl
 from matplotlib import ticker
 from matplotlib.axes import Axes
 
-from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.content import Block, Table
+from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure, place_legend
 from schedlab.reports.palette import LINESTYLES, policy_palette
 from schedlab.reports.withholding import describe_withholding, plot_withheld_lengths

@@ -41,6 +41,7 @@ from schedlab.jobset import JobSet
 from schedlab.reports import comparison, figures, markup, schedule
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
+from schedlab.reports.comparison_data import Comparison
 from schedlab.reports.experiment import load_results
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.render import analysis_config, compute, write_report
@@ -146,7 +147,7 @@ class ComparisonResult:
         """Policy -> colour, as in the reports."""
         return policy_palette(self.policies)
 
-    def _at(self, load: float | None) -> comparison.Comparison:
+    def _at(self, load: float | None) -> Comparison:
         comp = self.computed.comp
         return comp if load is None else dataclasses.replace(comp, focus=load)
 

@@ -21,7 +21,8 @@ from matplotlib import ticker
 from matplotlib.axes import Axes
 
 from schedlab.policies.training import Selection
-from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.content import Block, Table
+from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, figure, place_legend
 from schedlab.reports.palette import LINESTYLES, policy_palette
 from schedlab.reports.tables import ci, num

@@ -18,7 +18,7 @@ import polars as pl
 from matplotlib import ticker
 from matplotlib.axes import Axes
 
-from schedlab.reports.markup import Block, Table
+from schedlab.reports.content import Block, Table
 from schedlab.reports.output import Plot, figure, place_legend
 from schedlab.reports.palette import policy_palette
 

@@ -34,8 +34,9 @@ import polars as pl
 from schedlab import __version__
 from schedlab.evaluation.fitting import arrivals as arr
 from schedlab.evaluation.fitting.demands import fit_demands
-from schedlab.evaluation.fitting.durations import DurationData, FamilyFit, fit_family
+from schedlab.evaluation.fitting.durations import FamilyFit, fit_family
 from schedlab.evaluation.fitting.gof import goodness, kaplan_meier
+from schedlab.evaluation.fitting.observations import DurationData
 from schedlab.evaluation.fitting.timeline import resolve_censored, timeline
 from schedlab.jobset import JobSet, offered_load
 from schedlab.loaders.workload.components import DurationModel

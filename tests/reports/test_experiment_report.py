@@ -17,7 +17,8 @@ from schedlab.errors import SpecError
 from schedlab.evaluation.analysis import AnalysisConfig
 from schedlab.evaluation.runner import run_experiment
 from schedlab.evaluation.spec import load_spec
-from schedlab.reports.comparison import compare_policies, headline, power_warnings
+from schedlab.reports.comparison import headline, power_warnings
+from schedlab.reports.comparison_data import compare_policies
 from schedlab.reports.experiment import write_experiment_report
 from schedlab.reports.learning import plot_learning_curve, write_training_report
 from schedlab.reports.palette import policy_palette
