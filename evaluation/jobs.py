@@ -84,9 +84,11 @@ def _with_jobs(table: pl.DataFrame, jobset: JobSet | None) -> pl.DataFrame:
         msg = "per-job metrics need a DAG workload: results of one, or its JobSet (a dag column)"
         raise ValueError(msg)
     jobs = jobset.jobs.select(
-        "jobset", "job_id", "dag",
+        "jobset",
+        "job_id",
+        "dag",
         pl.col("arrival").min().over("jobset", "dag").alias("job_arrival"),
-    )  # fmt: skip
+    )
     rows = table.join(jobs, on=["jobset", "job_id"], how="left")
     if rows.get_column("dag").null_count():
         bad = rows.filter(pl.col("dag").is_null()).row(0, named=True)

@@ -282,9 +282,11 @@ def length_units(results: Results) -> Results:
 
     jobs = per_job(Results(table.filter(pl.col("dag").is_not_null()), results.meta))
     units = jobs.select(
-        *keys(jobs), pl.col("critical_path").alias("duration"),
-        pl.col("jct").alias("completion"), pl.col("job_slowdown").alias("slowdown"),
-    )  # fmt: skip
+        *keys(jobs),
+        pl.col("critical_path").alias("duration"),
+        pl.col("jct").alias("completion"),
+        pl.col("job_slowdown").alias("slowdown"),
+    )
     return Results(units, {**results.meta, "length_buckets": {}})
 
 

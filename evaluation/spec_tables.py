@@ -78,9 +78,13 @@ def parse_cluster(t: Table, config: type, base: Mapping[str, Any] | None = None)
 
 
 def parse_workload(
-    data: Any, i: int, seed: int, base_dir: Path, source: str,
+    data: Any,
+    i: int,
+    seed: int,
+    base_dir: Path,
+    source: str,
     cluster: tuple[type, Mapping[str, Any]],
-) -> WorkloadSpec:  # fmt: skip
+) -> WorkloadSpec:
     """One ``[[workloads]]`` table; ``cluster`` is the model's config class and the spec's
     ``[cluster]`` fields its ``cluster`` replaces."""
     t = spec_table(data, f"[[workloads]][{i}]", source, WORKLOAD_KEYS)

@@ -111,9 +111,13 @@ def point_label(point: Mapping[str, Any], default: str) -> str:
 
 
 def plan_sweep(
-    cls: type, base: Mapping[str, Any], seeds: Sequence[int], grid: Mapping[str, Sequence[Any]],
-    *, owner: str,
-) -> list[SweepRun]:  # fmt: skip
+    cls: type,
+    base: Mapping[str, Any],
+    seeds: Sequence[int],
+    grid: Mapping[str, Sequence[Any]],
+    *,
+    owner: str,
+) -> list[SweepRun]:
     """Every (grid point, seed) run: the grid's product in its order, seeds inside.
 
     Each run's config is ``cls(**base)`` with the point's values and the seed, checked like any
@@ -134,15 +138,19 @@ def plan_sweep(
     for values in itertools.product(*grid.values()):
         point = dict(zip(grid, values, strict=True))
         for seed in seeds:
-            fields = check_params(cls, {**base, **point, "seed": seed}, owner=owner,
-                                  where="--grid" if point else "")  # fmt: skip
+            fields = check_params(
+                cls, {**base, **point, "seed": seed}, owner=owner, where="--grid" if point else ""
+            )
             try:
                 config = build(cls, fields)
             except ValueError as exc:
                 raise ParameterError(f"{owner}, {point_label(point, 'base')}: {exc}") from exc
             config_point = {k: flat(config)[k] for k in point}
-            runs.append(SweepRun(name=run_name(config_point, seed), point=config_point,
-                                 seed=seed, config=config))  # fmt: skip
+            runs.append(
+                SweepRun(
+                    name=run_name(config_point, seed), point=config_point, seed=seed, config=config
+                )
+            )
     return runs
 
 

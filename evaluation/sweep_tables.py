@@ -34,9 +34,15 @@ def sweep_curves(runs: Sequence[SweepRun], out: Path) -> pl.DataFrame:
     return pl.concat(parts, how="diagonal_relaxed")
 
 
-CURVE_SCHEMA = {"variant": pl.String, "run": pl.String, "iteration": pl.Int64,
-                "value": pl.Float64, "seconds": pl.Float64, "initial": pl.Float64,
-                "higher_is_better": pl.Boolean}  # fmt: skip
+CURVE_SCHEMA = {
+    "variant": pl.String,
+    "run": pl.String,
+    "iteration": pl.Int64,
+    "value": pl.Float64,
+    "seconds": pl.Float64,
+    "initial": pl.Float64,
+    "higher_is_better": pl.Boolean,
+}
 """Columns of :func:`sweep_curves` when no run is complete."""
 
 
@@ -46,8 +52,9 @@ def per_seed(curves: pl.DataFrame) -> pl.DataFrame:
     ``it_target``/``s_target`` to the SJF baseline) and ``last``, the value at the last
     validation; its ``iterations`` column is left out (the config has it)."""
     if curves.is_empty():
-        return pl.DataFrame(schema={"variant": pl.String, "run": pl.String, "final": pl.Float64,
-                                    "last": pl.Float64})  # fmt: skip
+        return pl.DataFrame(
+            schema={"variant": pl.String, "run": pl.String, "final": pl.Float64, "last": pl.Float64}
+        )
     last = curves.sort("iteration").group_by("run").agg(last=pl.col("value").last())
     return per_run(curves).drop("iterations").join(last, on="run", how="left")
 
@@ -61,8 +68,11 @@ def run_table(runs: Sequence[SweepRun], out: Path, seeds: pl.DataFrame) -> pl.Da
         row: dict[str, Any] = {"run": r.name, **r.point, "seed": r.seed}
         if is_complete(r, out):
             done = json.loads((out / r.name / DONE).read_text())
-            row |= {"status": "done", "best_iteration": done["best_iteration"],
-                    "seconds": done["seconds"]}  # fmt: skip
+            row |= {
+                "status": "done",
+                "best_iteration": done["best_iteration"],
+                "seconds": done["seconds"],
+            }
         else:
             failed = (out / "errors" / f"{r.name}.json").is_file()
             row["status"] = "failed" if failed else "pending"
@@ -85,8 +95,9 @@ def summary_table(runs: Sequence[SweepRun], seeds: pl.DataFrame) -> pl.DataFrame
     ).unique("point", keep="first", maintain_order=True)
     if seeds.is_empty():
         nulls = [f"{c}{s}" for c in ("final", "last") for s in ("", "_low", "_high")]
-        return points.with_columns(pl.lit(0).alias("seeds"),
-                                   *(pl.lit(None, pl.Float64).alias(c) for c in nulls))  # fmt: skip
+        return points.with_columns(
+            pl.lit(0).alias("seeds"), *(pl.lit(None, pl.Float64).alias(c) for c in nulls)
+        )
     stats = over_seeds(seeds).rename({"variant": "point", "runs": "seeds"})
     table = points.join(stats, on="point", how="left", maintain_order="left")
     return table.with_columns(pl.col("seeds").fill_null(0))

@@ -104,8 +104,11 @@ def read_files(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder``: relative POSIX path -> content."""
     if not folder.is_dir():
         return {}
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
@@ -199,9 +202,16 @@ def run_sweep(
     check_sweep_directory(out, sweep, resume=resume)
     pending = [r for r in runs if not is_complete(r, out)]
     local_workers = workers or max(1, available_cpus() // max(map(_cpus, runs)))
-    runs_on = backend if not isinstance(backend, str) else make_backend(
-        backend, address=address, n_tasks=len(pending),
-        workers=local_workers if backend == "local" else workers)  # fmt: skip
+    runs_on = (
+        backend
+        if not isinstance(backend, str)
+        else make_backend(
+            backend,
+            address=address,
+            n_tasks=len(pending),
+            workers=local_workers if backend == "local" else workers,
+        )
+    )
     by_name = {r.name: r for r in pending}
 
     def start() -> None:
@@ -224,12 +234,22 @@ def run_sweep(
         if on_done is not None:
             on_done(out / name, by_name[name], output.result)
 
-    failures = run_batch(runs_on, start, take, then=then, total=len(runs), pending=len(pending),
-                         noun="training runs", again="with --resume to continue",
-                         desc=f"{trainer} sweep", progress=progress)  # fmt: skip
+    failures = run_batch(
+        runs_on,
+        start,
+        take,
+        then=then,
+        total=len(runs),
+        pending=len(pending),
+        noun="training runs",
+        again="with --resume to continue",
+        desc=f"{trainer} sweep",
+        progress=progress,
+    )
     tables = write_tables(runs, out)
-    return SweepOutcome(**SweepOutcome.tally(out, len(runs), len(pending), failures, t0),
-                        tables=tables)  # fmt: skip
+    return SweepOutcome(
+        **SweepOutcome.tally(out, len(runs), len(pending), failures, t0), tables=tables
+    )
 
 
 def _cpus(run: SweepRun) -> int:

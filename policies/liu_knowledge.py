@@ -65,14 +65,18 @@ class KnowledgeBuffer:
     def sample(self, n: int, rng: np.random.Generator) -> Decisions:
         """``n`` decisions drawn uniformly (with replacement)."""
         i = rng.integers(0, self.size, n)
-        return Decisions(self.history[i], self.clusters[i], self.job[i], self.cluster[i],
-                         self.values[i])  # fmt: skip
+        return Decisions(
+            self.history[i], self.clusters[i], self.job[i], self.cluster[i], self.values[i]
+        )
 
     def state_dict(self) -> dict[str, Any]:
         """Tensors and counters (for ``buffer.pt``)."""
         arrays = ("history", "clusters", "job", "cluster", "values")
-        return {"size": self.size, "head": self.head,
-                **{k: torch.from_numpy(getattr(self, k)) for k in arrays}}  # fmt: skip
+        return {
+            "size": self.size,
+            "head": self.head,
+            **{k: torch.from_numpy(getattr(self, k)) for k in arrays},
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Inverse of :meth:`state_dict`."""
@@ -82,9 +86,15 @@ class KnowledgeBuffer:
 
 
 def collect(
-    model: MultiClusterModel, net: torch.nn.Module, weights: torch.Tensor, *,
-    epsilon: float, guide: float, rng: np.random.Generator, params: ValueParams,
-) -> Decisions:  # fmt: skip
+    model: MultiClusterModel,
+    net: torch.nn.Module,
+    weights: torch.Tensor,
+    *,
+    epsilon: float,
+    guide: float,
+    rng: np.random.Generator,
+    params: ValueParams,
+) -> Decisions:
     """Run every env of ``model`` to its end with the ε-greedy policy; the decisions and their
     after-the-fact values (module docstring, steps 2–3)."""
     view, maf = LiuStateView(), MAF()
@@ -113,9 +123,11 @@ def collect(
 
 
 def update(
-    net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Decisions,
+    net: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: Decisions,
     weights: tuple[float, float, float],
-) -> float:  # fmt: skip
+) -> float:
     """One Adam step on the squared error of the dispatched cluster's estimates (in units of
     the network's ``scale``); returns the loss."""
     out = net(*(torch.from_numpy(x) for x in (batch.history, batch.clusters, batch.job)))

@@ -74,11 +74,16 @@ def _spec(config: LiuTrainConfig, mc: MultiClusterConfig) -> dict[str, Any]:
     if config.network == "lsfc":
         kwargs["lstm"] = config.lstm
     return {
-        "label": config.label, "network": config.network, "network_kwargs": kwargs,
-        "weights": list(config.weights), "n_clusters": mc.n_clusters, "history": mc.history,
-        "clusters": asdict(mc), "values": asdict(config.value_params()),
+        "label": config.label,
+        "network": config.network,
+        "network_kwargs": kwargs,
+        "weights": list(config.weights),
+        "n_clusters": mc.n_clusters,
+        "history": mc.history,
+        "clusters": asdict(mc),
+        "values": asdict(config.value_params()),
         "train_config": json.loads(json.dumps(asdict(config))),
-    }  # fmt: skip
+    }
 
 
 SELECTION = training.Selection(metric="val_s_log", higher_is_better=True, step="episode")
@@ -112,14 +117,22 @@ def train(
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr)
     rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0xAC7]))
     weights = torch.tensor(config.weights if config.network == "lsfc" else [1.0])
-    val_js = gen.generate_rates([gen.natural_rate()], n_jobsets=config.eval_episodes,
-                                seed=_stream(config.seed, 0x7A1))  # fmt: skip
+    val_js = gen.generate_rates(
+        [gen.natural_rate()], n_jobsets=config.eval_episodes, seed=_stream(config.seed, 0x7A1)
+    )
     training.write_spec(out, spec, SELECTION)
     run = training.start(
-        out, saved, SELECTION, net=net, optimizer=optimizer, rng=rng,
-        baselines=lambda: {p.name: evaluate(val_js, p) for p in (RAN(), RR(), MAF())}
-        | {"initial": evaluate(val_js, in_memory_policy(net, spec))},
-    )  # fmt: skip
+        out,
+        saved,
+        SELECTION,
+        net=net,
+        optimizer=optimizer,
+        rng=rng,
+        baselines=lambda: (
+            {p.name: evaluate(val_js, p) for p in (RAN(), RR(), MAF())}
+            | {"initial": evaluate(val_js, in_memory_policy(net, spec))}
+        ),
+    )
     buffer: KnowledgeBuffer | None = None
     if saved is not None:
         buffer = _buffer_like(saved["buffer"], config)
@@ -129,8 +142,9 @@ def train(
     params = config.value_params()
     while episode < config.episodes:
         t0 = time.perf_counter()
-        js = gen.generate_rates([gen.natural_rate()], n_jobsets=config.envs,
-                                seed=_stream(config.seed, episode))  # fmt: skip
+        js = gen.generate_rates(
+            [gen.natural_rate()], n_jobsets=config.envs, seed=_stream(config.seed, episode)
+        )
         eps = config.epsilon_at(episode)
         model = MultiClusterModel.from_jobset(js, mc)
         net.eval()
@@ -152,10 +166,15 @@ def train(
         net.eval()
         t2 = time.perf_counter()
         row: dict[str, Any] = {
-            "episode": episode, "epsilon": eps, "lr": config.lr_at(episode),
-            "loss": float(np.mean(losses)) if losses else None, **train_pe,
-            "val_tmdl": None, "val_ajer": None, "val_s_log": None,
-        }  # fmt: skip
+            "episode": episode,
+            "epsilon": eps,
+            "lr": config.lr_at(episode),
+            "loss": float(np.mean(losses)) if losses else None,
+            **train_pe,
+            "val_tmdl": None,
+            "val_ajer": None,
+            "val_s_log": None,
+        }
         last_round = episode >= config.episodes
         if episode == config.envs or episode % config.eval_every < config.envs or last_round:
             val = evaluate(val_js, in_memory_policy(net, spec))
@@ -177,10 +196,14 @@ def train(
     curve = _write_curve(out, run.rows)
     save_checkpoint(out / "final.pt", net, {**spec, "episode": episode}, fmt=FORMAT)
     return training.TrainResult(
-        out_dir=out, curve=curve, selection=SELECTION, best_iteration=run.best_step,
+        out_dir=out,
+        curve=curve,
+        selection=SELECTION,
+        best_iteration=run.best_step,
         best_value=run.best,
-        baselines=training.read_baselines(out, SELECTION), seconds=time.perf_counter() - t_start,
-    )  # fmt: skip
+        baselines=training.read_baselines(out, SELECTION),
+        seconds=time.perf_counter() - t_start,
+    )
 
 
 def _stream(seed: int, key: int) -> int:
@@ -199,8 +222,11 @@ def _episode_metrics(model: MultiClusterModel) -> dict[str, float]:
         np.repeat(np.arange(model.n_envs), np.diff(jobs.bounds)), ratio
     )
     ajer /= np.diff(jobs.bounds)
-    return {"train_tmdl": float(tmdl.mean()), "train_ajer": float(ajer.mean()),
-            "train_s_log": float(s_log(tmdl, ajer).mean())}  # fmt: skip
+    return {
+        "train_tmdl": float(tmdl.mean()),
+        "train_ajer": float(ajer.mean()),
+        "train_s_log": float(s_log(tmdl, ajer).mean()),
+    }
 
 
 def _set_scale(net: torch.nn.Module, values: np.ndarray, weights: tuple[float, ...]) -> None:
@@ -231,8 +257,19 @@ def _load_buffer(out: Path) -> dict[str, Any]:
 
 
 TRAINER = training.Trainer(
-    config=LiuTrainConfig, train=train, budget="episodes",
-    small={"episodes": 2, "envs": 1, "batch": 32, "buffer": 200, "eval_episodes": 1,
-           "eval_every": 1, "checkpoint_every": 1, "workload_params": {"n_jobs": 20}, "lstm": 4},
-)  # fmt: skip
+    config=LiuTrainConfig,
+    train=train,
+    budget="episodes",
+    small={
+        "episodes": 2,
+        "envs": 1,
+        "batch": 32,
+        "buffer": 200,
+        "eval_episodes": 1,
+        "eval_every": 1,
+        "checkpoint_every": 1,
+        "workload_params": {"n_jobs": 20},
+        "lstm": 4,
+    },
+)
 """Liu et al.'s value learning (:data:`schedlab.registry.trainers` ``liu``)."""

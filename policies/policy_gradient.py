@@ -107,9 +107,13 @@ def collect(
     obs = SparseObs.concat([p[0] for p in parts], logits_fn.geometry)
     step = np.concatenate([np.full(p[3].size, t, dtype=np.int64) for t, p in enumerate(parts)])
     return Rollout(
-        obs, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]),
-        np.concatenate([p[3] for p in parts]), step, rewards,
-    )  # fmt: skip
+        obs,
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate([p[3] for p in parts]),
+        step,
+        rewards,
+    )
 
 
 def image_view(geometry: ObsGeometry) -> DeepRMImage:

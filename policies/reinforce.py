@@ -174,8 +174,10 @@ def train(
     train_js, val_js, seeds = make_jobsets(config)
     cluster = config.cluster()
     kw: dict[str, Any] = {
-        "objective": config.objective, "rewards": config.rewards(), "queue": config.queue,
-    }  # fmt: skip
+        "objective": config.objective,
+        "rewards": config.rewards(),
+        "queue": config.queue,
+    }
     engine = BatchedEngine.from_jobset(train_js, cluster, repeats=config.rollouts, **kw)
     val_engine = BatchedEngine.from_jobset(val_js, cluster, **kw)
     geometry = engine_geometry(engine, config)
@@ -195,8 +197,9 @@ def train(
         initial = evaluate(val_engine, logits_fn, mask_invalid=mask, seed=val_seed)
         return {**values, "initial": initial[_METRIC[config.objective]]}
 
-    run = training.start(out, saved, selection, net=net, optimizer=optimizer, rng=rng,
-                         baselines=baselines)  # fmt: skip
+    run = training.start(
+        out, saved, selection, net=net, optimizer=optimizer, rng=rng, baselines=baselines
+    )
     bar = training.progress(progress, run.step, config.iterations, desc="train", unit="it")
     for k in range(run.step + 1, config.iterations + 1):
         t0 = time.perf_counter()
@@ -237,18 +240,24 @@ def train(
             training.save_state(out, run, net=net, optimizer=optimizer, rng=rng)
         bar.update(1)
         bar.set_postfix(
-            mean=f"{row['mean_reward']:.1f}", max=f"{row['max_reward']:.1f}",
+            mean=f"{row['mean_reward']:.1f}",
+            max=f"{row['max_reward']:.1f}",
             val=f"{row['val_slowdown']:.3f}" if row["val_slowdown"] is not None else "-",
-        )  # fmt: skip
+        )
     bar.close()
     curve = _write_curve(out, run.rows)
     save_checkpoint(out / "final.pt", net, {**spec, "iteration": config.iterations})
     details = {"withholding": _best_withholding(out, val_engine, config)} if report else {}
     return training.TrainResult(
-        out_dir=out, curve=curve, selection=selection, best_iteration=run.best_step,
-        best_value=run.best, baselines=run.baselines, seconds=time.perf_counter() - t_start,
+        out_dir=out,
+        curve=curve,
+        selection=selection,
+        best_iteration=run.best_step,
+        best_value=run.best,
+        baselines=run.baselines,
+        seconds=time.perf_counter() - t_start,
         details=details,
-    )  # fmt: skip
+    )
 
 
 def selection_of(config: TrainConfig) -> training.Selection:
@@ -275,8 +284,19 @@ def _best_withholding(out: Path, engine: BatchedEngine, config: TrainConfig) -> 
 
 
 TRAINER = training.Trainer(
-    config=TrainConfig, train=train, budget="iterations",
-    small={"n_jobsets": 2, "rollouts": 3, "iterations": 2, "eval_jobsets": 2,
-           "checkpoint_every": 1, "slots": 3, "horizon": 8, "backlog": 8, "window": 12},
-)  # fmt: skip
+    config=TrainConfig,
+    train=train,
+    budget="iterations",
+    small={
+        "n_jobsets": 2,
+        "rollouts": 3,
+        "iterations": 2,
+        "eval_jobsets": 2,
+        "checkpoint_every": 1,
+        "slots": 3,
+        "horizon": 8,
+        "backlog": 8,
+        "window": 12,
+    },
+)
 """DeepRM's REINFORCE (:data:`schedlab.registry.trainers` ``deeprm``)."""

@@ -36,10 +36,17 @@ def _dag_blocks(dags: pl.DataFrame | None) -> list[Block]:
         return []
     header = ["quantity", "n", "mean", "median", "p95", "max", "model mean"]
     rows = [
-        [x["quantity"], f"{x['n']:,}", num(x["mean"]), num(x["median"]), num(x["p95"]),
-         str(x["max"]), num(x["model_mean"])]
+        [
+            x["quantity"],
+            f"{x['n']:,}",
+            num(x["mean"]),
+            num(x["median"]),
+            num(x["p95"]),
+            str(x["max"]),
+            num(x["model_mean"]),
+        ]
         for x in dags.iter_rows(named=True)
-    ]  # fmt: skip
+    ]
     text = (
         "The trace's DAG jobs: tasks, depth (levels) and width (the widest level) per job, tasks "
         "per level and parents per task below a job's first level. The model (dag_shape.json) "
@@ -50,9 +57,12 @@ def _dag_blocks(dags: pl.DataFrame | None) -> list[Block]:
         ("h2", "DAG shapes"),
         ("p", text),
         ("table", Table(header, rows)),
-        ("pre", "schedlab generate dag -p shape=fitted -p shape_model=dag_shape.json "
-                "--load 0.9 --jobsets 100 --seed 3 -o jobs.parquet"),
-    ]  # fmt: skip
+        (
+            "pre",
+            "schedlab generate dag -p shape=fitted -p shape_model=dag_shape.json "
+            "--load 0.9 --jobsets 100 --seed 3 -o jobs.parquet",
+        ),
+    ]
 
 
 def _figures(r: FitResult, c: CheckResult | None) -> dict[str, tuple[Plot, str]]:

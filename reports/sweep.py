@@ -27,9 +27,11 @@ from schedlab.reports.output import FigureOptions, figure, place_legend
 from schedlab.reports.palette import LINESTYLES, policy_palette
 from schedlab.reports.tables import ci, num
 
-METRIC_LABELS = {"val_slowdown": "Average job slowdown",
-                 "val_completion": "Average completion time",
-                 "val_s_log": "Mean S_log (higher is better)"}  # fmt: skip
+METRIC_LABELS = {
+    "val_slowdown": "Average job slowdown",
+    "val_completion": "Average completion time",
+    "val_s_log": "Mean S_log (higher is better)",
+}
 """Axis label of each validation metric runs are selected on."""
 
 
@@ -65,12 +67,22 @@ def plot_sweep_curves(
         for run in runs:
             ax.plot(run["iteration"], run["value"], color=color, lw=0.8, alpha=0.35)
         mean = df.group_by("iteration").agg(pl.col("value").mean()).sort("iteration")
-        ax.plot(mean["iteration"], mean["value"], color=color, lw=2.2,
-                label=f"{point + ': ' if point else ''}mean of {len(runs)} seeds")  # fmt: skip
+        ax.plot(
+            mean["iteration"],
+            mean["value"],
+            color=color,
+            lw=2.2,
+            label=f"{point + ': ' if point else ''}mean of {len(runs)} seeds",
+        )
     ordered = sorted(baselines.items(), key=lambda kv: kv[1])
     for k, (name, value) in enumerate(ordered):
-        ax.axhline(value, color=palette.get(name, "0.5"), lw=1.2, label=f"{name} ({value:.2f})",
-                   ls=LINESTYLES[1:][k % (len(LINESTYLES) - 1)])  # fmt: skip
+        ax.axhline(
+            value,
+            color=palette.get(name, "0.5"),
+            lw=1.2,
+            label=f"{name} ({value:.2f})",
+            ls=LINESTYLES[1:][k % (len(LINESTYLES) - 1)],
+        )
     ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -78,9 +90,14 @@ def plot_sweep_curves(
     return ax
 
 
-SUMMARY_COLUMNS = {"final": "final (mean [95% CI])", "last": "last (mean [95% CI])",
-                   "it_95": "it 95%", "s_95": "s 95%", "it_target": "it to sjf",
-                   "s_target": "s to sjf"}  # fmt: skip
+SUMMARY_COLUMNS = {
+    "final": "final (mean [95% CI])",
+    "last": "last (mean [95% CI])",
+    "it_95": "it 95%",
+    "s_95": "s 95%",
+    "it_target": "it to sjf",
+    "s_target": "s to sjf",
+}
 """Columns of the summary table over seeds (``summary.csv`` column -> header)."""
 
 
@@ -93,10 +110,14 @@ def summary_rows(summary: pl.DataFrame, baselines: pl.DataFrame) -> Table:
     for r in summary.iter_rows(named=True):
         mine = baselines.filter(pl.col("point") == r["point"])
         values = dict(zip(mine["policy"], mine["value"], strict=True))
-        rows.append([
-            r["point"] or "–", str(r["seeds"]), *(_over_seeds(r, c) for c in SUMMARY_COLUMNS),
-            *(num(values.get(h)) for h in heuristics),
-        ])  # fmt: skip
+        rows.append(
+            [
+                r["point"] or "–",
+                str(r["seeds"]),
+                *(_over_seeds(r, c) for c in SUMMARY_COLUMNS),
+                *(num(values.get(h)) for h in heuristics),
+            ]
+        )
     header = ["grid point", "seeds", *SUMMARY_COLUMNS.values()]
     notes = [
         "final: the best validation value of a run (the policy saved as best.pt); last: the "
@@ -127,14 +148,32 @@ def run_rows(table: pl.DataFrame) -> Table:
         return "–" if value is None else f"{value:.0f}"
 
     rows = [
-        [r["run"], str(r["seed"]), r["status"], num(r.get("final")), num(r.get("last")),
-         whole(r["best_iteration"]), whole(r.get("it_95")),
-         whole(r.get("it_target")) if r.get("final") is None or r.get("it_target") is not None
-         else "never", whole(r["seconds"])]
+        [
+            r["run"],
+            str(r["seed"]),
+            r["status"],
+            num(r.get("final")),
+            num(r.get("last")),
+            whole(r["best_iteration"]),
+            whole(r.get("it_95")),
+            whole(r.get("it_target"))
+            if r.get("final") is None or r.get("it_target") is not None
+            else "never",
+            whole(r["seconds"]),
+        ]
         for r in table.iter_rows(named=True)
-    ]  # fmt: skip
-    header = ["run", "seed", "status", "final", "last", "best iteration", "it 95%", "it to sjf",
-              "seconds"]  # fmt: skip
+    ]
+    header = [
+        "run",
+        "seed",
+        "status",
+        "final",
+        "last",
+        "best iteration",
+        "it 95%",
+        "it to sjf",
+        "seconds",
+    ]
     return Table(header, rows, left=3)
 
 
@@ -208,5 +247,12 @@ def write_sweep_report(
             ),
         ),
     ]
-    return write_bundle(Path(out_dir), stem="report", title=f"Training sweep: {trainer}",
-                        blocks=blocks, tables={}, images=images, options=options)  # fmt: skip
+    return write_bundle(
+        Path(out_dir),
+        stem="report",
+        title=f"Training sweep: {trainer}",
+        blocks=blocks,
+        tables={},
+        images=images,
+        options=options,
+    )

@@ -54,8 +54,14 @@ def describe(hint: Any) -> str:
         return f"a list of {_PLURAL.get(item, 'values')}"
     if origin in (dict, collections.abc.Mapping) or hint is dict:
         return "a table of key = value"
-    names = {type(None): "null", bool: "true or false", int: "an integer", float: "a number",
-             str: "a string", Any: "any value"}  # fmt: skip
+    names = {
+        type(None): "null",
+        bool: "true or false",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        Any: "any value",
+    }
     if hint in names:
         return names[hint]
     return f"a {getattr(hint, '__name__', str(hint))}"

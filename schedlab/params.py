@@ -149,11 +149,13 @@ def parameters(target: Callable[..., Any]) -> dict[str, Param]:
         fields = [f for f in dataclasses.fields(target) if f.init]
         hints = _hints(target, {f.name for f in fields})
         defaults = {
-            f.name: f.default if f.default is not dataclasses.MISSING
-            else f.default_factory() if f.default_factory is not dataclasses.MISSING
+            f.name: f.default
+            if f.default is not dataclasses.MISSING
+            else f.default_factory()
+            if f.default_factory is not dataclasses.MISSING
             else REQUIRED
             for f in fields
-        }  # fmt: skip
+        }
         if any(_is_composed(f) for f in fields):
             return _composed_parameters(target, fields, defaults)
     else:
@@ -201,8 +203,10 @@ def _composed_parameters(
     for f in fields:
         if _is_composed(f):
             inner = defaults[f.name]
-            own = {k: dataclasses.replace(p, default=getattr(inner, k))
-                   for k, p in parameters(typing.cast(Any, type(inner))).items()}  # fmt: skip
+            own = {
+                k: dataclasses.replace(p, default=getattr(inner, k))
+                for k, p in parameters(typing.cast(Any, type(inner))).items()
+            }
         else:
             hint, bounds = split_hint(hints.get(f.name, Any))
             own = {f.name: Param(f.name, hint, defaults[f.name], bounds, docs.get(f.name, ""))}

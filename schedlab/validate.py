@@ -63,8 +63,14 @@ def read_document(
 REQUIRED: Any = object()
 """Default of :meth:`Table.get` and friends for a key that must be present."""
 
-_NAMES = {dict: "table", list: "list", str: "string", int: "integer", float: "number",
-          bool: "boolean"}  # fmt: skip
+_NAMES = {
+    dict: "table",
+    list: "list",
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+}
 
 
 def _name(kind: type | tuple[type, ...]) -> str:
@@ -214,5 +220,6 @@ class Table:
 
     def sub(self, key: str, *, allowed: Collection[str] | None = None) -> Table:
         """The table at ``key`` (required), with the same source and error class."""
-        return Table(self.get(key, dict), self.path(key), self.source, error=self.error,
-                     allowed=allowed)  # fmt: skip
+        return Table(
+            self.get(key, dict), self.path(key), self.source, error=self.error, allowed=allowed
+        )

@@ -48,8 +48,15 @@ def test_graph_counts_children_and_order(instances: int) -> None:
 
 
 def _chain(**columns: list) -> pl.DataFrame:
-    base = {"jobset": [0, 0, 0], "job_id": [0, 1, 2], "arrival": [0, 0, 0], "duration": [1, 2, 3],
-            "cpu": [1.0, 1.0, 1.0], "parents": [[], [0], [1]], "dag": [7, 7, 7]}  # fmt: skip
+    base = {
+        "jobset": [0, 0, 0],
+        "job_id": [0, 1, 2],
+        "arrival": [0, 0, 0],
+        "duration": [1, 2, 3],
+        "cpu": [1.0, 1.0, 1.0],
+        "parents": [[], [0], [1]],
+        "dag": [7, 7, 7],
+    }
     base.update(columns)
     return pl.DataFrame(base, schema_overrides={"parents": pl.List(pl.Int64)})
 
@@ -66,10 +73,12 @@ def _chain(**columns: list) -> pl.DataFrame:
         ({"dag": [7, None, 7]}, r"column 'dag' has a missing value at row 1"),
         ({"jobset": [0, 0, 1]}, r"jobset 1, job_id 2 .* names parent 1, which is no task of"),
         ({"task": [4, 4, 6]}, r"job_id 1 \(row 1\) names parent 0, which is no task"),
-        ({"task": [4, 4, 6], "parents": [[], [], [4]], "dag": [7, 8, 8]},
-         r"job_id 1 \(row 1\) is in dag 8 but another row of its task is in dag 7"),
+        (
+            {"task": [4, 4, 6], "parents": [[], [], [4]], "dag": [7, 8, 8]},
+            r"job_id 1 \(row 1\) is in dag 8 but another row of its task is in dag 7",
+        ),
     ],
-)  # fmt: skip
+)
 def test_invalid_dags_are_refused_naming_the_job(columns: dict, match: str) -> None:
     with pytest.raises(JobSetError, match=match):
         jobset(_chain(**columns))
@@ -106,10 +115,15 @@ def test_levels_and_shapes_match_brute_force(seed: int, instances: int) -> None:
     shapes = dag_measures.shapes(jobs, g)
     tasks = jobs.select("jobset", "dag", pl.Series("k", key), pl.Series("l", expected)).unique()
     per = tasks.group_by("jobset", "dag", "l").len()
-    want = per.group_by("jobset", "dag").agg(
-        pl.col("len").sum().alias("tasks"), (pl.col("l").max() + 1).alias("depth"),
-        pl.col("len").max().cast(pl.Int64).alias("width"),
-    ).sort("jobset", "dag")  # fmt: skip
+    want = (
+        per.group_by("jobset", "dag")
+        .agg(
+            pl.col("len").sum().alias("tasks"),
+            (pl.col("l").max() + 1).alias("depth"),
+            pl.col("len").max().cast(pl.Int64).alias("width"),
+        )
+        .sort("jobset", "dag")
+    )
     assert (
         shapes.select("tasks", "depth", "width").rows()
         == want.select(pl.col("tasks").cast(pl.UInt32), "depth", "width").rows()

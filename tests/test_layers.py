@@ -13,8 +13,16 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("schedlab", "traces", "loaders", "simulator", "policies", "evaluation", "reports")
 # higher layers may import lower ones, never the reverse; ``schedlab`` core is the bottom, its
 # ``cli`` sub-package the top.
-LAYER = {"core": 0, "traces": 1, "loaders": 2, "simulator": 3, "policies": 4, "evaluation": 5,
-         "reports": 6, "cli": 7}  # fmt: skip
+LAYER = {
+    "core": 0,
+    "traces": 1,
+    "loaders": 2,
+    "simulator": 3,
+    "policies": 4,
+    "evaluation": 5,
+    "reports": 6,
+    "cli": 7,
+}
 
 
 def _layer(module: str) -> str:

@@ -87,12 +87,26 @@ def dag_shape_summary(fit: DagShapeFit) -> pl.DataFrame:
         "parents per task": (fit.parents, m.mean("parents")),
     }
     rows = [
-        {"quantity": name, "n": int(v.size), "mean": float(v.mean()) if v.size else None,
-         "median": float(np.median(v)) if v.size else None,
-         "p95": float(np.quantile(v, 0.95)) if v.size else None,
-         "max": int(v.max()) if v.size else None, "model_mean": model}
+        {
+            "quantity": name,
+            "n": int(v.size),
+            "mean": float(v.mean()) if v.size else None,
+            "median": float(np.median(v)) if v.size else None,
+            "p95": float(np.quantile(v, 0.95)) if v.size else None,
+            "max": int(v.max()) if v.size else None,
+            "model_mean": model,
+        }
         for name, (v, model) in parts.items()
-    ]  # fmt: skip
-    return pl.DataFrame(rows, schema={"quantity": pl.Utf8, "n": pl.Int64, "mean": pl.Float64,
-                                      "median": pl.Float64, "p95": pl.Float64, "max": pl.Int64,
-                                      "model_mean": pl.Float64})  # fmt: skip
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "quantity": pl.Utf8,
+            "n": pl.Int64,
+            "mean": pl.Float64,
+            "median": pl.Float64,
+            "p95": pl.Float64,
+            "max": pl.Int64,
+            "model_mean": pl.Float64,
+        },
+    )

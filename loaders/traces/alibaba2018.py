@@ -163,9 +163,12 @@ def read_alibaba2018(
     check_parse_size(path, source)
     header = sniff(path, src)
     parsed = parse_tasks(
-        path, header=header, statuses=wanted, hashes=instances is not None,
+        path,
+        header=header,
+        statuses=wanted,
+        hashes=instances is not None,
         source_ids=source_ids and granularity != "job",
-    )  # fmt: skip
+    )
     fixes = parsed.fixes()
     prov: dict[str, Any] = {
         "statuses": list(wanted),

@@ -19,9 +19,21 @@ from schedlab.loaders.traces.alibaba2018_scan import read_block
 from schedlab.loaders.traces.textio import blocks
 
 INSTANCE_FIELDS = (
-    "instance_name", "task_name", "job_name", "task_type", "status", "start_time", "end_time",
-    "machine_id", "seq_no", "total_seq_no", "cpu_avg", "cpu_max", "mem_avg", "mem_max",
-)  # fmt: skip
+    "instance_name",
+    "task_name",
+    "job_name",
+    "task_type",
+    "status",
+    "start_time",
+    "end_time",
+    "machine_id",
+    "seq_no",
+    "total_seq_no",
+    "cpu_avg",
+    "cpu_max",
+    "mem_avg",
+    "mem_max",
+)
 """The 14 columns of v2018 ``batch_instance.csv``."""
 
 
@@ -32,11 +44,14 @@ def _instance_reason(num: Sequence[str]) -> pl.Expr:
     return (
         pl.when(c("t_mem_max").is_null() | c("_extra").is_not_null())
         .then(pl.lit("wrong_field_count"))
-        .when(nan).then(pl.lit("not_a_number"))
-        .when(c("t_status") != "Terminated").then(pl.lit("not_terminated"))
-        .when(~times_ok).then(pl.lit("invalid_times"))
+        .when(nan)
+        .then(pl.lit("not_a_number"))
+        .when(c("t_status") != "Terminated")
+        .then(pl.lit("not_terminated"))
+        .when(~times_ok)
+        .then(pl.lit("invalid_times"))
         .alias("reason")
-    )  # fmt: skip
+    )
 
 
 def read_instances(path: Path, source: str) -> tuple[pl.DataFrame, dict[str, Any]]:
@@ -58,14 +73,16 @@ def read_instances(path: Path, source: str) -> tuple[pl.DataFrame, dict[str, Any
             lines.lazy()
             .filter(c("raw").fill_null("").str.strip_chars() != "")
             .with_columns(
-                *(split.struct.field(f"field_{i}").alias(f"t_{f}")
-                  for i, f in enumerate(INSTANCE_FIELDS)),
+                *(
+                    split.struct.field(f"field_{i}").alias(f"t_{f}")
+                    for i, f in enumerate(INSTANCE_FIELDS)
+                ),
                 split.struct.field(f"field_{n}").alias("_extra"),
             )
             .with_columns(t[f].cast(pl.Float64, strict=False).alias(f) for f in num)
             .with_columns(_instance_reason(num))
             .collect()
-        )  # fmt: skip
+        )
         read += frame.height
         for reason, count in frame.group_by("reason").len().iter_rows():
             if reason is not None:
@@ -76,19 +93,23 @@ def read_instances(path: Path, source: str) -> tuple[pl.DataFrame, dict[str, Any
             .agg(
                 pl.len().alias("n"),
                 (c("end_time") - c("start_time")).sum().alias("dur"),
-                c("cpu_avg").sum().alias("cpu"), c("cpu_avg").count().alias("n_cpu"),
-                c("mem_avg").sum().alias("mem"), c("mem_avg").count().alias("n_mem"),
+                c("cpu_avg").sum().alias("cpu"),
+                c("cpu_avg").count().alias("n_cpu"),
+                c("mem_avg").sum().alias("mem"),
+                c("mem_avg").count().alias("n_mem"),
             )
-        )  # fmt: skip
+        )
     stats = (
         pl.concat(parts)
         .group_by("job", "thash")
         .agg(pl.all().sum())
         .select(
-            "job", "thash", (c("dur") / c("n")).alias("inst_duration_s"),
+            "job",
+            "thash",
+            (c("dur") / c("n")).alias("inst_duration_s"),
             (c("cpu") / c("n_cpu") / 100.0).alias("used_cpu"),
             (c("mem") / c("n_mem")).alias("used_mem"),
         )
-    )  # fmt: skip
+    )
     used = read - sum(skipped.values())
     return stats, {"path": source, "rows_read": read, "rows_used": used, "skipped": skipped}

@@ -90,10 +90,16 @@ def _parse_block(
         np.frombuffer(data, dtype=np.uint8), n_lines, *STATUS_TABLE
     )
     frame = pl.DataFrame(
-        {"line": np.arange(first, first + n_lines, dtype=np.int64), "nf": nf, "flags": flags,
-         "idx": idx, "job": job, "status": status,
-         **{f: numbers[k] for k, f in enumerate(NUMERIC)}},
-    ).with_columns(pl.col(NUMERIC).fill_nan(None))  # fmt: skip
+        {
+            "line": np.arange(first, first + n_lines, dtype=np.int64),
+            "nf": nf,
+            "flags": flags,
+            "idx": idx,
+            "job": job,
+            "status": status,
+            **{f: numbers[k] for k, f in enumerate(NUMERIC)},
+        },
+    ).with_columns(pl.col(NUMERIC).fill_nan(None))
     text = bool((flags & sc.SLOW).any())
     if text:  # exponents, nan, spaces...: polars parses the numbers of this block
         strings = _read_text(data, [FIELDS.index(f) for f in NUMERIC])
@@ -112,9 +118,10 @@ def _parse_block(
             frame = frame.with_columns(names.get_column("task_name").hash().alias("thash"))
         if source_ids:
             frame = frame.with_columns(
-                names.select(pl.format("{}/{}", "job_name", "task_name")).to_series()
+                names.select(pl.format("{}/{}", "job_name", "task_name"))
+                .to_series()
                 .alias("source_id")
-            )  # fmt: skip
+            )
     c = pl.col
     integral = pl.all_horizontal(
         c(f).is_null() | (c(f) == c(f).floor()) for f in NUMERIC if f != "plan_mem"
@@ -131,11 +138,19 @@ def _good(frame: pl.DataFrame) -> pl.DataFrame:
     c = pl.col
     keep = [x for x in ("thash", "source_id") if x in frame.columns]
     return frame.filter(c("code") == GOOD).select(
-        "line", "job", "idx", "flags", c("start_time").alias("arrival_s"),
+        "line",
+        "job",
+        "idx",
+        "flags",
+        c("start_time").alias("arrival_s"),
         (c("end_time") - c("start_time")).alias("duration_s"),
-        c("instance_num").fill_null(1.0).alias("inst"), (c("plan_cpu") / 100.0).alias("cpu"),
-        c("plan_mem").alias("mem"), "missing_inst", "as_float", *keep,
-    )  # fmt: skip
+        c("instance_num").fill_null(1.0).alias("inst"),
+        (c("plan_cpu") / 100.0).alias("cpu"),
+        c("plan_mem").alias("mem"),
+        "missing_inst",
+        "as_float",
+        *keep,
+    )
 
 
 def _fix_counts(good: pl.DataFrame) -> np.ndarray:

@@ -21,14 +21,31 @@ if TYPE_CHECKING:
 
 NUMERIC = ("instance_num", "start_time", "end_time", "plan_cpu", "plan_mem")
 REQUIRED = ("task_name", "job_name", "status", "start_time", "end_time", "plan_cpu", "plan_mem")
-(GOOD, BLANK, FIELD_COUNT, NOT_A_NUMBER, INVALID_STATUS, STATUS, MISSING, NO_END,
- NEGATIVE_DURATION, NEVER_STARTED, NEGATIVE_DEMAND, INVALID_INSTANCES) = range(12)  # fmt: skip
+(
+    GOOD,
+    BLANK,
+    FIELD_COUNT,
+    NOT_A_NUMBER,
+    INVALID_STATUS,
+    STATUS,
+    MISSING,
+    NO_END,
+    NEGATIVE_DURATION,
+    NEVER_STARTED,
+    NEGATIVE_DEMAND,
+    INVALID_INSTANCES,
+) = range(12)
 REASONS = {
-    FIELD_COUNT: "wrong_field_count", NOT_A_NUMBER: "not_a_number",
-    INVALID_STATUS: "invalid_status", MISSING: "missing_value", NO_END: "no_end_time",
-    NEGATIVE_DURATION: "negative_duration", NEVER_STARTED: "never_started",
-    NEGATIVE_DEMAND: "negative_demand", INVALID_INSTANCES: "invalid_instance_num",
-}  # fmt: skip
+    FIELD_COUNT: "wrong_field_count",
+    NOT_A_NUMBER: "not_a_number",
+    INVALID_STATUS: "invalid_status",
+    MISSING: "missing_value",
+    NO_END: "no_end_time",
+    NEGATIVE_DURATION: "negative_duration",
+    NEVER_STARTED: "never_started",
+    NEGATIVE_DEMAND: "negative_demand",
+    INVALID_INSTANCES: "invalid_instance_num",
+}
 
 
 def _nan(f: str) -> pl.Expr:
@@ -85,23 +102,29 @@ def _message(statuses: Sequence[str]) -> pl.Expr:
     return (
         pl.when(code == FIELD_COUNT)
         .then(pl.format("expected 9 comma-separated fields, found {}", "nf"))
-        .when(code == NOT_A_NUMBER).then(first_nan)
+        .when(code == NOT_A_NUMBER)
+        .then(first_nan)
         .when(code == INVALID_STATUS)
         .then(pl.lit(f"status is not a v2018 task status {list(STATUSES)}"))
         .when(code == STATUS)
         .then(pl.format(f"status={{}} is not among the selected statuses {list(statuses)}", name))
-        .when(code == MISSING).then(first_empty)
+        .when(code == MISSING)
+        .then(first_empty)
         .when(code == NO_END)
-        .then(pl.concat_str(pl.lit("end_time=0: the task had not ended when the trace ended; "),
-                            times))
-        .when(code == NEGATIVE_DURATION).then(times)
+        .then(
+            pl.concat_str(
+                pl.lit("end_time=0: the task had not ended when the trace ended; "), times
+            )
+        )
+        .when(code == NEGATIVE_DURATION)
+        .then(times)
         .when(code == NEVER_STARTED)
         .then(pl.lit("start_time=end_time=0: the task never started"))
         .when(code == NEGATIVE_DEMAND)
         .then(pl.format("plan_cpu={} and plan_mem={} must be >= 0", "t_plan_cpu", "t_plan_mem"))
         .when(code == INVALID_INSTANCES)
         .then(pl.format("instance_num={} is not a positive integer", "t_instance_num"))
-    )  # fmt: skip
+    )
 
 
 def dropped_rows(frame: pl.DataFrame, statuses: Sequence[str]) -> pl.DataFrame:

@@ -137,11 +137,17 @@ def _expand(good: pl.DataFrame, cap: int) -> tuple[pl.DataFrame, int]:
     first[1:][take[1:] == take[:-1]] = 0
     duration = pl.col("inst_duration_s").fill_null(pl.col("duration_s"))
     rows = good.select(
-        "line", "arrival_s", "cpu", "mem", *(["source_id"] if "source_id" in good.columns else []),
-        (duration if "inst_duration_s" in good.columns else pl.col("duration_s"))
-        .alias("duration_s"), pl.col("job").alias("dag"),
+        "line",
+        "arrival_s",
+        "cpu",
+        "mem",
+        *(["source_id"] if "source_id" in good.columns else []),
+        (duration if "inst_duration_s" in good.columns else pl.col("duration_s")).alias(
+            "duration_s"
+        ),
+        pl.col("job").alias("dag"),
         pl.int_range(pl.len(), dtype=pl.Int32).alias("_g"),
-    )  # fmt: skip
+    )
     rows = rows[take].with_columns(pl.Series("weight", first))
     return rows, int((inst > cap).sum())
 

@@ -56,10 +56,25 @@ from schedlab.loaders.traces.textio import layout, read_lines, require_shape
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason
 
 FIELDS = (
-    "job_number", "submit_time", "wait_time", "run_time", "allocated_procs", "avg_cpu_time",
-    "used_memory", "requested_procs", "requested_time", "requested_memory", "status", "user_id",
-    "group_id", "executable", "queue", "partition", "preceding_job", "think_time",
-)  # fmt: skip
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_procs",
+    "avg_cpu_time",
+    "used_memory",
+    "requested_procs",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
+)
 """The 18 SWF fields, in file order."""
 STATUSES = (-1, 0, 1, 2, 3, 4, 5)
 """Valid values of the status field."""

@@ -16,9 +16,17 @@ import polars as pl
 from schedlab.errors import TraceFormatError
 
 NUMERIC_HEADER = (
-    "MaxJobs", "MaxRecords", "UnixStartTime", "TimeZone", "MaxNodes", "MaxProcs", "MaxRuntime",
-    "MaxMemory", "MaxQueues", "MaxPartitions",
-)  # fmt: skip
+    "MaxJobs",
+    "MaxRecords",
+    "UnixStartTime",
+    "TimeZone",
+    "MaxNodes",
+    "MaxProcs",
+    "MaxRuntime",
+    "MaxMemory",
+    "MaxQueues",
+    "MaxPartitions",
+)
 REPEATED_HEADER = ("Note", "Queue", "Partition")
 _KEY = r"^;\s*(?P<key>[A-Za-z][A-Za-z0-9]*)\s*:(?:\s+(?P<value>.*?))?\s*$"
 

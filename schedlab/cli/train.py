@@ -55,22 +55,36 @@ def train_group() -> None:
 
 
 SWEEP_OPTIONS = [
-    click.Option(["--seeds"], metavar="SEEDS",
-                 help="Train one run per seed, e.g. 0-4, 0,3,7 or 1-3,8: a sweep, with one run "
-                 "directory per seed under OUTPUT and a summary report (mean and CI over seeds, "
-                 "learning curves overlaid)."),
-    click.Option(["--grid"], multiple=True, metavar="FIELD=V1,V2",
-                 help="Sweep a config field over values too (repeatable: every combination), "
-                 "e.g. --grid lr=0.001,0.0003; each point trains every seed."),
-    click.Option(["--backend"], type=click.Choice(["local", "ray"]), default="local",
-                 show_default=True,
-                 help="Where the runs of a sweep train: 'local' (parallel processes here) or "
-                 "'ray' (Ray tasks; needs the ray extra, see docs/ray.md)."),
+    click.Option(
+        ["--seeds"],
+        metavar="SEEDS",
+        help="Train one run per seed, e.g. 0-4, 0,3,7 or 1-3,8: a sweep, with one run "
+        "directory per seed under OUTPUT and a summary report (mean and CI over seeds, "
+        "learning curves overlaid).",
+    ),
+    click.Option(
+        ["--grid"],
+        multiple=True,
+        metavar="FIELD=V1,V2",
+        help="Sweep a config field over values too (repeatable: every combination), "
+        "e.g. --grid lr=0.001,0.0003; each point trains every seed.",
+    ),
+    click.Option(
+        ["--backend"],
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where the runs of a sweep train: 'local' (parallel processes here) or "
+        "'ray' (Ray tasks; needs the ray extra, see docs/ray.md).",
+    ),
     click.Option(["--address"], metavar="ADDRESS", help=ADDRESS_HELP),
-    click.Option(["--workers"], type=click.IntRange(min=1),
-                 help="Runs of a sweep training at once here (default: CPUs / --threads); with "
-                 "--backend ray, the CPUs of the local Ray instance."),
-]  # fmt: skip
+    click.Option(
+        ["--workers"],
+        type=click.IntRange(min=1),
+        help="Runs of a sweep training at once here (default: CPUs / --threads); with "
+        "--backend ray, the CPUs of the local Ray instance.",
+    ),
+]
 """Options of a training sweep (``--seeds``, ``--grid``) and where it runs."""
 
 
@@ -183,9 +197,17 @@ def train_sweep(
     seed_list = sweep_runs.parse_seeds(seeds) if seeds else saved.get("seeds") or [base["seed"]]
     grid_values = sweep_runs.parse_grid(grid) if grid else saved.get("grid", {})
     runs = sweep_runs.plan_sweep(cls, base, seed_list, grid_values, owner=f"trainer {name!r}")
-    outcome = ts.run_sweep(name, runs, output, base=base, backend=backend, address=address,
-                           workers=workers, resume=resume,
-                           on_done=functools.partial(_run_report, name))  # fmt: skip
+    outcome = ts.run_sweep(
+        name,
+        runs,
+        output,
+        base=base,
+        backend=backend,
+        address=address,
+        workers=workers,
+        resume=resume,
+        on_done=functools.partial(_run_report, name),
+    )
     tables = outcome.tables
     paths = write_sweep_report(
         output,
@@ -205,8 +227,10 @@ def train_sweep(
     for r in tables.summary.iter_rows(named=True):
         if r["seeds"]:
             ci = "" if r["final_low"] is None else f" [{r['final_low']:.3f}, {r['final_high']:.3f}]"
-            click.echo(f"  {r['point'] or name}: final {r['final']:.3f}{ci} over "
-                       f"{r['seeds']} seeds, last {r['last']:.3f}")  # fmt: skip
+            click.echo(
+                f"  {r['point'] or name}: final {r['final']:.3f}{ci} over "
+                f"{r['seeds']} seeds, last {r['last']:.3f}"
+            )
     fail_on_failures(outcome)
 
 

@@ -229,10 +229,17 @@ class BatchedEngine:
         if ranks and prec.dag:
             seen = remaining_paths(prec, seen)
         return cls.for_jobsets(
-            jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(),
-            jobset_bounds(jobs.get_column("jobset").to_numpy()), jobset.machine_capacity, config,
-            repeats=repeats, seen=seen, precedence=prec if prec.dag else None, **kwargs,
-        )  # fmt: skip
+            jobs.get_column("arrival").to_numpy(),
+            runtime,
+            jobset.demands(),
+            jobset_bounds(jobs.get_column("jobset").to_numpy()),
+            jobset.machine_capacity,
+            config,
+            repeats=repeats,
+            seen=seen,
+            precedence=prec if prec.dag else None,
+            **kwargs,
+        )
 
     # -- the Model protocol ----------------------------------------------------------------
     @property
@@ -283,11 +290,21 @@ class BatchedEngine:
         """The state of ``envs`` for views (the engine's own arrays, not copies)."""
         s = self.state
         return Snapshot(
-            envs=self._envs(envs), free=s.free, capacity=s.capacity, view=s.slot,
-            demand=s.demand, duration=s.duration, seen=s.seen, arrival=s.arrival, base=s.lo,
-            backlog=s.bq_tail - s.bq_head, since=s.now - s.last_arr, now=s.now,
-            horizon=self.config.horizon, backlog_view=self.config.backlog_view,
-        )  # fmt: skip
+            envs=self._envs(envs),
+            free=s.free,
+            capacity=s.capacity,
+            view=s.slot,
+            demand=s.demand,
+            duration=s.duration,
+            seen=s.seen,
+            arrival=s.arrival,
+            base=s.lo,
+            backlog=s.bq_tail - s.bq_head,
+            since=s.now - s.last_arr,
+            now=s.now,
+            horizon=self.config.horizon,
+            backlog_view=self.config.backlog_view,
+        )
 
     def observe(self, view: View[Snapshot], envs: np.ndarray | None = None) -> Any:
         """What ``view`` shows of ``envs`` (all by default)."""

@@ -94,35 +94,89 @@ def new_state(
     B, d, m = lo.size, capacity.size, machines
     longest = int(duration.max(initial=1))
     H = horizon + 2 * longest + 1
+    zeros, minus_one = np.zeros(B, np.int64), np.full((B, n_max), -1, np.int64)
     return State(
-        arrival, duration, seen, demand, weight, lo, hi, time_limit, capacity, horizon, alpha,
-        beta, gamma, np.zeros(B, np.int64), np.zeros((B, H, m, d)), np.zeros((B, H)),
-        np.zeros(B), np.zeros(B), np.zeros(B), np.full((B, slots), -1, np.int64),
-        np.zeros((B, n_max), np.int64), np.zeros(B, np.int64), np.zeros(B, np.int64), lo.copy(),
-        np.zeros(B, np.int64), np.zeros(B, np.int64), np.full((B, n_max), -1, np.int64),
-        np.full((B, n_max), -1, np.int64), np.zeros(B, np.bool_), np.zeros(B, np.int64),
-        np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros((B, longest + 1), np.int64),
-        np.array([queue], np.int64), *_precedence_arrays(precedence, lo, hi, n_max),
-    )  # fmt: skip
+        arrival=arrival,
+        duration=duration,
+        seen=seen,
+        demand=demand,
+        weight=weight,
+        lo=lo,
+        hi=hi,
+        limit=time_limit,
+        capacity=capacity,
+        horizon=horizon,
+        alpha=alpha,
+        beta=beta,
+        gamma=gamma,
+        now=zeros.copy(),
+        free=np.zeros((B, H, m, d)),
+        dep=np.zeros((B, H)),
+        alloc_w=np.zeros(B),
+        queue_w=np.zeros(B),
+        backlog_w=np.zeros(B),
+        slot=np.full((B, slots), -1, np.int64),
+        bq=np.zeros((B, n_max), np.int64),
+        bq_head=zeros.copy(),
+        bq_tail=zeros.copy(),
+        nxt=lo.copy(),
+        last_arr=zeros.copy(),
+        n_started=zeros.copy(),
+        start=minus_one.copy(),
+        machine=minus_one.copy(),
+        done=np.zeros(B, np.bool_),
+        forced=zeros.copy(),
+        steps=zeros.copy(),
+        withhold_steps=zeros.copy(),
+        withheld=np.zeros((B, longest + 1), np.int64),
+        queue=np.array([queue], np.int64),
+        **_precedence_arrays(precedence, lo, hi, n_max),
+    )
 
 
 def _precedence_arrays(
     prec: Precedence | None, lo: np.ndarray, hi: np.ndarray, n_max: int
-) -> tuple[np.ndarray, ...]:
+) -> dict[str, np.ndarray]:
     """The precedence fields of the kernel ``State`` (empty arrays without ``prec``)."""
     B = lo.size
     if prec is None:
-        empty = np.zeros(0, np.int64)
-        none = np.zeros((B, 0), np.int64)
-        return (empty, np.zeros(0, np.int32), empty, empty, empty, empty, np.zeros(B, np.int64),
-                none, none, none, none, none, none, np.zeros(B, np.int64))  # fmt: skip
-    spans = [(prec.task[a:b].min(), prec.task[a:b].max() + 1) if b > a else (0, 0)
-             for a, b in zip(lo, hi, strict=True)]  # fmt: skip
+        empty, none = np.zeros(0, np.int64), np.zeros((B, 0), np.int64)
+        return {
+            "release": empty,
+            "n_parents": np.zeros(0, np.int32),
+            "task": empty,
+            "task_rows": empty,
+            "child_offsets": empty,
+            "children": empty,
+            "task_lo": np.zeros(B, np.int64),
+            "task_left": none,
+            "task_end": none,
+            "waiting": none,
+            "ready": none,
+            "rel_t": none,
+            "rel_r": none,
+            "rel_n": np.zeros(B, np.int64),
+        }
+    spans = [
+        (prec.task[a:b].min(), prec.task[a:b].max() + 1) if b > a else (0, 0)
+        for a, b in zip(lo, hi, strict=True)
+    ]
     task_lo, task_hi = (np.array(x, dtype=np.int64) for x in zip(*spans, strict=True))
     tasks = max(int((task_hi - task_lo).max(initial=1)), 1)
-    return (
-        prec.release, prec.n_parents, prec.task, prec.task_rows, prec.child_offsets,
-        prec.children, task_lo, np.zeros((B, tasks), np.int64), np.zeros((B, tasks), np.int64),
-        np.zeros((B, n_max), np.int64), np.zeros((B, n_max), np.int64),
-        np.zeros((B, n_max), np.int64), np.zeros((B, n_max), np.int64), np.zeros(B, np.int64),
-    )  # fmt: skip
+    per_env = np.zeros((B, n_max), np.int64)
+    return {
+        "release": prec.release,
+        "n_parents": prec.n_parents,
+        "task": prec.task,
+        "task_rows": prec.task_rows,
+        "child_offsets": prec.child_offsets,
+        "children": prec.children,
+        "task_lo": task_lo,
+        "task_left": np.zeros((B, tasks), np.int64),
+        "task_end": np.zeros((B, tasks), np.int64),
+        "waiting": per_env.copy(),
+        "ready": per_env.copy(),
+        "rel_t": per_env.copy(),
+        "rel_r": per_env.copy(),
+        "rel_n": np.zeros(B, np.int64),
+    }

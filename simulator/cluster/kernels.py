@@ -73,10 +73,22 @@ def _place(s: State, b: int, q: int, i: int, off: int) -> None:
     s.machine[b, j - s.lo[b]] = i
     s.n_started[b] += 1
     s.rel_n[b] = precedence.on_start(
-        j - s.lo[b], s.now[b] + off + dur, s.lo[b], s.release, s.task, s.task_left[b],
-        s.task_end[b], s.child_offsets, s.children, s.waiting[b], s.ready[b], s.rel_t[b],
-        s.rel_r[b], s.rel_n[b], s.task_lo[b],
-    )  # fmt: skip
+        j - s.lo[b],
+        s.now[b] + off + dur,
+        s.lo[b],
+        s.release,
+        s.task,
+        s.task_left[b],
+        s.task_end[b],
+        s.child_offsets,
+        s.children,
+        s.waiting[b],
+        s.ready[b],
+        s.rel_t[b],
+        s.rel_r[b],
+        s.rel_n[b],
+        s.task_lo[b],
+    )
     if s.bq_head[b] < s.bq_tail[b]:
         h = s.bq[b, s.bq_head[b] % s.bq.shape[1]]
         s.slot[b, q] = h
@@ -138,9 +150,22 @@ def _finish_work_conserving(s: State, b: int, score: Any) -> tuple[float, int]:
     while s.n_started[b] < n:
         while True:
             q, i = choose(
-                s.slot[b], s.free[b], scratch, s.capacity, s.demand, s.duration, s.seen, s.arrival,
-                s.lo[b], s.now[b], score, dynamic, FIRST_FIT, no_tree, 0.0,
-            )  # fmt: skip
+                s.slot[b],
+                s.free[b],
+                scratch,
+                s.capacity,
+                s.demand,
+                s.duration,
+                s.seen,
+                s.arrival,
+                s.lo[b],
+                s.now[b],
+                score,
+                dynamic,
+                FIRST_FIT,
+                no_tree,
+                0.0,
+            )
             if q < 0:
                 break
             _place(s, b, q, i, 0)
@@ -224,8 +249,9 @@ def reset_envs(
             s.task_end[b, :] = 0
             s.waiting[b, :n] = s.n_parents[s.lo[b] : s.hi[b]]
             s.ready[b, :n] = s.release[s.lo[b] : s.hi[b]]
-            s.rel_n[b] = precedence.roots(s.release[s.lo[b] : s.hi[b]], s.waiting[b, :n],
-                                          s.rel_t[b], s.rel_r[b])  # fmt: skip
+            s.rel_n[b] = precedence.roots(
+                s.release[s.lo[b] : s.hi[b]], s.waiting[b, :n], s.rel_t[b], s.rel_r[b]
+            )
         _admit(s, b)
         rewards[x] = 0.0 if s.done[b] else settle(s, b, skip_forced, fallback)
 
@@ -255,9 +281,13 @@ def settle(s: State, b: int, skip_forced: bool, fallback: Any) -> float:
 
 @numba.njit(cache=True)
 def step_envs(
-    s: State, envs: np.ndarray, actions: np.ndarray, skip_forced: bool, fallback: Any,
+    s: State,
+    envs: np.ndarray,
+    actions: np.ndarray,
+    skip_forced: bool,
+    fallback: Any,
     rewards: np.ndarray,
-) -> None:  # fmt: skip
+) -> None:
     """Apply ``actions[x]`` to env ``envs[x]`` (done envs are left alone, reward 0)."""
     M = s.slot.shape[1]
     m = s.free.shape[2]

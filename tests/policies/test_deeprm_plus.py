@@ -36,11 +36,27 @@ TIMING = ("rollout_s", "update_s", "eval_s")
 
 
 # -- the trainer -----------------------------------------------------------------------------
-TINY = build(DeepRMPlusConfig, dict(
-    workload="deeprm", load=1.0, window=15, n_jobsets=3, rollouts=4, iterations=3,
-    eval_jobsets=3, eval_every=2, checkpoint_every=1, slots=3, horizon=8, backlog=8,
-    imitation_jobsets=20, imitation_epochs=2, imitation_threshold=0.99, seed=2,
-))  # fmt: skip
+TINY = build(
+    DeepRMPlusConfig,
+    dict(
+        workload="deeprm",
+        load=1.0,
+        window=15,
+        n_jobsets=3,
+        rollouts=4,
+        iterations=3,
+        eval_jobsets=3,
+        eval_every=2,
+        checkpoint_every=1,
+        slots=3,
+        horizon=8,
+        backlog=8,
+        imitation_jobsets=20,
+        imitation_epochs=2,
+        imitation_threshold=0.99,
+        seed=2,
+    ),
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +68,17 @@ def run_dir(tmp_path_factory):
 
 def test_tiny_run_end_to_end(run_dir) -> None:
     out, result = run_dir
-    files = ("imitation.pt", "imitation.csv", "imitation.json", "best.pt", "final.pt", "last.pt",
-             "curve.csv", "config.json", "deeprm_plus.json")  # fmt: skip
+    files = (
+        "imitation.pt",
+        "imitation.csv",
+        "imitation.json",
+        "best.pt",
+        "final.pt",
+        "last.pt",
+        "curve.csv",
+        "config.json",
+        "deeprm_plus.json",
+    )
     for name in files:
         assert (out / name).is_file(), name
     assert result.curve.height == 3
@@ -75,10 +100,38 @@ def test_cli_train_resume_report_then_simulate_by_name(tmp_path) -> None:
 
     runner = CliRunner()
     out = tmp_path / "run"
-    args = ["train", "deeprm-plus", "--workload", "deeprm", "--load", "100%", "--window", "15",
-            "--jobsets", "3", "--rollouts", "3", "--iterations", "2", "--eval-jobsets", "2",
-            "--slots", "3", "--horizon", "8", "--backlog", "8", "--imitation-jobsets", "10",
-            "--imitation-epochs", "1", "--expert", "tetris:knob=0.5", "-o", str(out)]  # fmt: skip
+    args = [
+        "train",
+        "deeprm-plus",
+        "--workload",
+        "deeprm",
+        "--load",
+        "100%",
+        "--window",
+        "15",
+        "--jobsets",
+        "3",
+        "--rollouts",
+        "3",
+        "--iterations",
+        "2",
+        "--eval-jobsets",
+        "2",
+        "--slots",
+        "3",
+        "--horizon",
+        "8",
+        "--backlog",
+        "8",
+        "--imitation-jobsets",
+        "10",
+        "--imitation-epochs",
+        "1",
+        "--expert",
+        "tetris:knob=0.5",
+        "-o",
+        str(out),
+    ]
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "trained deeprm-plus" in result.output
@@ -91,9 +144,21 @@ def test_cli_train_resume_report_then_simulate_by_name(tmp_path) -> None:
     assert pl.read_csv(out / "curve.csv").height == 3
     jobs = tmp_path / "jobs.parquet"
     deeprm_jobset(1.0, n_jobsets=2, seed=9).write_parquet(jobs)
-    sim = runner.invoke(main, ["simulate", str(jobs), "--policy", f"deeprm-plus:{out}",
-                               "--slots", "3", "--horizon", "8",
-                               "-o", str(tmp_path / "res.parquet")])  # fmt: skip
+    sim = runner.invoke(
+        main,
+        [
+            "simulate",
+            str(jobs),
+            "--policy",
+            f"deeprm-plus:{out}",
+            "--slots",
+            "3",
+            "--horizon",
+            "8",
+            "-o",
+            str(tmp_path / "res.parquet"),
+        ],
+    )
     assert sim.exit_code == 0, sim.output
     labels = pl.read_parquet(tmp_path / "res.parquet")["policy"].unique().to_list()
     assert labels == [f"deeprm-plus:{out}"]
@@ -137,8 +202,9 @@ def test_resume_continues_and_refuses_another_config(run_dir, tmp_path) -> None:
 
 
 def test_without_imitation_starts_from_random_weights(tmp_path) -> None:
-    result = train(updated(TINY, imitation=False, iterations=1), tmp_path, progress=False,
-                   report=False)  # fmt: skip
+    result = train(
+        updated(TINY, imitation=False, iterations=1), tmp_path, progress=False, report=False
+    )
     assert not (tmp_path / "imitation.pt").exists()
     assert json.loads((tmp_path / "config.json").read_text())["train_config"]["init"] == ""
     assert result.curve.height == 1
@@ -156,8 +222,9 @@ def test_rate_replaces_the_load() -> None:
 def test_jobsets_from_a_file_are_split_without_overlap(tmp_path) -> None:
     path = tmp_path / "jobs.parquet"
     deeprm_jobset(1.0, n_jobsets=12, seed=8).write_parquet(path)
-    config = updated(TINY, jobset_file=str(path), eval_jobsets=3, n_jobsets=3, imitation_jobsets=4,
-                     iterations=1)  # fmt: skip
+    config = updated(
+        TINY, jobset_file=str(path), eval_jobsets=3, n_jobsets=3, imitation_jobsets=4, iterations=1
+    )
     parts = file_parts(path, config.rl.seed, [3, 3, 4])
     ids = [set(p.jobset_ids) for p in parts]
     assert [len(i) for i in ids] == [3, 3, 4, 2]
@@ -181,8 +248,16 @@ def test_resume_accepts_a_config_saved_before_a_field_existed() -> None:
 
 def test_init_checkpoint_must_match_network_and_geometry(run_dir, tmp_path) -> None:
     out, _ = run_dir
-    config = TrainConfig(n_jobsets=2, rollouts=2, iterations=1, eval_jobsets=2, slots=3,
-                         horizon=8, backlog=8, init=str(out / "best.pt"))  # fmt: skip
+    config = TrainConfig(
+        n_jobsets=2,
+        rollouts=2,
+        iterations=1,
+        eval_jobsets=2,
+        slots=3,
+        horizon=8,
+        backlog=8,
+        init=str(out / "best.pt"),
+    )
     with pytest.raises(CheckpointError, match="'cnn-plus' network"):
         reinforce_train(config, tmp_path, progress=False, report=False)
     spec, _ = read_checkpoint(out / "best.pt")

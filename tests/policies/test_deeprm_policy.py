@@ -171,9 +171,28 @@ def test_mismatched_weights_and_geometry(tmp_path, jobset) -> None:
 def test_cli_train_then_simulate(tmp_path) -> None:
     runner = CliRunner()
     out = tmp_path / "run"
-    args = ["train", "deeprm", "--load", "90%", "--jobsets", "3", "--rollouts", "3",
-            "--iterations", "2", "--eval-jobsets", "2", "--slots", "5", "--horizon", "10",
-            "--backlog", "20", "-o", str(out)]  # fmt: skip
+    args = [
+        "train",
+        "deeprm",
+        "--load",
+        "90%",
+        "--jobsets",
+        "3",
+        "--rollouts",
+        "3",
+        "--iterations",
+        "2",
+        "--eval-jobsets",
+        "2",
+        "--slots",
+        "5",
+        "--horizon",
+        "10",
+        "--backlog",
+        "20",
+        "-o",
+        str(out),
+    ]
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "best validation slowdown" in result.output
@@ -185,9 +204,24 @@ def test_cli_train_then_simulate(tmp_path) -> None:
     assert (out / "curve.csv").read_text().count("\n") == 4
     jobs = tmp_path / "jobs.parquet"
     deeprm_jobset(0.9, n_jobsets=3, seed=9).write_parquet(jobs)
-    sim = quiet(runner.invoke, main, ["simulate", str(jobs), "--policy", f"deeprm:{out}",
-                               "--policy", "tetris", "--slots", "5", "--horizon", "10",
-                               "-o", str(tmp_path / "res.parquet")])  # fmt: skip
+    sim = quiet(
+        runner.invoke,
+        main,
+        [
+            "simulate",
+            str(jobs),
+            "--policy",
+            f"deeprm:{out}",
+            "--policy",
+            "tetris",
+            "--slots",
+            "5",
+            "--horizon",
+            "10",
+            "-o",
+            str(tmp_path / "res.parquet"),
+        ],
+    )
     assert sim.exit_code == 0, sim.output
 
 

@@ -94,8 +94,16 @@ def cloned():
     rng = np.random.default_rng(0)
     train_part, test_part = split(distinct, rng)
     logits_fn = Logits(make_network("cnn-plus", geometry), geometry)
-    result = clone(logits_fn, train_part, test_part, threshold=THRESHOLD, max_epochs=20,
-                   batch_size=128, lr=3e-3, rng=rng)  # fmt: skip
+    result = clone(
+        logits_fn,
+        train_part,
+        test_part,
+        threshold=THRESHOLD,
+        max_epochs=20,
+        batch_size=128,
+        lr=3e-3,
+        rng=rng,
+    )
     torch.set_num_threads(threads)
     return logits_fn, result, gen
 

@@ -283,8 +283,9 @@ def test_a_completion_objective_run_is_drawn_and_reported_in_completion_time(tmp
         }
     )
     base = {"sjf": 17.5, "initial": 22.0}
-    ax = plot_learning_curve(curve, base, policy="rl", palette=PAL, metric="completion",
-                             ax=Figure().subplots())  # fmt: skip
+    ax = plot_learning_curve(
+        curve, base, policy="rl", palette=PAL, metric="completion", ax=Figure().subplots()
+    )
     assert ax.lines[0].get_ydata().tolist() == [20.0, 18.0]  # no training-jobsets completion
     assert ax.get_ylabel() == "Average job completion time (steps)"
     config = {"objective": "completion", "workload": "poisson", "load": 1.29}

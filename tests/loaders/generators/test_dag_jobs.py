@@ -88,8 +88,10 @@ def test_fitted_needs_a_valid_model(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="needs shape_model="):
         DagGenerator(shape="fitted").generate(0.5, n_jobsets=1, seed=0)
     bad = tmp_path / "bad.json"
-    bad.write_text('{"kind": "schedlab-dag-shape", "schema_version": 1, "depth": [0.5], '
-                   '"width": [1.0], "parents": [1.0]}')  # fmt: skip
+    bad.write_text(
+        '{"kind": "schedlab-dag-shape", "schema_version": 1, "depth": [0.5], '
+        '"width": [1.0], "parents": [1.0]}'
+    )
     with pytest.raises(WorkloadModelError, match=r"bad.json: depth: expected probabilities"):
         DagGenerator(shape="fitted", shape_model=str(bad)).generate(0.5, n_jobsets=1, seed=0)
 

@@ -220,9 +220,23 @@ def test_text_fallback_gives_the_same_numbers(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["0", "7", "100", "0.49", "618882", "-3.25", "+2", "1.", ".5", "123456789012345",
-     "0.000000000000000000001", "12.3456789", "99999.99999", "00042"],
-)  # fmt: skip
+    [
+        "0",
+        "7",
+        "100",
+        "0.49",
+        "618882",
+        "-3.25",
+        "+2",
+        "1.",
+        ".5",
+        "123456789012345",
+        "0.000000000000000000001",
+        "12.3456789",
+        "99999.99999",
+        "00042",
+    ],
+)
 def test_scanner_numbers_are_exact(text: str) -> None:
     line = f"M1,{text},j_1,1,Terminated,{text},{text},{text},{text}\n".encode()
     nf, flags, *_, numbers, _, _ = scan.scan(np.frombuffer(line, np.uint8), 1, *parse.STATUS_TABLE)

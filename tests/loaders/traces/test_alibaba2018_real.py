@@ -110,9 +110,10 @@ def test_real_sample_windowed_and_sampled_jobsets_simulate(v2018_dags: Path) -> 
     assert len(sampled.jobs.jobset_ids) == 10
     windowed = read_alibaba2018(
         v2018_dags,
-        options=TraceOptions(start=3600, end=7200, time_step=10, slots_per_machine=10,
-                             jobset_window=600),
-    )  # fmt: skip
+        options=TraceOptions(
+            start=3600, end=7200, time_step=10, slots_per_machine=10, jobset_window=600
+        ),
+    )
     assert windowed.report.rows_kept == 710
     for js in (sampled.jobs, windowed.jobs):
         table = simulate(js, [SJF()]).table
