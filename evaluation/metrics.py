@@ -25,24 +25,28 @@ BSLD_THRESHOLD = 10.0
 
 TERCILE_NAMES = ("short", "medium", "long")
 
-METRICS = {
-    "slowdown": "average job slowdown",
-    "completion": "average job turnaround time ({time})",
-    "wait": "average job waiting time ({time})",
-    "bounded_slowdown": "average bounded job slowdown",
-    "p95_slowdown": "95th-percentile job slowdown",
-    "max_slowdown": "largest job slowdown",
-    "max_wait": "longest job waiting time ({time})",
-    "p95_wait": "95th-percentile job waiting time ({time})",
-    "p99_wait": "99th-percentile job waiting time ({time})",
-    "utilisation": "utilisation of the first resource (fraction)",
-    "killed": "jobs killed at their runtime request (count)",
-    "jct": "average DAG job completion time ({time})",
-    "job_slowdown": "average DAG job slowdown (completion / critical path)",
-    "p95_job_slowdown": "95th-percentile DAG job slowdown",
-    "tmdl": "total missed deadlines (TMDL, multi-cluster)",
-    "ajer": "average job execution-time ratio (AJER, %, multi-cluster)",
+METRIC_NAMES = {
+    "slowdown": ("average job slowdown", "slowdown"),
+    "completion": ("average job turnaround time ({time})", "completion time"),
+    "wait": ("average job waiting time ({time})", "waiting time"),
+    "bounded_slowdown": ("average bounded job slowdown", "bounded slowdown"),
+    "p95_slowdown": ("95th-percentile job slowdown", "p95 slowdown"),
+    "max_slowdown": ("largest job slowdown", "max slowdown"),
+    "max_wait": ("longest job waiting time ({time})", "max waiting time"),
+    "p95_wait": ("95th-percentile job waiting time ({time})", "p95 waiting time"),
+    "p99_wait": ("99th-percentile job waiting time ({time})", "p99 waiting time"),
+    "utilisation": ("utilisation of the first resource (fraction)", "utilisation"),
+    "killed": ("jobs killed at their runtime request (count)", "killed jobs"),
+    "jct": ("average DAG job completion time ({time})", "jct"),
+    "job_slowdown": ("average DAG job slowdown (completion / critical path)", "job_slowdown"),
+    "p95_job_slowdown": ("95th-percentile DAG job slowdown", "p95_job_slowdown"),
+    "tmdl": ("total missed deadlines (TMDL, multi-cluster)", "tmdl"),
+    "ajer": ("average job execution-time ratio (AJER, %, multi-cluster)", "ajer"),
 }
+"""Every per-jobset metric of :func:`per_jobset`: its name in reports (:data:`METRICS`) and its
+short name for ticks and narrow labels (:data:`SHORT_METRIC`)."""
+
+METRICS = {m: name for m, (name, _) in METRIC_NAMES.items()}
 """Per-jobset metrics of :func:`per_jobset` (all: lower is better but ``utilisation``), named for
 reports; ``{time}`` is the results' time unit (:func:`metric_name`).
 
@@ -59,6 +63,9 @@ finish minus its first task's arrival, its slowdown that over its critical path,
 schedule's steps (times the time step in seconds for a trace, so that a job with room for every
 task has slowdown 1 exactly). Elsewhere every job is its own one-task DAG: ``jct`` is the
 turnaround and ``job_slowdown`` the slowdown."""
+
+SHORT_METRIC = {m: short for m, (_, short) in METRIC_NAMES.items()}
+"""Short names of the per-jobset metrics, for ticks and narrow axis labels."""
 
 TIME_METRICS = frozenset(m for m, name in METRICS.items() if "{time}" in name)
 """Metrics that are times (seconds or steps, :func:`time_unit`)."""

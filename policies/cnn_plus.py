@@ -198,7 +198,7 @@ class SparseConvPool(torch.autograd.Function):
         n, c = terms.shape[0], k.shape[2]
         out = np.empty((n, T // 2, W // 2, c), dtype=np.float32)
         active = np.empty((n, 2 * (T // 2), 2 * (W // 2), c), dtype=np.bool_)
-        layer1_forward(terms.numpy(), weights.numpy(), *table, k, b, T, W, out, active, _blocks(n))
+        layer1_forward(terms.numpy(), weights.numpy(), table, k, b, T, W, out, active, _blocks(n))
         ctx.save_for_backward(terms, weights)
         ctx.geometry, ctx.active, ctx.shapes = geometry, active, (weight, bias)
         return torch.from_numpy(out).permute(0, 3, 1, 2)
@@ -215,7 +215,7 @@ class SparseConvPool(torch.autograd.Function):
         layer1_backward(
             terms.numpy(),
             weights.numpy(),
-            *corner_table(ctx.geometry),
+            corner_table(ctx.geometry),
             k,
             ctx.active,
             g,

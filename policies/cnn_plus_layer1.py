@@ -14,7 +14,7 @@ observations, compiled (numba, ``cache=True``): the fast path of
   S(g)[a−u+p, b−v+p]`` with ``S`` the 2-D suffix sum of the pre-activation gradient ``g``
   (:func:`layer1_backward`; the forward pass keeps which pixels were active, 1 byte each).
 
-Both passes walk the same corners through the same kernel offsets (:func:`_corners`).
+Both passes walk the same corners through the same kernel offsets (:func:`_stamp`).
 """
 
 from __future__ import annotations
@@ -24,14 +24,11 @@ import numpy as np
 
 
 @numba.njit(cache=True, inline="always")
-def _corners(
+def _stamp(
     terms: np.ndarray,
     weights: np.ndarray,
     n: int,
-    ptr: np.ndarray,
-    crow: np.ndarray,
-    ccol: np.ndarray,
-    csign: np.ndarray,
+    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     grid: np.ndarray,
     kernel: np.ndarray,
     forward: bool,
@@ -41,7 +38,9 @@ def _corners(
     adds ``d · kernel[u, v]`` to ``grid[a, b]`` (the pre-activations, summed down the columns
     by the caller); backward, adds ``d · grid[a, b]`` to ``kernel[u, v]`` (the kernel's
     gradient from the summed pixel gradients). ``d`` is the corner's sign times the term's
-    weight; ``kernel`` is ``(k, k, C)``."""
+    weight; ``kernel`` is ``(k, k, C)``; ``corners`` is
+    :func:`~schedlab.policies.cnn_plus.corner_table`'s ``(ptr, row, col, sign)``."""
+    ptr, crow, ccol, csign = corners
     k, C = kernel.shape[0], kernel.shape[2]
     p = k // 2
     for t in range(terms.shape[1]):
@@ -68,10 +67,7 @@ def _preactivations(
     terms: np.ndarray,
     weights: np.ndarray,
     n: int,
-    ptr: np.ndarray,
-    crow: np.ndarray,
-    ccol: np.ndarray,
-    csign: np.ndarray,
+    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     kernel: np.ndarray,
     T: int,
     W: int,
@@ -84,7 +80,7 @@ def _preactivations(
     k, C = kernel.shape[0], kernel.shape[2]
     p = k // 2
     buf[:] = 0.0
-    _corners(terms, weights, n, ptr, crow, ccol, csign, buf, kernel, True)
+    _stamp(terms, weights, n, corners, buf, kernel, True)
     for a in range(1, T + p):
         for b in range(buf.shape[1]):
             for c in range(C):
@@ -95,10 +91,7 @@ def _preactivations(
 def layer1_forward(
     terms: np.ndarray,
     weights: np.ndarray,
-    ptr: np.ndarray,
-    crow: np.ndarray,
-    ccol: np.ndarray,
-    csign: np.ndarray,
+    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     kernel: np.ndarray,
     bias: np.ndarray,
     T: int,
@@ -114,19 +107,14 @@ def layer1_forward(
     N = terms.shape[0]
     for blk in numba.prange(blocks):
         lo, hi = blk * N // blocks, (blk + 1) * N // blocks
-        _forward_block(
-            terms, weights, ptr, crow, ccol, csign, kernel, bias, T, W, out, active, lo, hi
-        )
+        _forward_block(terms, weights, corners, kernel, bias, T, W, out, active, lo, hi)
 
 
 @numba.njit(cache=True)
 def _forward_block(
     terms: np.ndarray,
     weights: np.ndarray,
-    ptr: np.ndarray,
-    crow: np.ndarray,
-    ccol: np.ndarray,
-    csign: np.ndarray,
+    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     kernel: np.ndarray,
     bias: np.ndarray,
     T: int,
@@ -144,7 +132,7 @@ def _forward_block(
     buf = np.zeros((T + 2 * p + 1, W + 2 * p + 1, C), dtype=np.float32)
     acc = np.zeros(C, dtype=np.float32)
     for n in range(lo, hi):
-        _preactivations(terms, weights, n, ptr, crow, ccol, csign, kernel, T, W, buf)
+        _preactivations(terms, weights, n, corners, kernel, T, W, buf)
         for y in range(T // 2):
             pooled = out[n, y]
             pooled[:] = zero
@@ -166,10 +154,7 @@ def _forward_block(
 def layer1_backward(
     terms: np.ndarray,
     weights: np.ndarray,
-    ptr: np.ndarray,
-    crow: np.ndarray,
-    ccol: np.ndarray,
-    csign: np.ndarray,
+    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     k: int,
     active: np.ndarray,
     grad: np.ndarray,
@@ -190,10 +175,7 @@ def layer1_backward(
         _backward_block(
             terms,
             weights,
-            ptr,
-            crow,
-            ccol,
-            csign,
+            corners,
             k,
             active,
             grad,
@@ -211,10 +193,7 @@ def layer1_backward(
 def _backward_block(
     terms: np.ndarray,
     weights: np.ndarray,
-    ptr: np.ndarray,
-    crow: np.ndarray,
-    ccol: np.ndarray,
-    csign: np.ndarray,
+    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     k: int,
     active: np.ndarray,
     grad: np.ndarray,
@@ -248,4 +227,4 @@ def _backward_block(
             for b in range(g.shape[1]):
                 for c in range(C):
                     g[a, b, c] += g[a + 1, b, c]
-        _corners(terms, weights, n, ptr, crow, ccol, csign, g, gk, False)
+        _stamp(terms, weights, n, corners, g, gk, False)

@@ -21,27 +21,12 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
-from schedlab.evaluation.metrics import TIME_METRICS, metric_name
+from schedlab.evaluation.metrics import SHORT_METRIC, TIME_METRICS, metric_name
 from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.reports.output import fit_text, is_narrow, place_legend
 from schedlab.reports.palette import MARKERS, line_style
 
 BOX_COLUMNS = ("policy", "bucket", "slowdown")
-
-SHORT_METRIC = {
-    "slowdown": "slowdown",
-    "completion": "completion time",
-    "wait": "waiting time",
-    "bounded_slowdown": "bounded slowdown",
-    "p95_slowdown": "p95 slowdown",
-    "max_slowdown": "max slowdown",
-    "max_wait": "max waiting time",
-    "p95_wait": "p95 waiting time",
-    "p99_wait": "p99 waiting time",
-    "utilisation": "utilisation",
-    "killed": "killed jobs",
-}
-"""Short names of the per-jobset metrics, for ticks and narrow axis labels."""
 
 
 def short_metric(metric: str, unit: str) -> str:

@@ -103,20 +103,28 @@ def plot_learning_curve(
             markevery=every,
             label=f"{policy} (greedy, validation jobsets)",
         )
-    shown = [(n, v) for n, v in baselines.items() if n != "initial"]
-    for k, (name, value) in enumerate(sorted(shown, key=lambda nv: nv[1])):
-        ax.axhline(
-            value,
-            color=palette.get(name, "0.5"),
-            lw=1.4,
-            label=f"{name} ({value:.2f})",
-            ls=LINESTYLES[1:][k % (len(LINESTYLES) - 1)],
-        )
+    plot_baselines({n: v for n, v in baselines.items() if n != "initial"}, palette, lw=1.4, ax=ax)
     ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_xlabel("Training iteration")
     ax.set_ylabel(f"Average job {METRIC_WORDS.get(metric, metric)}")
     place_legend(ax)
     return ax
+
+
+def plot_baselines(
+    baselines: Mapping[str, float], palette: Mapping[str, Any], *, lw: float, ax: Axes
+) -> None:
+    """The heuristics' values as horizontal lines, lowest first: each in its colour (grey if
+    ``palette`` has none) with its own dash pattern and its value in the legend, so that equal
+    values (SJF and Tetris*) stay visible."""
+    for k, (name, value) in enumerate(sorted(baselines.items(), key=lambda nv: nv[1])):
+        ax.axhline(
+            value,
+            color=palette.get(name, "0.5"),
+            lw=lw,
+            label=f"{name} ({value:.2f})",
+            ls=LINESTYLES[1:][k % (len(LINESTYLES) - 1)],
+        )
 
 
 METRIC_WORDS = {"slowdown": "slowdown", "completion": "completion time (steps)"}

@@ -22,9 +22,10 @@ from matplotlib.axes import Axes
 
 from schedlab.policies.training import Selection
 from schedlab.reports.content import Block, Table
+from schedlab.reports.learning import plot_baselines
 from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, figure, place_legend
-from schedlab.reports.palette import LINESTYLES, policy_palette
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.tables import ci, num
 
 METRIC_LABELS = {
@@ -74,15 +75,7 @@ def plot_sweep_curves(
             lw=2.2,
             label=f"{point + ': ' if point else ''}mean of {len(runs)} seeds",
         )
-    ordered = sorted(baselines.items(), key=lambda kv: kv[1])
-    for k, (name, value) in enumerate(ordered):
-        ax.axhline(
-            value,
-            color=palette.get(name, "0.5"),
-            lw=1.2,
-            label=f"{name} ({value:.2f})",
-            ls=LINESTYLES[1:][k % (len(LINESTYLES) - 1)],
-        )
+    plot_baselines(baselines, palette, lw=1.2, ax=ax)
     ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

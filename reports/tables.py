@@ -12,11 +12,12 @@ from typing import Any, cast
 
 import polars as pl
 
+from schedlab.evaluation.metrics import SHORT_METRIC
 from schedlab.evaluation.permutation import METHOD_LABELS
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.comparison_data import Comparison
 from schedlab.reports.content import Table
-from schedlab.reports.figures import SHORT_METRIC, fmt_load, short_metric
+from schedlab.reports.figures import fmt_load, short_metric
 
 
 def num(v: float | None) -> str:

@@ -17,7 +17,7 @@ from schedlab.errors import Interrupted, OutputError, ParameterError
 from schedlab.evaluation.sweep_runs import DONE, SweepRun, parse_grid, parse_seeds, plan_sweep
 from schedlab.evaluation.train_sweep import run_sweep
 from schedlab.policies.reinforce import TrainConfig
-from tests.cli_helpers import run_fail, run_ok
+from tests.cli_helpers import options, run_fail, run_ok
 
 TINY = {
     "n_jobsets": 3,
@@ -194,22 +194,9 @@ def test_an_interrupted_sweep_resumes_where_it_stopped(local: Path, tmp_path: Pa
 
 
 def tiny_options() -> list[str]:
-    return [
-        "--jobsets",
-        "3",
-        "--rollouts",
-        "4",
-        "--iterations",
-        "2",
-        "--eval-jobsets",
-        "2",
-        "--slots",
-        "5",
-        "--horizon",
-        "10",
-        "--backlog",
-        "20",
-    ]
+    return options(
+        jobsets=3, rollouts=4, iterations=2, eval_jobsets=2, slots=5, horizon=10, backlog=20
+    )
 
 
 def test_the_command_line_trains_a_sweep_with_its_report(tmp_path: Path) -> None:

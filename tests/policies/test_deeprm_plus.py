@@ -30,6 +30,7 @@ from schedlab.policies.reinforce_config import file_parts
 from schedlab.policies.training import config_changes
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
+from tests.cli_helpers import options
 from tests.strategies import deeprm_jobset
 
 TIMING = ("rollout_s", "update_s", "eval_s")
@@ -103,32 +104,21 @@ def test_cli_train_resume_report_then_simulate_by_name(tmp_path) -> None:
     args = [
         "train",
         "deeprm-plus",
-        "--workload",
-        "deeprm",
-        "--load",
-        "100%",
-        "--window",
-        "15",
-        "--jobsets",
-        "3",
-        "--rollouts",
-        "3",
-        "--iterations",
-        "2",
-        "--eval-jobsets",
-        "2",
-        "--slots",
-        "3",
-        "--horizon",
-        "8",
-        "--backlog",
-        "8",
-        "--imitation-jobsets",
-        "10",
-        "--imitation-epochs",
-        "1",
-        "--expert",
-        "tetris:knob=0.5",
+        *options(
+            workload="deeprm",
+            load="100%",
+            window=15,
+            jobsets=3,
+            rollouts=3,
+            iterations=2,
+            eval_jobsets=2,
+            slots=3,
+            horizon=8,
+            backlog=8,
+            imitation_jobsets=10,
+            imitation_epochs=1,
+            expert="tetris:knob=0.5",
+        ),
         "-o",
         str(out),
     ]
@@ -151,10 +141,7 @@ def test_cli_train_resume_report_then_simulate_by_name(tmp_path) -> None:
             str(jobs),
             "--policy",
             f"deeprm-plus:{out}",
-            "--slots",
-            "3",
-            "--horizon",
-            "8",
+            *options(slots=3, horizon=8),
             "-o",
             str(tmp_path / "res.parquet"),
         ],

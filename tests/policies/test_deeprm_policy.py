@@ -21,6 +21,7 @@ from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import schedule, simulate
 from schedlab.simulator.views.deeprm_image import ObsGeometry
 from schedlab.simulator.views.queue import QueueView
+from tests.cli_helpers import options
 from tests.strategies import deeprm_jobset
 
 CONFIG = ClusterConfig(slots=5, horizon=10, backlog_view=20)
@@ -174,22 +175,16 @@ def test_cli_train_then_simulate(tmp_path) -> None:
     args = [
         "train",
         "deeprm",
-        "--load",
-        "90%",
-        "--jobsets",
-        "3",
-        "--rollouts",
-        "3",
-        "--iterations",
-        "2",
-        "--eval-jobsets",
-        "2",
-        "--slots",
-        "5",
-        "--horizon",
-        "10",
-        "--backlog",
-        "20",
+        *options(
+            load="90%",
+            jobsets=3,
+            rollouts=3,
+            iterations=2,
+            eval_jobsets=2,
+            slots=5,
+            horizon=10,
+            backlog=20,
+        ),
         "-o",
         str(out),
     ]
@@ -214,10 +209,7 @@ def test_cli_train_then_simulate(tmp_path) -> None:
             f"deeprm:{out}",
             "--policy",
             "tetris",
-            "--slots",
-            "5",
-            "--horizon",
-            "10",
+            *options(slots=5, horizon=10),
             "-o",
             str(tmp_path / "res.parquet"),
         ],

@@ -26,7 +26,7 @@ from schedlab.registry import make_policy
 from schedlab.reports.liu import report_training
 from schedlab.simulator.multicluster.views import LiuState
 from schedlab.simulator.run import simulate
-from tests.cli_helpers import run_ok
+from tests.cli_helpers import options, run_ok
 
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "policies" / "checkpoints"
 TINY = {
@@ -222,22 +222,10 @@ def test_shipped_checkpoints_load_match_their_readme_and_beat_maf(name: str) -> 
 def test_schedlab_train_liu_trains_resumes_and_reports(tmp_path: Path) -> None:
     out = tmp_path / "run"
     tiny = [
-        "--envs",
-        "2",
-        "--batch",
-        "64",
-        "--buffer",
-        "500",
-        "--eval-episodes",
-        "2",
-        "--eval-every",
-        "2",
-        "--checkpoint-every",
-        "2",
+        *options(envs=2, batch=64, buffer=500, eval_episodes=2, eval_every=2, checkpoint_every=2),
         "-p",
         "n_jobs=40",
-        "--lstm",
-        "8",
+        *options(lstm=8),
     ]
     text = run_ok(
         "train", "liu", *tiny, "--episodes", "2", "--weights", "1", "0.5", "2.5", "-o", str(out)
