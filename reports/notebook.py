@@ -38,10 +38,9 @@ from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_set
 from schedlab.evaluation.stats import summarize
 from schedlab.evaluation.users import fairness
 from schedlab.jobset import JobSet
-from schedlab.reports import comparison, figures, markup, schedule
+from schedlab.reports import comparison, comparison_data, figures, markup, schedule
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.comparison_data import Comparison
 from schedlab.reports.experiment import load_results
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.render import analysis_config, compute, write_report
@@ -147,7 +146,7 @@ class ComparisonResult:
         """Policy -> colour, as in the reports."""
         return policy_palette(self.policies)
 
-    def _at(self, load: float | None) -> Comparison:
+    def _at(self, load: float | None) -> comparison_data.Comparison:
         comp = self.computed.comp
         return comp if load is None else dataclasses.replace(comp, focus=load)
 
