@@ -37,12 +37,8 @@ from schedlab.jobset import JobSet
 from schedlab.policies.deeprm import load_network, resolve_checkpoint
 from schedlab.policies.imitation import clone, deduplicate, demonstrate, split
 from schedlab.policies.networks import Logits, make_network, unique_observations
-from schedlab.policies.reinforce import (
-    TrainConfig,
-    collect,
-    engine_geometry,
-    image_view,
-)
+from schedlab.policies.policy_gradient import collect, engine_geometry, image_view
+from schedlab.policies.reinforce import TrainConfig
 from schedlab.policies.reinforce_config import make_jobsets
 from schedlab.policies.runtime import training_process
 from schedlab.registry import make_policy
@@ -92,8 +88,9 @@ def bench_iteration(
     logits_fn = Logits(net, geometry, precision=precision)
     opt = torch.optim.RMSprop(net.parameters(), lr=config.lr, alpha=config.rho, eps=config.eps)
     rng = np.random.default_rng(0)
-    first = JobSet.create(jobsets.jobs.filter(pl.col("jobset") == jobsets.jobset_ids[0]),
-                          jobsets.meta)  # fmt: skip
+    first = JobSet.create(
+        jobsets.jobs.filter(pl.col("jobset") == jobsets.jobset_ids[0]), jobsets.meta
+    )
     warm = BatchedEngine.from_jobset(first, config.cluster(), repeats=2)
     collect(warm, logits_fn, rng, mask_invalid=True, record=False)  # loads compiled kernels
     first_s = sum(reinforce_iteration(engine, logits_fn, opt, config, rng)[:2])

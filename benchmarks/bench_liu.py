@@ -26,14 +26,10 @@ import torch
 
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
 from schedlab.policies.liu_baselines import MAF, RAN, RR
+from schedlab.policies.liu_knowledge import KnowledgeBuffer, collect, update
 from schedlab.policies.liu_networks import LSFC, LiuValuePolicy
-from schedlab.policies.liu_value import (
-    KnowledgeBuffer,
-    LiuTrainConfig,
-    collect,
-    in_memory_policy,
-    update,
-)
+from schedlab.policies.liu_value import in_memory_policy
+from schedlab.policies.liu_value_config import LiuTrainConfig
 from schedlab.policies.runtime import training_process
 from schedlab.policies.shipped import shipped
 from schedlab.simulator.multicluster.model import MultiClusterModel
@@ -72,8 +68,9 @@ def training(rounds: int) -> None:
         js = gen.generate_rates([gen.natural_rate()], n_jobsets=config.envs, seed=r)
         t0 = time.perf_counter()
         model = MultiClusterModel.from_jobset(js)
-        d = collect(model, net, weights, epsilon=0.3, guide=0.5, rng=rng,
-                    params=config.value_params())  # fmt: skip
+        d = collect(
+            model, net, weights, epsilon=0.3, guide=0.5, rng=rng, params=config.value_params()
+        )
         buffer.add(d)
         t1 = time.perf_counter()
         for _ in range(config.updates_per_episode * config.envs):
@@ -84,8 +81,13 @@ def training(rounds: int) -> None:
     roll, upd = (float(np.median(c)) for c in zip(*rows, strict=True))
     t0 = time.perf_counter()
     val = gen.generate_rates([gen.natural_rate()], n_jobsets=config.eval_episodes, seed=99)
-    spec = {"label": "val", "network": "lsfc", "weights": list(config.weights), "n_clusters": 5,
-            "history": 105}  # fmt: skip
+    spec = {
+        "label": "val",
+        "network": "lsfc",
+        "weights": list(config.weights),
+        "n_clusters": 5,
+        "history": 105,
+    }
     simulate(val, [in_memory_policy(net, spec)])
     val_s = time.perf_counter() - t0
     per_episode = roll + upd

@@ -22,13 +22,16 @@ def best_of(fn: Callable[[], object], repeats: int) -> float:
 
 
 def reinforce_iteration(
-    engine: Any, logits_fn: Any, optimizer: torch.optim.Optimizer, config: Any,
+    engine: Any,
+    logits_fn: Any,
+    optimizer: torch.optim.Optimizer,
+    config: Any,
     rng: np.random.Generator,
-) -> tuple[float, float, Any]:  # fmt: skip
+) -> tuple[float, float, Any]:
     """One REINFORCE iteration as :func:`schedlab.policies.reinforce.train` runs it (rollout of
     every env, returns and per-step baseline, one update), without validation: ``(rollout s,
     update s, the recorded batch)``."""
-    from schedlab.policies.reinforce import advantages, collect, policy_gradient_step
+    from schedlab.policies.policy_gradient import advantages, collect, policy_gradient_step
 
     t0 = time.perf_counter()
     batch = collect(engine, logits_fn, rng, mask_invalid=True, record=True)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from schedlab.dag import critical_paths
-from schedlab.evaluation.metrics import keys, policy_order
+from schedlab.dag_measures import critical_paths
+from schedlab.evaluation.keys import keys, policy_order, sort_runs
 from schedlab.jobset import JobSet
 from schedlab.results import DAG_RESULT_COLUMNS, Results
 
@@ -39,7 +39,7 @@ def per_job(results: Results, jobset: JobSet | None = None) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        The keys of :func:`~schedlab.evaluation.metrics.keys`, ``dag`` (int64), ``tasks``
+        The keys of :func:`~schedlab.evaluation.keys.keys`, ``dag`` (int64), ``tasks``
         (uint32, its rows), ``arrival`` (int64, its first task's arrival), ``finish`` (int64,
         its last task's finish), ``jct`` (int64, ``finish − arrival``), ``critical_path``
         (int64) and ``job_slowdown`` (float64, ``jct / critical_path``), all in steps. Sorted
@@ -75,7 +75,7 @@ def per_job(results: Results, jobset: JobSet | None = None) -> pl.DataFrame:
             "job_slowdown",
         )
     )
-    return _sorted(out, policy_order(results), ("dag",))
+    return sort_runs(out, policy_order(results), ("dag",))
 
 
 def _with_jobs(table: pl.DataFrame, jobset: JobSet | None) -> pl.DataFrame:
@@ -84,9 +84,11 @@ def _with_jobs(table: pl.DataFrame, jobset: JobSet | None) -> pl.DataFrame:
         msg = "per-job metrics need a DAG workload: results of one, or its JobSet (a dag column)"
         raise ValueError(msg)
     jobs = jobset.jobs.select(
-        "jobset", "job_id", "dag",
+        "jobset",
+        "job_id",
+        "dag",
         pl.col("arrival").min().over("jobset", "dag").alias("job_arrival"),
-    )  # fmt: skip
+    )
     rows = table.join(jobs, on=["jobset", "job_id"], how="left")
     if rows.get_column("dag").null_count():
         bad = rows.filter(pl.col("dag").is_null()).row(0, named=True)
@@ -116,9 +118,4 @@ def per_jobset_jobs(results: Results, jobset: JobSet | None = None) -> pl.DataFr
         slowdown.quantile(0.95, interpolation="linear").alias("p95_job_slowdown"),
         slowdown.max().alias("max_job_slowdown"),
     )
-    return _sorted(out, policy_order(results))
-
-
-def _sorted(df: pl.DataFrame, order: list[str], extra: tuple[str, ...] = ()) -> pl.DataFrame:
-    rank = pl.col("policy").replace_strict(order, list(range(len(order))), return_dtype=pl.Int64)
-    return df.sort(rank, *keys(df)[1:], *extra, nulls_last=True)
+    return sort_runs(out, policy_order(results))

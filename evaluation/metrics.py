@@ -15,14 +15,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from schedlab.evaluation.keys import keys, policy_order, sort_runs
 from schedlab.results import SECONDS_RESULT_COLUMNS, Results
 from schedlab.simulator.multicluster.score import AJER, TMDL
-
-KEYS = ("policy", "load", "seed", "jobset")
-"""Columns identifying one jobset run by one policy (``seed`` and ``load`` may be null).
-
-Results of an experiment also carry a ``workload`` column (str); when present it is a key too,
-placed after ``policy`` (:func:`keys`)."""
 
 BSLD_THRESHOLD = 10.0
 """Default threshold τ of the bounded slowdown, in the results' time unit (:func:`time_unit`):
@@ -30,24 +25,28 @@ BSLD_THRESHOLD = 10.0
 
 TERCILE_NAMES = ("short", "medium", "long")
 
-METRICS = {
-    "slowdown": "average job slowdown",
-    "completion": "average job turnaround time ({time})",
-    "wait": "average job waiting time ({time})",
-    "bounded_slowdown": "average bounded job slowdown",
-    "p95_slowdown": "95th-percentile job slowdown",
-    "max_slowdown": "largest job slowdown",
-    "max_wait": "longest job waiting time ({time})",
-    "p95_wait": "95th-percentile job waiting time ({time})",
-    "p99_wait": "99th-percentile job waiting time ({time})",
-    "utilisation": "utilisation of the first resource (fraction)",
-    "killed": "jobs killed at their runtime request (count)",
-    "jct": "average DAG job completion time ({time})",
-    "job_slowdown": "average DAG job slowdown (completion / critical path)",
-    "p95_job_slowdown": "95th-percentile DAG job slowdown",
-    "tmdl": "total missed deadlines (TMDL, multi-cluster)",
-    "ajer": "average job execution-time ratio (AJER, %, multi-cluster)",
+METRIC_NAMES = {
+    "slowdown": ("average job slowdown", "slowdown"),
+    "completion": ("average job turnaround time ({time})", "completion time"),
+    "wait": ("average job waiting time ({time})", "waiting time"),
+    "bounded_slowdown": ("average bounded job slowdown", "bounded slowdown"),
+    "p95_slowdown": ("95th-percentile job slowdown", "p95 slowdown"),
+    "max_slowdown": ("largest job slowdown", "max slowdown"),
+    "max_wait": ("longest job waiting time ({time})", "max waiting time"),
+    "p95_wait": ("95th-percentile job waiting time ({time})", "p95 waiting time"),
+    "p99_wait": ("99th-percentile job waiting time ({time})", "p99 waiting time"),
+    "utilisation": ("utilisation of the first resource (fraction)", "utilisation"),
+    "killed": ("jobs killed at their runtime request (count)", "killed jobs"),
+    "jct": ("average DAG job completion time ({time})", "jct"),
+    "job_slowdown": ("average DAG job slowdown (completion / critical path)", "job_slowdown"),
+    "p95_job_slowdown": ("95th-percentile DAG job slowdown", "p95_job_slowdown"),
+    "tmdl": ("total missed deadlines (TMDL, multi-cluster)", "tmdl"),
+    "ajer": ("average job execution-time ratio (AJER, %, multi-cluster)", "ajer"),
 }
+"""Every per-jobset metric of :func:`per_jobset`: its name in reports (:data:`METRICS`) and its
+short name for ticks and narrow labels (:data:`SHORT_METRIC`)."""
+
+METRICS = {m: name for m, (name, _) in METRIC_NAMES.items()}
 """Per-jobset metrics of :func:`per_jobset` (all: lower is better but ``utilisation``), named for
 reports; ``{time}`` is the results' time unit (:func:`metric_name`).
 
@@ -64,6 +63,9 @@ finish minus its first task's arrival, its slowdown that over its critical path,
 schedule's steps (times the time step in seconds for a trace, so that a job with room for every
 task has slowdown 1 exactly). Elsewhere every job is its own one-task DAG: ``jct`` is the
 turnaround and ``job_slowdown`` the slowdown."""
+
+SHORT_METRIC = {m: short for m, (_, short) in METRIC_NAMES.items()}
+"""Short names of the per-jobset metrics, for ticks and narrow axis labels."""
 
 TIME_METRICS = frozenset(m for m, name in METRICS.items() if "{time}" in name)
 """Metrics that are times (seconds or steps, :func:`time_unit`)."""
@@ -156,23 +158,6 @@ def length_column(table: pl.DataFrame) -> str:
     return "run_s" if time_unit(table) == SECONDS else "duration"
 
 
-def policy_order(results: Results) -> list[str]:
-    """Policy names in simulation order, then any others found in the table (sorted)."""
-    order = list(results.meta.get("policies", {}))
-    extra = set(results.table.get_column("policy").unique().to_list()) - set(order)
-    return order + sorted(extra)
-
-
-def keys(table: pl.DataFrame) -> tuple[str, ...]:
-    """:data:`KEYS`, with ``workload`` after ``policy`` when ``table`` has that column."""
-    return ("policy", "workload", *KEYS[1:]) if "workload" in table.columns else KEYS
-
-
-def _sorted(df: pl.DataFrame, order: list[str], extra: tuple[str, ...] = ()) -> pl.DataFrame:
-    rank = pl.col("policy").replace_strict(order, list(range(len(order))), return_dtype=pl.Int64)
-    return df.sort(rank, *keys(df)[1:], *extra, nulls_last=True)
-
-
 def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> pl.DataFrame:
     """One row per (policy, load, seed, jobset): aggregates over the jobs of that jobset.
 
@@ -240,13 +225,13 @@ def per_jobset(results: Results, *, bsld_threshold: float = BSLD_THRESHOLD) -> p
             )
             .drop("_jct", "_job_slowdown", "_p95_job_slowdown")
         )
-    return _sorted(out, policy_order(results))
+    return sort_runs(out, policy_order(results))
 
 
 def _dag_jobs(results: Results) -> pl.DataFrame:
     """Per jobset, mean DAG job completion time (the results' time unit), mean and 95th
     percentile job slowdown (float64): :func:`~schedlab.evaluation.jobs.per_jobset_jobs`."""
-    from schedlab.evaluation.jobs import per_jobset_jobs
+    from schedlab.evaluation.jobs import per_jobset_jobs  # imports schedlab.dag: numba
 
     scale = 1.0
     if time_unit(results.table) == SECONDS:
@@ -304,9 +289,11 @@ def length_units(results: Results) -> Results:
 
     jobs = per_job(Results(table.filter(pl.col("dag").is_not_null()), results.meta))
     units = jobs.select(
-        *keys(jobs), pl.col("critical_path").alias("duration"),
-        pl.col("jct").alias("completion"), pl.col("job_slowdown").alias("slowdown"),
-    )  # fmt: skip
+        *keys(jobs),
+        pl.col("critical_path").alias("duration"),
+        pl.col("jct").alias("completion"),
+        pl.col("job_slowdown").alias("slowdown"),
+    )
     return Results(units, {**results.meta, "length_buckets": {}})
 
 
@@ -349,4 +336,4 @@ def per_length(results: Results) -> pl.DataFrame:
             _times(table)[1].mean().alias("completion"),
         )
     )
-    return _sorted(out, policy_order(results), ("bucket",))
+    return sort_runs(out, policy_order(results), ("bucket",))

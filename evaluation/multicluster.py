@@ -26,41 +26,56 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from schedlab.evaluation.metrics import keys, per_jobset
+from schedlab.evaluation.keys import keys
+from schedlab.evaluation.metrics import per_jobset
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings
 from schedlab.evaluation.stats import summarize
 from schedlab.results import Results
 from schedlab.simulator.multicluster.score import WEIGHT, s_log
 
 __all__ = [  # WEIGHT and s_log are defined with the model (shared with training)
-    "LIU_METRICS", "PAPER", "PAPER_BY_WORKLOAD", "WEIGHT",
-    "dominance", "paper_rows", "per_episode", "s_log", "summary",
-]  # fmt: skip
+    "LIU_METRICS",
+    "PAPER",
+    "PAPER_BY_WORKLOAD",
+    "WEIGHT",
+    "dominance",
+    "paper_rows",
+    "per_episode",
+    "s_log",
+    "summary",
+]
 
 LIU_METRICS = ("tmdl", "ajer", "s_log")
 """Per-episode metrics of :func:`per_episode`, in the paper's column order."""
 
 PAPER: dict[str, dict[str, tuple[float, float, float, str | None]]] = {
     "table3 (uniform b=33)": {
-        "RL-LSFC": (61.70, 90.30, 2.57, "46/4/0"), "MAF": (343.84, 93.22, -0.28, None),
+        "RL-LSFC": (61.70, 90.30, 2.57, "46/4/0"),
+        "MAF": (343.84, 93.22, -0.28, None),
     },
     "table4 (uniform b=36)": {
-        "RL-LSFC": (37.66, 88.32, 2.73, "50/0/0"), "MAF": (311.44, 92.35, 0.87, None),
+        "RL-LSFC": (37.66, 88.32, 2.73, "50/0/0"),
+        "MAF": (311.44, 92.35, 0.87, None),
     },
     "table4 (uniform b=40)": {
-        "RL-LSFC": (19.76, 87.12, 2.79, "50/0/0"), "MAF": (276.10, 91.95, 1.55, None),
+        "RL-LSFC": (19.76, 87.12, 2.79, "50/0/0"),
+        "MAF": (276.10, 91.95, 1.55, None),
     },
     "table5 (bernoulli)": {
-        "RL-LSFC": (13.32, 86.67, 2.81, "50/0/0"), "MAF": (243.18, 91.75, 1.92, None),
+        "RL-LSFC": (13.32, 86.67, 2.81, "50/0/0"),
+        "MAF": (243.18, 91.75, 1.92, None),
     },
     "table5 (beta)": {
-        "RL-LSFC": (39.14, 88.68, 2.71, "50/0/0"), "MAF": (295.66, 92.41, 1.11, None),
+        "RL-LSFC": (39.14, 88.68, 2.71, "50/0/0"),
+        "MAF": (295.66, 92.41, 1.11, None),
     },
     "table6 (uniform b=33)": {
-        "RL-LSFC": (36.84, 88.71, 2.71, "50/0/0"), "RL-LSFCb": (14.74, 90.13, 2.67, "49/1/0"),
-        "RL-FC": (15.28, 92.79, 2.24, "29/21/0"), "MAF": (305.02, 92.67, 0.65, None),
+        "RL-LSFC": (36.84, 88.71, 2.71, "50/0/0"),
+        "RL-LSFCb": (14.74, 90.13, 2.67, "49/1/0"),
+        "RL-FC": (15.28, 92.79, 2.24, "29/21/0"),
+        "MAF": (305.02, 92.67, 0.65, None),
     },
-}  # fmt: skip
+}
 """Liu et al.'s Tables 3–6 (ICPP'20): policy -> (TMDL, AJER, S_log, F/S/N vs MAF), means over 50
 episodes."""
 PAPER_BY_WORKLOAD = {

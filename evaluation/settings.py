@@ -1,7 +1,7 @@
 """The statistics settings of a comparison, declared once (design.md §7).
 
 :class:`StatsSettings` is the one shape of these settings: an experiment spec's ``[metrics]``
-table is validated against its fields' type hints (:func:`schedlab.params.check_params`), a
+table is validated against its fields' type hints (:func:`schedlab.param_checks.check_params`), a
 report (:func:`~schedlab.reports.render.write_report`) and :func:`schedlab.compare` take it (or
 any of its fields by keyword, :func:`stats_settings`), and the analysis adds only the reference
 policy (:class:`~schedlab.evaluation.analysis.AnalysisConfig`). Its defaults are written here

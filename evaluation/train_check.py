@@ -24,6 +24,7 @@ import polars as pl
 
 from schedlab.errors import SchedlabError
 from schedlab.evaluation import train_sweep as ts
+from schedlab.evaluation.sweep_runs import plan_sweep
 from schedlab.params import build, flat, updated
 from schedlab.policies.training import STATE, TrainResult, read_selection
 
@@ -42,21 +43,33 @@ def _require(ok: bool, name: str, what: str) -> None:
 
 def check_run(name: str, result: Any, out: Path, budget: int) -> None:
     """The files and the result of one training run of ``budget`` steps in ``out``."""
-    _require(isinstance(result, TrainResult), name, f"train returned {type(result).__name__}, "
-             "not a TrainResult")  # fmt: skip
+    _require(
+        isinstance(result, TrainResult),
+        name,
+        f"train returned {type(result).__name__}, not a TrainResult",
+    )
     missing = [f for f in RUN_FILES if not (out / f).is_file()]
     _require(not missing, name, f"{out} lacks {missing}")
     sel = result.selection
     _require(read_selection(out) == sel, name, "config.json's selection is not the result's")
     curve = result.curve
-    _require({sel.metric, sel.step} <= set(curve.columns), name,
-             f"the curve has no {sel.metric!r} or {sel.step!r} column")  # fmt: skip
-    _require(curve[sel.step].max() == budget, name,
-             f"the curve ends at {sel.step} {curve[sel.step].max()}, not {budget}")  # fmt: skip
+    _require(
+        {sel.metric, sel.step} <= set(curve.columns),
+        name,
+        f"the curve has no {sel.metric!r} or {sel.step!r} column",
+    )
+    _require(
+        curve[sel.step].max() == budget,
+        name,
+        f"the curve ends at {sel.step} {curve[sel.step].max()}, not {budget}",
+    )
     values = curve[sel.metric].drop_nulls()
     best = values.max() if sel.higher_is_better else values.min()
-    _require(values.len() > 0 and math.isclose(result.best_value, best), name,
-             f"best_value {result.best_value} is not the curve's best {best}")  # fmt: skip
+    _require(
+        values.len() > 0 and math.isclose(result.best_value, best),
+        name,
+        f"best_value {result.best_value} is not the curve's best {best}",
+    )
     _require("initial" in result.baselines, name, "baselines lack 'initial'")
 
 
@@ -83,13 +96,20 @@ def check_trainer(name: str, out: str | Path, *, backend: str = "local") -> None
     after = resumed.curve.head(len(before))[resumed.selection.metric].to_list()
     _require(after == before, name, "resuming changed the curve of the steps already trained")
 
-    runs = ts.plan_sweep(trainer.config, flat(config), [0, 1], {}, owner=f"trainer {name!r}")
-    kw: dict[str, Any] = {"base": flat(config), "backend": backend, "progress": False,
-                          "workers": 1 if backend == "local" else None}  # fmt: skip
+    runs = plan_sweep(trainer.config, flat(config), [0, 1], {}, owner=f"trainer {name!r}")
+    kw: dict[str, Any] = {
+        "base": flat(config),
+        "backend": backend,
+        "progress": False,
+        "workers": 1 if backend == "local" else None,
+    }
     outcome = ts.run_sweep(name, runs, out / "sweep", **kw)
     _require(not outcome.failures, name, f"sweep runs failed: {outcome.failures}")
-    _require(outcome.tables.summary["seeds"].to_list() == [2], name,
-             "the sweep's summary does not count 2 seeds")  # fmt: skip
+    _require(
+        outcome.tables.summary["seeds"].to_list() == [2],
+        name,
+        "the sweep's summary does not count 2 seeds",
+    )
     missing = [
         f"{r.name}/{f}"
         for r in runs

@@ -24,9 +24,7 @@ resumes where it stopped. A failing run is recorded and the others go on.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
-import re
 import tempfile
 import time
 import traceback
@@ -35,10 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from schedlab import interrupts, io
-from schedlab.errors import Interrupted, OutputError, ParameterError
+from schedlab.errors import Interrupted, OutputError
 from schedlab.evaluation.backends import (
     Backend,
     BatchOutcome,
@@ -47,26 +43,15 @@ from schedlab.evaluation.backends import (
     one_line,
     run_batch,
 )
-from schedlab.evaluation.convergence import over_seeds, per_run, read_curves
-from schedlab.params import build, check_params, flat
-from schedlab.policies.training import STATE, Selection, TrainResult, read_selection
-
-DONE = "sweep_run.json"
-"""File the sweep writes into a run directory once the run is complete."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SweepRun:
-    """One training run of a sweep."""
-
-    name: str
-    """Its directory under the sweep directory, e.g. ``lr0.001_seed3``."""
-    point: dict[str, Any]
-    """The grid values of the run (config field -> value; empty without a grid)."""
-    seed: int
-    """Its training seed."""
-    config: Any
-    """The trainer's config dataclass of the run."""
+from schedlab.evaluation.sweep_runs import (
+    SweepRun,
+    is_complete,
+    mark_complete,
+    sweep_record,
+)
+from schedlab.evaluation.sweep_tables import SweepTables, write_tables
+from schedlab.params import flat
+from schedlab.policies.training import STATE, TrainResult
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -89,112 +74,6 @@ class SweepOutcome(BatchOutcome):
 
     tables: SweepTables
     """The sweep's tables after this call (also in ``runs.csv`` and ``summary.csv``)."""
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``"0-4"`` -> ``[0, 1, 2, 3, 4]``; ``"0,3,7"``, ``"1-3,8"`` likewise (order kept, no
-    repeats).
-
-    Raises
-    ------
-    ParameterError
-        A part that is not ``N`` or ``A-B`` with ``0 <= A <= B``, or a seed given twice.
-    """
-    seeds: list[int] = []
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
-        if m is None or (m[2] is not None and int(m[2]) < int(m[1])):
-            msg = f"--seeds: expected N, A-B (A <= B) or a comma-separated list, got {part!r}"
-            raise ParameterError(msg)
-        seeds += range(int(m[1]), int(m[2] or m[1]) + 1)
-    if len(set(seeds)) != len(seeds):
-        twice = sorted({s for s in seeds if seeds.count(s) > 1})
-        msg = f"--seeds: seeds {twice} are given twice in {text!r}"
-        raise ParameterError(msg)
-    return seeds
-
-
-def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
-    """``["lr=0.001,0.0003", "hidden=20,40"]`` -> ``{"lr": [0.001, 0.0003], "hidden": [20,
-    40]}`` (values read as JSON where they parse, else kept as text).
-
-    Raises
-    ------
-    ParameterError
-        An item that is not ``FIELD=V1,V2,...``, a field given twice, or ``seed`` (use seeds).
-    """
-    grid: dict[str, list[Any]] = {}
-    for item in items:
-        key, eq, raw = (s.strip() for s in item.partition("="))
-        if not eq or not key or not raw:
-            msg = f"--grid: expected FIELD=V1,V2,..., got {item!r}"
-            raise ParameterError(msg)
-        if key == "seed":
-            msg = "--grid: sweep seeds with --seeds, not --grid seed=..."
-            raise ParameterError(msg)
-        if key in grid:
-            msg = f"--grid: {key!r} is given twice"
-            raise ParameterError(msg)
-        grid[key] = [_value(v.strip()) for v in raw.split(",")]
-    return grid
-
-
-def _value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def _label(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def run_name(point: Mapping[str, Any], seed: int) -> str:
-    """Directory name of a run: ``lr0.001_hidden40_seed3`` (unsafe characters -> ``-``)."""
-    parts = [f"{k}{_label(v)}" for k, v in point.items()] + [f"seed{seed}"]
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", "_".join(parts))
-
-
-def point_label(point: Mapping[str, Any], default: str) -> str:
-    """``"lr=0.001, hidden=40"``; ``default`` for the one point of a sweep without grid."""
-    return ", ".join(f"{k}={_label(v)}" for k, v in point.items()) or default
-
-
-def plan_sweep(
-    cls: type, base: Mapping[str, Any], seeds: Sequence[int], grid: Mapping[str, Sequence[Any]],
-    *, owner: str,
-) -> list[SweepRun]:  # fmt: skip
-    """Every (grid point, seed) run: the grid's product in its order, seeds inside.
-
-    Each run's config is ``cls(**base)`` with the point's values and the seed, checked like any
-    trainer option (:func:`~schedlab.params.check_params`; ``owner`` names the trainer).
-
-    Raises
-    ------
-    ParameterError
-        No seed, an empty grid axis, or a value the config refuses.
-    """
-    if not seeds:
-        msg = f"{owner}: a sweep needs at least one seed"
-        raise ParameterError(msg)
-    if any(len(v) == 0 for v in grid.values()):
-        msg = f"{owner}: every --grid field needs at least one value, got {dict(grid)}"
-        raise ParameterError(msg)
-    runs = []
-    for values in itertools.product(*grid.values()):
-        point = dict(zip(grid, values, strict=True))
-        for seed in seeds:
-            fields = check_params(cls, {**base, **point, "seed": seed}, owner=owner,
-                                  where="--grid" if point else "")  # fmt: skip
-            try:
-                config = build(cls, fields)
-            except ValueError as exc:
-                raise ParameterError(f"{owner}, {point_label(point, 'base')}: {exc}") from exc
-            config_point = {k: flat(config)[k] for k in point}
-            runs.append(SweepRun(name=run_name(config_point, seed), point=config_point,
-                                 seed=seed, config=config))  # fmt: skip
-    return runs
 
 
 def train_in(trainer: str, config: Any, run_dir: str) -> TrainOutput:
@@ -225,8 +104,11 @@ def read_files(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder``: relative POSIX path -> content."""
     if not folder.is_dir():
         return {}
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
@@ -234,20 +116,6 @@ def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
     for name, data in files.items():
         with io.atomic_path(folder / name) as tmp:
             tmp.write_bytes(data)
-
-
-def _config_json(config: Any) -> Any:
-    return json.loads(json.dumps(flat(config), default=str))
-
-
-def is_complete(run: SweepRun, out: Path) -> bool:
-    """Whether ``run``'s directory holds a complete run of its config."""
-    path = out / run.name / DONE
-    try:
-        done = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False
-    return done.get("train_config") == _config_json(run.config)
 
 
 def check_sweep_directory(out: Path, sweep: Mapping[str, Any], *, resume: bool) -> None:
@@ -334,9 +202,16 @@ def run_sweep(
     check_sweep_directory(out, sweep, resume=resume)
     pending = [r for r in runs if not is_complete(r, out)]
     local_workers = workers or max(1, available_cpus() // max(map(_cpus, runs)))
-    runs_on = backend if not isinstance(backend, str) else make_backend(
-        backend, address=address, n_tasks=len(pending),
-        workers=local_workers if backend == "local" else workers)  # fmt: skip
+    runs_on = (
+        backend
+        if not isinstance(backend, str)
+        else make_backend(
+            backend,
+            address=address,
+            n_tasks=len(pending),
+            workers=local_workers if backend == "local" else workers,
+        )
+    )
     by_name = {r.name: r for r in pending}
 
     def start() -> None:
@@ -352,19 +227,29 @@ def run_sweep(
         if output.error is not None:
             _record_failure(by_name[name], output, out)
             return one_line(output.error)
-        _mark_complete(by_name[name], output.result, out)
+        mark_complete(by_name[name], output.result, out)
         return None
 
     def then(name: str, output: TrainOutput) -> None:
         if on_done is not None:
             on_done(out / name, by_name[name], output.result)
 
-    failures = run_batch(runs_on, start, take, then=then, total=len(runs), pending=len(pending),
-                         noun="training runs", again="with --resume to continue",
-                         desc=f"{trainer} sweep", progress=progress)  # fmt: skip
+    failures = run_batch(
+        runs_on,
+        start,
+        take,
+        then=then,
+        total=len(runs),
+        pending=len(pending),
+        noun="training runs",
+        again="with --resume to continue",
+        desc=f"{trainer} sweep",
+        progress=progress,
+    )
     tables = write_tables(runs, out)
-    return SweepOutcome(**SweepOutcome.tally(out, len(runs), len(pending), failures, t0),
-                        tables=tables)  # fmt: skip
+    return SweepOutcome(
+        **SweepOutcome.tally(out, len(runs), len(pending), failures, t0), tables=tables
+    )
 
 
 def _cpus(run: SweepRun) -> int:
@@ -384,36 +269,6 @@ def _submit(backend: Backend, trainer: str, runs: Sequence[SweepRun], out: Path)
             backend.submit(r.name, train_in, trainer, r.config, str(out / r.name), cpus=_cpus(r))
 
 
-def sweep_record(trainer: str, runs: Sequence[SweepRun], base: Mapping[str, Any]) -> dict[str, Any]:
-    """The content of the sweep's ``config.json``."""
-    seeds = list(dict.fromkeys(r.seed for r in runs))
-    grid: dict[str, list[Any]] = {}
-    for r in runs:
-        for k, v in r.point.items():
-            grid.setdefault(k, [])
-            if v not in grid[k]:
-                grid[k].append(v)
-    return {
-        "trainer": trainer,
-        "train_config": dict(base),
-        "sweep": {"seeds": seeds, "grid": grid, "runs": [r.name for r in runs]},
-    }
-
-
-def _mark_complete(run: SweepRun, result: Any, out: Path) -> None:
-    """Write the run's :data:`DONE` file: its summary, and the config it completed."""
-    done = {
-        "run": run.name,
-        "seed": run.seed,
-        "point": run.point,
-        "best_value": float(result.best_value),
-        "best_iteration": int(result.best_iteration),
-        "seconds": float(result.seconds),
-        "train_config": _config_json(run.config),
-    }
-    io.write_text_atomic(out / run.name / DONE, json.dumps(done, indent=2, default=str))
-
-
 def _record_failure(run: SweepRun, output: TrainOutput, out: Path) -> None:
     info = {
         "run": run.name,
@@ -426,137 +281,3 @@ def _record_failure(run: SweepRun, output: TrainOutput, out: Path) -> None:
     io.write_text_atomic(
         out / "errors" / f"{run.name}.json", json.dumps(info, indent=2, default=str)
     )
-
-
-def sweep_curves(runs: Sequence[SweepRun], out: Path) -> pl.DataFrame:
-    """Validation curves of the complete runs
-    (:func:`~schedlab.evaluation.convergence.read_curves`): ``variant`` is the run's grid point
-    (:func:`point_label`, "" without a grid), ``value`` the metric the run selected its policy
-    on (:class:`~schedlab.policies.training.Selection`)."""
-    parts = [
-        read_curves({point_label(r.point, ""): [out / r.name]}) for r in runs if is_complete(r, out)
-    ]
-    if not parts:
-        return pl.DataFrame(schema=CURVE_SCHEMA)
-    return pl.concat(parts, how="diagonal_relaxed")
-
-
-CURVE_SCHEMA = {"variant": pl.String, "run": pl.String, "iteration": pl.Int64,
-                "value": pl.Float64, "seconds": pl.Float64, "initial": pl.Float64,
-                "higher_is_better": pl.Boolean}  # fmt: skip
-"""Columns of :func:`sweep_curves` when no run is complete."""
-
-
-def per_seed(curves: pl.DataFrame) -> pl.DataFrame:
-    """One row per complete run: :func:`~schedlab.evaluation.convergence.per_run` (``final``
-    is the best validation value, the policy ``best.pt`` keeps; ``it_95``/``s_95``;
-    ``it_target``/``s_target`` to the SJF baseline) and ``last``, the value at the last
-    validation; its ``iterations`` column is left out (the config has it)."""
-    if curves.is_empty():
-        return pl.DataFrame(schema={"variant": pl.String, "run": pl.String, "final": pl.Float64,
-                                    "last": pl.Float64})  # fmt: skip
-    last = curves.sort("iteration").group_by("run").agg(last=pl.col("value").last())
-    return per_run(curves).drop("iterations").join(last, on="run", how="left")
-
-
-def run_table(runs: Sequence[SweepRun], out: Path, seeds: pl.DataFrame) -> pl.DataFrame:
-    """One row per run: ``run``, the grid fields, ``seed``, ``status`` (done, failed,
-    pending), ``best_iteration`` and ``seconds`` (training time), then the columns of
-    :func:`per_seed` (null for a run not complete)."""
-    rows = []
-    for r in runs:
-        row: dict[str, Any] = {"run": r.name, **r.point, "seed": r.seed}
-        if is_complete(r, out):
-            done = json.loads((out / r.name / DONE).read_text())
-            row |= {"status": "done", "best_iteration": done["best_iteration"],
-                    "seconds": done["seconds"]}  # fmt: skip
-        else:
-            failed = (out / "errors" / f"{r.name}.json").is_file()
-            row["status"] = "failed" if failed else "pending"
-        rows.append(row)
-    schema = {"best_iteration": pl.Int64, "seconds": pl.Float64}
-    table = pl.DataFrame(rows, schema_overrides=schema, infer_schema_length=None)
-    for name, dtype in schema.items():
-        if name not in table.columns:
-            table = table.with_columns(pl.lit(None, dtype).alias(name))
-    return table.join(seeds.drop("variant"), on="run", how="left", maintain_order="left")
-
-
-def summary_table(runs: Sequence[SweepRun], seeds: pl.DataFrame) -> pl.DataFrame:
-    """One row per grid point: ``point``, the grid fields, ``seeds`` (complete runs), and the
-    mean with its Student-t interval over seeds of every column of :func:`per_seed`
-    (:func:`~schedlab.evaluation.convergence.over_seeds`: ``final``, ``final_low``,
-    ``final_high``, ``final_n``, ``last``, ... at the default statistics' confidence level)."""
-    points = pl.DataFrame(
-        [{"point": point_label(r.point, ""), **r.point} for r in runs], infer_schema_length=None
-    ).unique("point", keep="first", maintain_order=True)
-    if seeds.is_empty():
-        nulls = [f"{c}{s}" for c in ("final", "last") for s in ("", "_low", "_high")]
-        return points.with_columns(pl.lit(0).alias("seeds"),
-                                   *(pl.lit(None, pl.Float64).alias(c) for c in nulls))  # fmt: skip
-    stats = over_seeds(seeds).rename({"variant": "point", "runs": "seeds"})
-    table = points.join(stats, on="point", how="left", maintain_order="left")
-    return table.with_columns(pl.col("seeds").fill_null(0))
-
-
-def baseline_table(curves: pl.DataFrame) -> pl.DataFrame:
-    """Heuristics on the runs' validation jobsets (the ``baseline_<name>`` columns of
-    :func:`sweep_curves`), averaged over the complete seeds of each point: ``point``,
-    ``policy``, ``value``."""
-    names = [c for c in curves.columns if c.startswith("baseline_")]
-    per_run_values = curves.group_by("variant", "run", maintain_order=True).agg(
-        pl.col(names).first()
-    )
-    return (
-        per_run_values.unpivot(names, index=["variant", "run"], variable_name="policy")
-        .drop_nulls("value")
-        .group_by("variant", "policy", maintain_order=True)
-        .agg(pl.col("value").mean().cast(pl.Float64))
-        .select(
-            pl.col("variant").alias("point"),
-            pl.col("policy").str.strip_prefix("baseline_"),
-            "value",
-        )
-    )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SweepTables:
-    """The tables of a sweep directory, as they stand (complete runs only in the values)."""
-
-    runs: pl.DataFrame
-    """:func:`run_table`."""
-    seeds: pl.DataFrame
-    """:func:`per_seed`."""
-    summary: pl.DataFrame
-    """:func:`summary_table`."""
-    curves: pl.DataFrame
-    """:func:`sweep_curves`."""
-    baselines: pl.DataFrame
-    """:func:`baseline_table`."""
-    selection: Selection | None
-    """What the runs selected their policy on (None before a run is complete)."""
-
-
-def collect_sweep(runs: Sequence[SweepRun], out: Path) -> SweepTables:
-    """Every table of the sweep ``runs`` in ``out``."""
-    curves = sweep_curves(runs, out)
-    seeds = per_seed(curves)
-    done = [r for r in runs if is_complete(r, out)]
-    return SweepTables(
-        runs=run_table(runs, out, seeds),
-        seeds=seeds,
-        summary=summary_table(runs, seeds),
-        curves=curves,
-        baselines=baseline_table(curves),
-        selection=read_selection(out / done[0].name) if done else None,
-    )
-
-
-def write_tables(runs: Sequence[SweepRun], out: Path) -> SweepTables:
-    """Write ``runs.csv`` and ``summary.csv`` (:func:`collect_sweep`); returns the tables."""
-    tables = collect_sweep(runs, out)
-    for name, df in (("runs.csv", tables.runs), ("summary.csv", tables.summary)):
-        with io.atomic_path(out / name) as tmp:
-            df.write_csv(tmp)
-    return tables

@@ -39,7 +39,7 @@ import torch
 from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
 from schedlab.params import composed, flat
-from schedlab.policies import reinforce, training
+from schedlab.policies import policy_gradient, reinforce, training
 from schedlab.policies.deeprm import save_checkpoint
 from schedlab.policies.imitation import agreement, clone, deduplicate, demonstrate, split
 from schedlab.policies.networks import Logits, make_network
@@ -55,8 +55,14 @@ from schedlab.simulator.cluster.batched import BatchedEngine
 IMITATION_FILES = ("imitation.pt", "imitation.csv", "imitation.json")
 
 
-PAPER: dict[str, Any] = {"workload": "poisson", "load": 1.2915, "n_jobsets": 25, "eval_jobsets": 50,
-         "eval_every": 10, "network": "cnn-plus"}  # fmt: skip
+PAPER: dict[str, Any] = {
+    "workload": "poisson",
+    "load": 1.2915,
+    "n_jobsets": 25,
+    "eval_jobsets": 50,
+    "eval_every": 10,
+    "network": "cnn-plus",
+}
 """The policy-gradient stage's settings that differ from DeepRM's (§V-A, §V-B)."""
 
 
@@ -132,9 +138,13 @@ def train(
     if config.imitation and not (resume and (out / "imitation.json").exists()):
         imitate(config, out, progress=progress)
     return reinforce.train(
-        rl, out, resume=resume and (out / "last.pt").exists(), progress=progress, report=report,
+        rl,
+        out,
+        resume=resume and (out / "last.pt").exists(),
+        progress=progress,
+        report=report,
         trainer_config=mine,
-    )  # fmt: skip
+    )
 
 
 def _check_config(out: Path, config: DeepRMPlusConfig, resume: bool) -> None:
@@ -164,8 +174,8 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
     demo_js = _imitation_jobsets(config, rl.load)
     expert = make_policy(config.expert)
     engine = BatchedEngine.from_jobset(demo_js, rl.cluster())
-    geometry = reinforce.engine_geometry(engine, rl)
-    demos = demonstrate(engine, expert, reinforce.image_view(geometry))
+    geometry = policy_gradient.engine_geometry(engine, rl)
+    demos = demonstrate(engine, expert, policy_gradient.image_view(geometry))
     t1 = time.perf_counter()
     distinct, conflicts = deduplicate(demos)
     rng = np.random.default_rng(np.random.SeedSequence([rl.seed, 0xB10]))
@@ -173,10 +183,16 @@ def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = F
     net = make_network(rl.network, geometry, **rl.network_kwargs())
     logits_fn = Logits(net, geometry, precision=rl.precision)
     result = clone(
-        logits_fn, train_part, test_part, threshold=config.imitation_threshold,
-        max_epochs=config.imitation_epochs, batch_size=config.imitation_batch,
-        lr=config.imitation_lr, rng=rng, progress=progress,
-    )  # fmt: skip
+        logits_fn,
+        train_part,
+        test_part,
+        threshold=config.imitation_threshold,
+        max_epochs=config.imitation_epochs,
+        batch_size=config.imitation_batch,
+        lr=config.imitation_lr,
+        rng=rng,
+        progress=progress,
+    )
     net.eval()
     summary = {
         "expert": config.expert,
@@ -230,8 +246,16 @@ def _file_parts(config: DeepRMPlusConfig) -> list[Any]:
 
 
 TRAINER = training.Trainer(
-    config=DeepRMPlusConfig, train=train, budget="iterations",
-    small={**reinforce.TRAINER.small, "workload": "deeprm", "load": 1.0, "eval_every": 1,
-           "imitation_jobsets": 6, "imitation_epochs": 1},
-)  # fmt: skip
+    config=DeepRMPlusConfig,
+    train=train,
+    budget="iterations",
+    small={
+        **reinforce.TRAINER.small,
+        "workload": "deeprm",
+        "load": 1.0,
+        "eval_every": 1,
+        "imitation_jobsets": 6,
+        "imitation_epochs": 1,
+    },
+)
 """DeepRM_Plus' cloning + REINFORCE (:data:`schedlab.registry.trainers` ``deeprm-plus``)."""

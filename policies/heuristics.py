@@ -132,9 +132,12 @@ class Heuristic(ParamsMixin):
     knob: float = 0.0
 
     def __init__(
-        self, *, placement: Placement = "firstfit", queue: Queue = "greedy",
+        self,
+        *,
+        placement: Placement = "firstfit",
+        queue: Queue = "greedy",
         clairvoyant: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.placement = placement
         self.queue = queue
         self.clairvoyant = clairvoyant
@@ -146,8 +149,9 @@ class Heuristic(ParamsMixin):
         label = getattr(self, "_label", None)
         if label is not None:
             return label
-        extras = [x for x, plain in ((self.queue, "greedy"), (self.placement, "firstfit"))
-                  if x != plain]  # fmt: skip
+        extras = [
+            x for x, plain in ((self.queue, "greedy"), (self.placement, "firstfit")) if x != plain
+        ]
         return "+".join([self.key, *extras])
 
     @name.setter
@@ -174,10 +178,23 @@ class Heuristic(ParamsMixin):
         each env of the queue view ``obs``; ``mask`` is not needed (the choice always fits)."""
         out = np.empty(obs.envs.size, dtype=np.int64)
         choose_batch(
-            obs.envs, obs.free, obs.view, obs.capacity, obs.demand, obs.duration, obs.seen,
-            obs.arrival, obs.base, obs.now, self.score, self.rule, float(self.knob), self.uniform,
-            self.uniforms(obs.envs.size), out,
-        )  # fmt: skip
+            obs.envs,
+            obs.free,
+            obs.view,
+            obs.capacity,
+            obs.demand,
+            obs.duration,
+            obs.seen,
+            obs.arrival,
+            obs.base,
+            obs.now,
+            self.score,
+            self.rule,
+            float(self.knob),
+            self.uniform,
+            self.uniforms(obs.envs.size),
+            out,
+        )
         return out
 
 
@@ -243,9 +260,13 @@ class RandomPolicy(Heuristic):
     key, score, uniform = "random", arrival_order, True
 
     def __init__(
-        self, *, seed: int = 0, placement: Placement = "firstfit", queue: Queue = "greedy",
+        self,
+        *,
+        seed: int = 0,
+        placement: Placement = "firstfit",
+        queue: Queue = "greedy",
         clairvoyant: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(placement=placement, queue=queue, clairvoyant=clairvoyant)
         self.seed = seed
         self._rng = np.random.default_rng(seed)
@@ -300,8 +321,8 @@ class F1(Heuristic):
 class CPF(Heuristic):
     """Critical path first (DAG workloads): the ready task with the longest remaining path to
     its DAG job's end starts first. The score sees each task's *upward rank*, its own length
-    plus the longest chain of tasks waiting for it (:func:`schedlab.dag.upward_rank`, over the
-    lengths the scheduler sees: estimates unless clairvoyant). Without a DAG the rank is the
+    plus the longest chain of tasks waiting for it (:func:`schedlab.dag_measures.upward_rank`, over
+    the lengths the scheduler sees: estimates unless clairvoyant). Without a DAG the rank is the
     job's length: longest job first."""
 
     key, score, static = "cpf", _longest, True

@@ -238,7 +238,7 @@ def agreement(
         fraction of jobsets scheduled identically; ``slowdown_learner``, ``slowdown_expert``:
         mean over jobsets of the mean slowdown.
     """
-    from schedlab.policies.reinforce import collect, image_view
+    from schedlab.policies.policy_gradient import collect, image_view
 
     view = image_view(logits_fn.geometry)
     engine = BatchedEngine.from_jobset(jobset, cluster)

@@ -26,220 +26,33 @@ the updates per episode (2), the LSTM size (32), β and the ``P`` of Eq. 1
 (:class:`~schedlab.simulator.multicluster.values.ValueParams`) and the objective weights
 (RL-LSFC ``(1, 0.5, 5)``: ``v3`` weighs 5 per job as AJER does in S, whose ``50·(100 − AJER)``
 is ``−5 · Σ_j R_j`` for 1000 jobs; RL-LSFCb ``(1, 0.5, 2.5)``, more weight on deadlines).
+
+The config is :class:`~schedlab.policies.liu_value_config.LiuTrainConfig`; steps 2–4 are
+:mod:`schedlab.policies.liu_knowledge`'s; this module is the loop, validation and checkpoints.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
 import torch
 
-from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
 from schedlab.policies import training
 from schedlab.policies.deeprm import CheckpointError, save_checkpoint
 from schedlab.policies.liu_baselines import MAF, RAN, RR
-from schedlab.policies.liu_networks import FORMAT, LiuValuePolicy, best_actions, make_network
+from schedlab.policies.liu_knowledge import KnowledgeBuffer, collect, head_targets, update
+from schedlab.policies.liu_networks import FORMAT, LiuValuePolicy, make_network
+from schedlab.policies.liu_value_config import LiuTrainConfig
 from schedlab.policies.runtime import training_process
-from schedlab.simulator.model import rollout
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.multicluster.model import MultiClusterModel
 from schedlab.simulator.multicluster.score import mean_scores, s_log
-from schedlab.simulator.multicluster.values import ValueParams, action_values, scalarise
-from schedlab.simulator.multicluster.views import LiuStateView
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class LiuTrainConfig:
-    """Everything that determines a training run (written as ``config.json``)."""
-
-    label: str = "rl-lsfc"
-    """Name of the trained policy in results."""
-    network: Literal["lsfc", "fc"] = "lsfc"
-    """RL-LSFC's LSTM + shared FC + three heads, or RL-FC's fully connected net."""
-    weights: tuple[float, float, float] = (1.0, 0.5, 5.0)
-    """Objective weights ``w`` of ``Σ w_k v_k`` (RL-LSFCb: ``(1, 0.5, 2.5)``)."""
-    lstm: int = 32
-    """LSTM hidden units (RL-LSFC)."""
-    workload_params: dict[str, Any] = field(default_factory=dict)
-    """Parameters of the ``liu-multicluster`` generator (e.g. ``{"b": 33}``)."""
-    episodes: int = 1500
-    """Training episodes (Liu's E)."""
-    envs: int = 4
-    """Episodes simulated together per round."""
-    buffer: int = 50_000
-    """Knowledge buffer capacity, decisions (K)."""
-    batch: int = 2_000
-    """Decisions per update (B)."""
-    updates_per_episode: int = 2
-    """Adam steps per training episode."""
-    lr: float = 1e-4
-    """Adam learning rate until ``lr_switch`` episodes."""
-    lr_late: float = 1e-5
-    """Adam learning rate afterwards."""
-    lr_switch: int = 1000
-    """Episode at which the learning rate drops."""
-    epsilon: float = 0.5
-    """Initial probability of perturbing an action."""
-    epsilon_end: float = 0.05
-    """Final probability of perturbing an action."""
-    epsilon_decay: int = 1000
-    """Episodes over which ε falls linearly to ``epsilon_end``."""
-    guide: float = 0.5
-    """Probability that a perturbation is MAF's action (else uniformly random)."""
-    beta: float = 0.9
-    """β of the action values."""
-    p_m: float = 2.0
-    """``P_m`` of both events (IH, IC) in Eq. 1."""
-    p_psi: float = 2.0
-    """``P_ψ`` of both events in Eq. 1."""
-    eval_episodes: int = 50
-    """Held-out validation episodes."""
-    eval_every: int = 50
-    """Validate every this many episodes (and after the first and last round)."""
-    checkpoint_every: int = 50
-    """Write ``last.pt`` and ``buffer.pt`` (for ``resume``) every this many episodes."""
-    seed: int = 0
-    """Seed of initialisation, workloads and exploration."""
-    threads: int = 1
-    """torch intra-op threads."""
-
-    def value_params(self) -> ValueParams:
-        """β and the ``P`` of Eq. 1."""
-        p, q = self.p_m, self.p_psi
-        return ValueParams(beta=self.beta, p_m_ih=p, p_m_ic=p, p_psi_ih=q, p_psi_ic=q)
-
-    def epsilon_at(self, episode: int) -> float:
-        """ε for the round starting at ``episode`` (0-based)."""
-        frac = min(1.0, episode / max(self.epsilon_decay, 1))
-        return self.epsilon + (self.epsilon_end - self.epsilon) * frac
-
-    def lr_at(self, episode: int) -> float:
-        """Learning rate after ``episode`` episodes."""
-        return self.lr if episode < self.lr_switch else self.lr_late
-
-    def generator(self) -> LiuMultiClusterGenerator:
-        """The workload generator."""
-        from schedlab.registry import generators
-
-        gen: LiuMultiClusterGenerator = generators.create(
-            "liu-multicluster", self.workload_params, where="workload_params (-p)"
-        )
-        return gen
-
-
-@dataclass(frozen=True, slots=True)
-class Decisions:
-    """Recorded dispatches of a rollout (``n`` of them) and their action values."""
-
-    history: np.ndarray
-    """float32 ``(n, C, H)``."""
-    clusters: np.ndarray
-    """float32 ``(n, C, 5)``."""
-    job: np.ndarray
-    """float32 ``(n, 4 + 12·C)``."""
-    cluster: np.ndarray
-    """int64 ``(n,)``: the cluster chosen."""
-    values: np.ndarray
-    """float64 ``(n, 3)``: v1, v2, v3 of the dispatch."""
-
-
-class KnowledgeBuffer:
-    """The most recent ``capacity`` decisions (a ring), sampled uniformly."""
-
-    def __init__(self, capacity: int, n_clusters: int, history: int, job: int) -> None:
-        self.capacity = capacity
-        self.size = 0
-        self.head = 0
-        self.history = np.zeros((capacity, n_clusters, history), dtype=np.float32)
-        self.clusters = np.zeros((capacity, n_clusters, 5), dtype=np.float32)
-        self.job = np.zeros((capacity, job), dtype=np.float32)
-        self.cluster = np.zeros(capacity, dtype=np.int64)
-        self.values = np.zeros((capacity, 3), dtype=np.float64)
-
-    def add(self, d: Decisions) -> None:
-        """Append ``d`` (oldest decisions are overwritten)."""
-        n = min(d.cluster.size, self.capacity)
-        idx = (self.head + np.arange(n)) % self.capacity
-        for name in ("history", "clusters", "job", "cluster", "values"):
-            getattr(self, name)[idx] = getattr(d, name)[-n:]
-        self.head = int((self.head + n) % self.capacity)
-        self.size = min(self.size + n, self.capacity)
-
-    def sample(self, n: int, rng: np.random.Generator) -> Decisions:
-        """``n`` decisions drawn uniformly (with replacement)."""
-        i = rng.integers(0, self.size, n)
-        return Decisions(self.history[i], self.clusters[i], self.job[i], self.cluster[i],
-                         self.values[i])  # fmt: skip
-
-    def state_dict(self) -> dict[str, Any]:
-        """Tensors and counters (for ``buffer.pt``)."""
-        arrays = ("history", "clusters", "job", "cluster", "values")
-        return {"size": self.size, "head": self.head,
-                **{k: torch.from_numpy(getattr(self, k)) for k in arrays}}  # fmt: skip
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Inverse of :meth:`state_dict`."""
-        self.size, self.head = int(state["size"]), int(state["head"])
-        for k in ("history", "clusters", "job", "cluster", "values"):
-            getattr(self, k)[:] = state[k].numpy()
-
-
-def collect(
-    model: MultiClusterModel, net: torch.nn.Module, weights: torch.Tensor, *,
-    epsilon: float, guide: float, rng: np.random.Generator, params: ValueParams,
-) -> Decisions:  # fmt: skip
-    """Run every env of ``model`` to its end with the ε-greedy policy; the decisions and their
-    after-the-fact values (module docstring, steps 2–3)."""
-    view, maf = LiuStateView(), MAF()
-    m, c = model.config.slots, model.jobs.n_clusters
-    model.reset()
-    maf.reset()
-    parts: list[tuple[np.ndarray, ...]] = []
-
-    def act(state: Any, _mask: np.ndarray, active: np.ndarray) -> np.ndarray:
-        n = active.size
-        a = best_actions(net, state, weights, m)[0]
-        explore = rng.random(n) < epsilon
-        if explore.any():
-            by_maf = explore & (rng.random(n) < guide)
-            greedy_maf = maf.act_batch(model.observe(maf.view, active))
-            held = state.valid.sum(axis=1)
-            random = 1 + rng.integers(0, c, n) * m + np.floor(rng.random(n) * held).astype(int)
-            a = np.where(by_maf, greedy_maf, np.where(explore, random, a))
-        q, i, r = (a - 1) % m, (a - 1) // m, np.arange(n)
-        parts.append((state.history, state.clusters, state.jobs[r, q], i, state.rows[r, q]))
-        return a
-
-    rollout(model, view=view, act=act)
-    history, clusters, job, cluster, rows = (np.concatenate(x) for x in zip(*parts, strict=True))
-    return Decisions(history, clusters, job, cluster, action_values(model, params).v[rows])
-
-
-def update(
-    net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Decisions,
-    weights: tuple[float, float, float],
-) -> float:  # fmt: skip
-    """One Adam step on the squared error of the dispatched cluster's estimates (in units of
-    the network's ``scale``); returns the loss."""
-    out = net(*(torch.from_numpy(x) for x in (batch.history, batch.clusters, batch.job)))
-    pred = out[torch.arange(out.shape[0]), :, torch.from_numpy(batch.cluster)]
-    target = torch.from_numpy(_targets(batch.values, out.shape[1], weights)).float()
-    loss = (((pred - target) / net.scale) ** 2).mean()
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return float(loss.detach())
-
-
-def _targets(values: np.ndarray, heads: int, weights: tuple[float, float, float]) -> np.ndarray:
-    """Per head: the three components, or their weighted sum (one head)."""
-    return values if heads == 3 else scalarise(values, weights)[:, None]
 
 
 def evaluate(jobset: Any, policy: Any) -> dict[str, float]:
@@ -261,11 +74,16 @@ def _spec(config: LiuTrainConfig, mc: MultiClusterConfig) -> dict[str, Any]:
     if config.network == "lsfc":
         kwargs["lstm"] = config.lstm
     return {
-        "label": config.label, "network": config.network, "network_kwargs": kwargs,
-        "weights": list(config.weights), "n_clusters": mc.n_clusters, "history": mc.history,
-        "clusters": asdict(mc), "values": asdict(config.value_params()),
+        "label": config.label,
+        "network": config.network,
+        "network_kwargs": kwargs,
+        "weights": list(config.weights),
+        "n_clusters": mc.n_clusters,
+        "history": mc.history,
+        "clusters": asdict(mc),
+        "values": asdict(config.value_params()),
         "train_config": json.loads(json.dumps(asdict(config))),
-    }  # fmt: skip
+    }
 
 
 SELECTION = training.Selection(metric="val_s_log", higher_is_better=True, step="episode")
@@ -299,14 +117,22 @@ def train(
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr)
     rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0xAC7]))
     weights = torch.tensor(config.weights if config.network == "lsfc" else [1.0])
-    val_js = gen.generate_rates([gen.natural_rate()], n_jobsets=config.eval_episodes,
-                                seed=_stream(config.seed, 0x7A1))  # fmt: skip
+    val_js = gen.generate_rates(
+        [gen.natural_rate()], n_jobsets=config.eval_episodes, seed=_stream(config.seed, 0x7A1)
+    )
     training.write_spec(out, spec, SELECTION)
     run = training.start(
-        out, saved, SELECTION, net=net, optimizer=optimizer, rng=rng,
-        baselines=lambda: {p.name: evaluate(val_js, p) for p in (RAN(), RR(), MAF())}
-        | {"initial": evaluate(val_js, in_memory_policy(net, spec))},
-    )  # fmt: skip
+        out,
+        saved,
+        SELECTION,
+        net=net,
+        optimizer=optimizer,
+        rng=rng,
+        baselines=lambda: (
+            {p.name: evaluate(val_js, p) for p in (RAN(), RR(), MAF())}
+            | {"initial": evaluate(val_js, in_memory_policy(net, spec))}
+        ),
+    )
     buffer: KnowledgeBuffer | None = None
     if saved is not None:
         buffer = _buffer_like(saved["buffer"], config)
@@ -316,8 +142,9 @@ def train(
     params = config.value_params()
     while episode < config.episodes:
         t0 = time.perf_counter()
-        js = gen.generate_rates([gen.natural_rate()], n_jobsets=config.envs,
-                                seed=_stream(config.seed, episode))  # fmt: skip
+        js = gen.generate_rates(
+            [gen.natural_rate()], n_jobsets=config.envs, seed=_stream(config.seed, episode)
+        )
         eps = config.epsilon_at(episode)
         model = MultiClusterModel.from_jobset(js, mc)
         net.eval()
@@ -339,10 +166,15 @@ def train(
         net.eval()
         t2 = time.perf_counter()
         row: dict[str, Any] = {
-            "episode": episode, "epsilon": eps, "lr": config.lr_at(episode),
-            "loss": float(np.mean(losses)) if losses else None, **train_pe,
-            "val_tmdl": None, "val_ajer": None, "val_s_log": None,
-        }  # fmt: skip
+            "episode": episode,
+            "epsilon": eps,
+            "lr": config.lr_at(episode),
+            "loss": float(np.mean(losses)) if losses else None,
+            **train_pe,
+            "val_tmdl": None,
+            "val_ajer": None,
+            "val_s_log": None,
+        }
         last_round = episode >= config.episodes
         if episode == config.envs or episode % config.eval_every < config.envs or last_round:
             val = evaluate(val_js, in_memory_policy(net, spec))
@@ -364,10 +196,14 @@ def train(
     curve = _write_curve(out, run.rows)
     save_checkpoint(out / "final.pt", net, {**spec, "episode": episode}, fmt=FORMAT)
     return training.TrainResult(
-        out_dir=out, curve=curve, selection=SELECTION, best_iteration=run.best_step,
+        out_dir=out,
+        curve=curve,
+        selection=SELECTION,
+        best_iteration=run.best_step,
         best_value=run.best,
-        baselines=training.read_baselines(out, SELECTION), seconds=time.perf_counter() - t_start,
-    )  # fmt: skip
+        baselines=training.read_baselines(out, SELECTION),
+        seconds=time.perf_counter() - t_start,
+    )
 
 
 def _stream(seed: int, key: int) -> int:
@@ -386,15 +222,18 @@ def _episode_metrics(model: MultiClusterModel) -> dict[str, float]:
         np.repeat(np.arange(model.n_envs), np.diff(jobs.bounds)), ratio
     )
     ajer /= np.diff(jobs.bounds)
-    return {"train_tmdl": float(tmdl.mean()), "train_ajer": float(ajer.mean()),
-            "train_s_log": float(s_log(tmdl, ajer).mean())}  # fmt: skip
+    return {
+        "train_tmdl": float(tmdl.mean()),
+        "train_ajer": float(ajer.mean()),
+        "train_s_log": float(s_log(tmdl, ajer).mean()),
+    }
 
 
 def _set_scale(net: torch.nn.Module, values: np.ndarray, weights: tuple[float, ...]) -> None:
     """The networks' output units: the first targets' standard deviations (floored)."""
     scale = net.scale
     assert isinstance(scale, torch.Tensor)  # a buffer of the value networks
-    targets = _targets(values, int(scale.numel()), weights)  # type: ignore[arg-type]
+    targets = head_targets(values, int(scale.numel()), weights)  # type: ignore[arg-type]
     std = np.maximum(targets.std(axis=0), 1e-3)
     scale.copy_(torch.from_numpy(std).float())
 
@@ -418,8 +257,19 @@ def _load_buffer(out: Path) -> dict[str, Any]:
 
 
 TRAINER = training.Trainer(
-    config=LiuTrainConfig, train=train, budget="episodes",
-    small={"episodes": 2, "envs": 1, "batch": 32, "buffer": 200, "eval_episodes": 1,
-           "eval_every": 1, "checkpoint_every": 1, "workload_params": {"n_jobs": 20}, "lstm": 4},
-)  # fmt: skip
+    config=LiuTrainConfig,
+    train=train,
+    budget="episodes",
+    small={
+        "episodes": 2,
+        "envs": 1,
+        "batch": 32,
+        "buffer": 200,
+        "eval_episodes": 1,
+        "eval_every": 1,
+        "checkpoint_every": 1,
+        "workload_params": {"n_jobs": 20},
+        "lstm": 4,
+    },
+)
 """Liu et al.'s value learning (:data:`schedlab.registry.trainers` ``liu``)."""

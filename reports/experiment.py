@@ -31,8 +31,9 @@ from schedlab.evaluation.settings import StatsSettings
 from schedlab.jobset import JobSet
 from schedlab.policies.shipped import checkpoint_path
 from schedlab.reports import stats_figures as sf
+from schedlab.reports.content import Block, Table
 from schedlab.reports.figures import format_load, metric_label
-from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.render import analysis_config, build_report

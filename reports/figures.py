@@ -21,27 +21,12 @@ import seaborn as sns
 from matplotlib import MatplotlibDeprecationWarning, ticker
 from matplotlib.axes import Axes
 
-from schedlab.evaluation.metrics import TIME_METRICS, metric_name
+from schedlab.evaluation.metrics import SHORT_METRIC, TIME_METRICS, metric_name
 from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.reports.output import fit_text, is_narrow, place_legend
 from schedlab.reports.palette import MARKERS, line_style
 
 BOX_COLUMNS = ("policy", "bucket", "slowdown")
-
-SHORT_METRIC = {
-    "slowdown": "slowdown",
-    "completion": "completion time",
-    "wait": "waiting time",
-    "bounded_slowdown": "bounded slowdown",
-    "p95_slowdown": "p95 slowdown",
-    "max_slowdown": "max slowdown",
-    "max_wait": "max waiting time",
-    "p95_wait": "p95 waiting time",
-    "p99_wait": "p99 waiting time",
-    "utilisation": "utilisation",
-    "killed": "killed jobs",
-}
-"""Short names of the per-jobset metrics, for ticks and narrow axis labels."""
 
 
 def short_metric(metric: str, unit: str) -> str:
@@ -60,6 +45,11 @@ def metric_label(metric: str, unit: str = "steps") -> str:
 def format_load(load: float | None) -> str:
     """Offered load as a percentage label, e.g. ``1.9 -> "190%"``; None -> ``"n/a"``."""
     return "n/a" if load is None else f"{round(100 * load, 1):g}%"
+
+
+def fmt_load(load: float | None) -> str:
+    """Offered load as a percentage; ``"all jobsets"`` for None."""
+    return "all jobsets" if load is None else format_load(load)
 
 
 def bucket_label(name: str, bounds: tuple[float, float]) -> str:

@@ -16,8 +16,8 @@ import polars as pl
 import seaborn as sns
 from matplotlib.axes import Axes
 
-from schedlab.evaluation.fitting.durations import DurationData
 from schedlab.evaluation.fitting.gof import kaplan_meier, model_quantile
+from schedlab.evaluation.fitting.observations import DurationData
 from schedlab.loaders.workload.families import build
 from schedlab.loaders.workload.model import WorkloadModel
 from schedlab.reports.figures import plain_log_ticks

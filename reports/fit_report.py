@@ -20,118 +20,14 @@ from schedlab.evaluation.fitting.check import CheckResult
 from schedlab.evaluation.fitting.mixture import OPTIMUM_TOL, SIGMA_FLOOR, STARTS
 from schedlab.evaluation.fitting.workload import FitResult
 from schedlab.reports import fit_figures as ff
-from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports import fit_tables as ft
+from schedlab.reports.content import Block, Table
+from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import Plot, figure, panels
 from schedlab.reports.palette import policy_palette
-from schedlab.reports.tables import ci, num
+from schedlab.reports.tables import num
 
 TOP_CANDIDATES = 3
-DEMAND_ROWS = 8
-
-
-def _duration_table(r: FitResult) -> Table:
-    cols = [
-        "family",
-        "n_params",
-        "loglik",
-        "aic",
-        "delta",
-        "bic",
-        "ks",
-        "ad",
-        "q50_ratio",
-        "q90_ratio",
-        "q99_ratio",
-        "q999_ratio",
-        "heldout_ll_per_job",
-        "starts",
-        "starts_at_optimum",
-    ]
-    header = [
-        "family",
-        "k",
-        "log L",
-        "AIC",
-        f"Δ{r.model.diagnostics['selection'].upper()}",
-        "BIC",
-        "KS D",
-        "AD A²",
-        "p50 ratio",
-        "p90 ratio",
-        "p99 ratio",
-        "p99.9 ratio",
-        "held-out log L / job",
-        "starts at optimum",
-    ]
-    rows = []
-    for row in r.durations.select(cols).iter_rows(named=True):
-        starts = "–" if row["starts"] is None else f"{row['starts_at_optimum']}/{row['starts']}"
-        rows.append(
-            [row["family"], str(row["n_params"])] + [num(row[c]) for c in cols[2:-2]] + [starts]
-        )
-    best_heldout = r.durations["heldout_ll_per_job"].arg_max()
-    bold = {(0, j) for j in range(len(header))}
-    if best_heldout is not None:
-        bold.add((best_heldout, len(header) - 2))
-    return Table(header, rows, bold)
-
-
-def _arrival_table(r: FitResult) -> Table:
-    header = [
-        "model",
-        "k",
-        "jobs / step",
-        "mean batch",
-        "log L",
-        "AIC",
-        "held-out log L / job",
-        "note",
-    ]
-    rows, bold = [], set()
-    for i, row in enumerate(r.arrivals.iter_rows(named=True)):
-        k = row.get("n_params")
-        rows.append(
-            [
-                row["model"],
-                "–" if k is None else str(k),
-                num(row.get("rate_per_step")),
-                num(row.get("mean_batch")),
-                num(row.get("loglik")),
-                num(row.get("aic")),
-                num(row.get("heldout_ll_per_job")),
-                row.get("note") or "",
-            ]
-        )
-        if row["selected"]:
-            bold |= {(i, j) for j in range(len(header) - 1)}
-    return Table(header, rows, bold)
-
-
-def _dispersion_table(r: FitResult) -> Table:
-    header = ["bin (steps)", "bin (s)", "bins", "jobs / bin", "variance / mean", "vs fitted rate"]
-    rows = [
-        [
-            str(x["scale_steps"]),
-            num(x["scale_seconds"]),
-            f"{x['bins']:,}",
-            num(x["mean"]),
-            num(x["dispersion"]),
-            num(x["dispersion_vs_rate"]),
-        ]
-        for x in r.dispersion.iter_rows(named=True)
-    ]
-    return Table(header, rows)
-
-
-def _demand_table(r: FitResult) -> Table:
-    res = list(r.model.resources)
-    top = r.demands.filter(pl.int_range(pl.len()).over("class") < DEMAND_ROWS)
-    header = ["duration class (steps)", "jobs", *res, "probability"]
-    rows = [
-        [f"{x['lo']}–{x['hi']}", f"{x['jobs']:,}", *[num(x[c]) for c in res], f"{x['prob']:.4f}"]
-        for x in top.iter_rows(named=True)
-    ]
-    return Table(header, rows, left=2)
 
 
 def _dag_blocks(dags: pl.DataFrame | None) -> list[Block]:
@@ -140,10 +36,17 @@ def _dag_blocks(dags: pl.DataFrame | None) -> list[Block]:
         return []
     header = ["quantity", "n", "mean", "median", "p95", "max", "model mean"]
     rows = [
-        [x["quantity"], f"{x['n']:,}", num(x["mean"]), num(x["median"]), num(x["p95"]),
-         str(x["max"]), num(x["model_mean"])]
+        [
+            x["quantity"],
+            f"{x['n']:,}",
+            num(x["mean"]),
+            num(x["median"]),
+            num(x["p95"]),
+            str(x["max"]),
+            num(x["model_mean"]),
+        ]
         for x in dags.iter_rows(named=True)
-    ]  # fmt: skip
+    ]
     text = (
         "The trace's DAG jobs: tasks, depth (levels) and width (the widest level) per job, tasks "
         "per level and parents per task below a job's first level. The model (dag_shape.json) "
@@ -154,36 +57,12 @@ def _dag_blocks(dags: pl.DataFrame | None) -> list[Block]:
         ("h2", "DAG shapes"),
         ("p", text),
         ("table", Table(header, rows)),
-        ("pre", "schedlab generate dag -p shape=fitted -p shape_model=dag_shape.json "
-                "--load 0.9 --jobsets 100 --seed 3 -o jobs.parquet"),
-    ]  # fmt: skip
-
-
-def _check_table(c: CheckResult) -> Table:
-    header = [
-        "policy",
-        "trace: mean slowdown [95% CI]",
-        "trace: avg rank",
-        "synthetic: mean slowdown [95% CI]",
-        "synthetic: avg rank",
-        "synthetic / trace",
+        (
+            "pre",
+            "schedlab generate dag -p shape=fitted -p shape_model=dag_shape.json "
+            "--load 0.9 --jobsets 100 --seed 3 -o jobs.parquet",
+        ),
     ]
-    t = c.summary.filter(pl.col("source") == "trace").sort("mean")
-    s = c.summary.filter(pl.col("source") == "synthetic")
-    rows = []
-    for row in t.iter_rows(named=True):
-        o = s.filter(pl.col("policy") == row["policy"]).row(0, named=True)
-        rows.append(
-            [
-                row["policy"],
-                ci(row["mean"], row["ci_low"], row["ci_high"]),
-                num(row["avg_rank"]),
-                ci(o["mean"], o["ci_low"], o["ci_high"]),
-                num(o["avg_rank"]),
-                num(o["mean"] / row["mean"]),
-            ]
-        )
-    return Table(header, rows)
 
 
 def _figures(r: FitResult, c: CheckResult | None) -> dict[str, tuple[Plot, str]]:
@@ -309,7 +188,7 @@ def _blocks(
             f"step, σ >= {SIGMA_FLOOR:g}) and the best kept; starts at optimum: how many "
             f"reached it (within {OPTIMUM_TOL:g} of the best log L).",
         ),
-        ("table", _duration_table(r)),
+        ("table", ft.duration_table(r)),
         ("p", _heldout_text(r)),
         *fig("duration_qq.png"),
         *fig("duration_ccdf.png"),
@@ -319,17 +198,17 @@ def _blocks(
             "Candidates fitted by maximum likelihood; the selected one (bold) has the best "
             "held-out log-likelihood of the per-step job counts.",
         ),
-        ("table", _arrival_table(r)),
-        ("table", _dispersion_table(r)),
+        ("table", ft.arrival_table(r)),
+        ("table", ft.dispersion_table(r)),
         *fig("arrival_profile.png"),
         *fig("dispersion.png"),
         ("h2", "Demands"),
         (
             "p",
-            f"Most frequent demand vectors per duration class (up to {DEMAND_ROWS} shown); "
+            f"Most frequent demand vectors per duration class (up to {ft.DEMAND_ROWS} shown); "
             f"kept share per class: {', '.join(f'{x:.4f}' for x in m.demands.coverage)}.",
         ),
-        ("table", _demand_table(r)),
+        ("table", ft.demand_table(r)),
         *fig("demands.png"),
     ]
     blocks += _dag_blocks(dags)
@@ -385,7 +264,7 @@ def _check_blocks(c: CheckResult | None, fig: Any) -> list[Block]:
             f"{c.kendall_tau:.2f} by mean slowdown, {c.kendall_tau_ranks:.2f} by average rank.",
         ),
         *[("note", n) for n in c.notes],
-        ("table", _check_table(c)),
+        ("table", ft.check_table(c)),
         *fig("check_means.png"),
         *fig("check_ecdf.png"),
     ]

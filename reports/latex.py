@@ -1,6 +1,6 @@
 r"""Report tables as LaTeX ``tabular`` environments with booktabs rules, ready to ``\input``.
 
-:func:`to_latex` renders a :class:`~schedlab.reports.markup.Table` (the same object the HTML and
+:func:`to_latex` renders a :class:`~schedlab.reports.content.Table` (the same object the HTML and
 Markdown reports render): ``\toprule``, header, ``\midrule``, body, ``\bottomrule``; label
 columns left-aligned, numbers right-aligned, bold cells in ``\textbf``, the table's notes as a
 footnote-size paragraph below. Text is escaped, and the few non-ASCII symbols reports use (en
@@ -11,10 +11,8 @@ pdfLaTeX as well as with LuaLaTeX/XeLaTeX. The document needs ``\usepackage{book
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from schedlab.reports.markup import Table
+from schedlab.reports.content import Table
 
 SPECIAL = {
     "\\": r"\textbackslash{}",

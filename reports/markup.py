@@ -1,7 +1,8 @@
 """Report content as blocks, rendered once to HTML (self-contained) and once to Markdown.
 
-A report is a list of :data:`Block`: headings, paragraphs, notes, preformatted text, tables
-(:class:`Table`) and figures (file name + caption). :func:`to_html` embeds figures as base64
+A report is a list of :data:`~schedlab.reports.content.Block`: headings, paragraphs, notes,
+preformatted text, tables (:class:`~schedlab.reports.content.Table`) and figures (file name +
+caption). :func:`to_html` embeds figures as base64
 PNG with inline CSS (no other file needed); :func:`to_markdown` links the PNG files written
 beside it. Both link the vector copies (PDF, SVG) of each figure. :func:`write_bundle` writes a
 whole report: figures (:mod:`schedlab.reports.output`), CSV tables, and the formatted tables as
@@ -15,13 +16,12 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from schedlab.io import atomic_path, write_text_atomic
+from schedlab.reports.content import Block, Table
 from schedlab.reports.latex import to_latex
 from schedlab.reports.output import FigureOptions, Plot, draw, encode
 
@@ -51,24 +51,6 @@ WIDE = 8
 INTERVAL = re.compile(r"\[[^\]]*\]")
 """An interval in a cell (``[1.2, 3.4]``): an HTML cell wraps before it, never inside it."""
 
-
-@dataclass
-class Table:
-    """A rendered table: header cells, body rows (strings) and the cells to set in bold."""
-
-    header: list[str]
-    rows: list[list[str]]
-    bold: set[tuple[int, int]] = field(default_factory=set)
-    """(row, column) indices of the body cells to set in bold."""
-    left: int = 1
-    """The first ``left`` columns are left-aligned (labels); the others right-aligned."""
-    notes: list[str] = field(default_factory=list)
-    """Footnotes shown below the table (e.g. explaining a marker)."""
-
-
-Block = tuple[str, Any]
-"""``("h1" | "h2" | "h3" | "p" | "note" | "warning" | "pre", str)``, ``("table", Table)``,
-``("figure", (file name, caption))`` or ``("links", [(text, relative path), ...])``."""
 
 HTML_TEXT = {
     "h1": "<h1>{}</h1>",

@@ -38,7 +38,7 @@ from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_set
 from schedlab.evaluation.stats import summarize
 from schedlab.evaluation.users import fairness
 from schedlab.jobset import JobSet
-from schedlab.reports import comparison, figures, markup, schedule
+from schedlab.reports import comparison, comparison_data, figures, markup, schedule
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.experiment import load_results
@@ -146,7 +146,7 @@ class ComparisonResult:
         """Policy -> colour, as in the reports."""
         return policy_palette(self.policies)
 
-    def _at(self, load: float | None) -> comparison.Comparison:
+    def _at(self, load: float | None) -> comparison_data.Comparison:
         comp = self.computed.comp
         return comp if load is None else dataclasses.replace(comp, focus=load)
 

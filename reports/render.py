@@ -38,15 +38,17 @@ from schedlab.evaluation.users import per_user
 from schedlab.jobset import JobSet
 from schedlab.reports import (
     comparison,
+    comparison_data,
     figures,
-    learning,
     replay_section,
     sections,
     users_section,
     views,
+    withholding,
 )
 from schedlab.reports import views_section as vs
-from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.content import Block, Table
+from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, Plot
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.report_figures import report_figures
@@ -85,7 +87,7 @@ def compute(
     scale = scale or display_scale(reference_value(raw, cfg.primary, cfg.reference), unit)
     pj = scale.frame(raw)
     blocks = replay(results, raw, cfg, order)
-    comp = comparison.compare_policies(
+    comp = comparison_data.compare_policies(
         pj,
         pln,
         cfg,
@@ -225,7 +227,7 @@ def build_report(
             else []
         ),
         *sections.length_blocks(c, images),
-        *learning.agent_blocks(results),
+        *withholding.agent_blocks(results),
         *sections.meta_blocks(c, experiment, list(tables)),
         *sections.skipped_blocks(experiment),
     ]

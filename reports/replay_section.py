@@ -19,9 +19,9 @@ from matplotlib.axes import Axes
 from schedlab.evaluation.replay import MEAN_METRICS, Replay
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.comparison import Comparison
+from schedlab.reports.comparison_data import Comparison
+from schedlab.reports.content import Block, Table
 from schedlab.reports.figures import plain_log_ticks
-from schedlab.reports.markup import Block, Table
 from schedlab.reports.output import Plot, figure, panels, place_legend
 from schedlab.reports.palette import line_style
 from schedlab.reports.tables import ci, num

@@ -17,6 +17,7 @@ from schedlab.reports import (
     replay_section,
     users_section,
     views_figures,
+    withholding,
 )
 from schedlab.reports import ratio_figures as rf
 from schedlab.reports.output import Plot, figure, panels, place_panel_legend
@@ -134,4 +135,4 @@ def report_figures(
     out |= users_section.figures(c.comp, c.users, palette)
     if c.views is not None:
         out |= views_figures.figures(c.views, palette)
-    return out | learning.agent_figures(c.results, palette)
+    return out | withholding.agent_figures(c.results, palette)

@@ -17,10 +17,12 @@ import polars as pl
 import schedlab
 from schedlab import registry
 from schedlab.evaluation.compare import EXACT_MAX, TIE_RTOL, ZERO_METHOD
-from schedlab.evaluation.metrics import SECONDS, policy_order
+from schedlab.evaluation.keys import policy_order
+from schedlab.evaluation.metrics import SECONDS
 from schedlab.evaluation.stats import CI_METHOD
-from schedlab.reports import comparison, figures
-from schedlab.reports.markup import Block, Table
+from schedlab.reports import figures
+from schedlab.reports.comparison_data import Comparison
+from schedlab.reports.content import Block, Table
 from schedlab.reports.output import Plot
 from schedlab.reports.tables import ci_table, overview_table
 from schedlab.reports.views import ScheduleViews
@@ -48,7 +50,7 @@ class Computed:
     summary: pl.DataFrame
     length_summary: pl.DataFrame
     buckets: dict[str, tuple[float, float]]
-    comp: comparison.Comparison
+    comp: Comparison
     ratios: pl.DataFrame
     """:func:`~schedlab.evaluation.overview.ratio_overview` of every load."""
     views: ScheduleViews | None

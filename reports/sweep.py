@@ -2,7 +2,7 @@
 (best) and last validation values as mean and confidence interval over the seeds, and every seed's
 learning curve overlaid with the mean curve of its point.
 
-The tables come from :mod:`schedlab.evaluation.train_sweep` (``runs.csv``, ``summary.csv``);
+The tables come from :mod:`schedlab.evaluation.sweep_tables` (``runs.csv``, ``summary.csv``);
 this module only formats and draws, in the colours of
 :func:`~schedlab.reports.palette.policy_palette` (heuristics keep their colours of every other
 report).
@@ -21,14 +21,18 @@ from matplotlib import ticker
 from matplotlib.axes import Axes
 
 from schedlab.policies.training import Selection
-from schedlab.reports.markup import Block, Table, write_bundle
+from schedlab.reports.content import Block, Table
+from schedlab.reports.learning import plot_baselines
+from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, figure, place_legend
-from schedlab.reports.palette import LINESTYLES, policy_palette
+from schedlab.reports.palette import policy_palette
 from schedlab.reports.tables import ci, num
 
-METRIC_LABELS = {"val_slowdown": "Average job slowdown",
-                 "val_completion": "Average completion time",
-                 "val_s_log": "Mean S_log (higher is better)"}  # fmt: skip
+METRIC_LABELS = {
+    "val_slowdown": "Average job slowdown",
+    "val_completion": "Average completion time",
+    "val_s_log": "Mean S_log (higher is better)",
+}
 """Axis label of each validation metric runs are selected on."""
 
 
@@ -47,7 +51,7 @@ def plot_sweep_curves(
     ----------
     curves
         ``variant`` (the grid point), ``run``, ``iteration``, ``value``: one curve per run
-        (:func:`~schedlab.evaluation.train_sweep.sweep_curves`).
+        (:func:`~schedlab.evaluation.sweep_tables.sweep_curves`).
     baselines
         Heuristic -> its value on the same validation jobsets (horizontal lines); {} for none.
     palette
@@ -64,12 +68,14 @@ def plot_sweep_curves(
         for run in runs:
             ax.plot(run["iteration"], run["value"], color=color, lw=0.8, alpha=0.35)
         mean = df.group_by("iteration").agg(pl.col("value").mean()).sort("iteration")
-        ax.plot(mean["iteration"], mean["value"], color=color, lw=2.2,
-                label=f"{point + ': ' if point else ''}mean of {len(runs)} seeds")  # fmt: skip
-    ordered = sorted(baselines.items(), key=lambda kv: kv[1])
-    for k, (name, value) in enumerate(ordered):
-        ax.axhline(value, color=palette.get(name, "0.5"), lw=1.2, label=f"{name} ({value:.2f})",
-                   ls=LINESTYLES[1:][k % (len(LINESTYLES) - 1)])  # fmt: skip
+        ax.plot(
+            mean["iteration"],
+            mean["value"],
+            color=color,
+            lw=2.2,
+            label=f"{point + ': ' if point else ''}mean of {len(runs)} seeds",
+        )
+    plot_baselines(baselines, palette, lw=1.2, ax=ax)
     ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -77,9 +83,14 @@ def plot_sweep_curves(
     return ax
 
 
-SUMMARY_COLUMNS = {"final": "final (mean [95% CI])", "last": "last (mean [95% CI])",
-                   "it_95": "it 95%", "s_95": "s 95%", "it_target": "it to sjf",
-                   "s_target": "s to sjf"}  # fmt: skip
+SUMMARY_COLUMNS = {
+    "final": "final (mean [95% CI])",
+    "last": "last (mean [95% CI])",
+    "it_95": "it 95%",
+    "s_95": "s 95%",
+    "it_target": "it to sjf",
+    "s_target": "s to sjf",
+}
 """Columns of the summary table over seeds (``summary.csv`` column -> header)."""
 
 
@@ -92,10 +103,14 @@ def summary_rows(summary: pl.DataFrame, baselines: pl.DataFrame) -> Table:
     for r in summary.iter_rows(named=True):
         mine = baselines.filter(pl.col("point") == r["point"])
         values = dict(zip(mine["policy"], mine["value"], strict=True))
-        rows.append([
-            r["point"] or "–", str(r["seeds"]), *(_over_seeds(r, c) for c in SUMMARY_COLUMNS),
-            *(num(values.get(h)) for h in heuristics),
-        ])  # fmt: skip
+        rows.append(
+            [
+                r["point"] or "–",
+                str(r["seeds"]),
+                *(_over_seeds(r, c) for c in SUMMARY_COLUMNS),
+                *(num(values.get(h)) for h in heuristics),
+            ]
+        )
     header = ["grid point", "seeds", *SUMMARY_COLUMNS.values()]
     notes = [
         "final: the best validation value of a run (the policy saved as best.pt); last: the "
@@ -126,14 +141,32 @@ def run_rows(table: pl.DataFrame) -> Table:
         return "–" if value is None else f"{value:.0f}"
 
     rows = [
-        [r["run"], str(r["seed"]), r["status"], num(r.get("final")), num(r.get("last")),
-         whole(r["best_iteration"]), whole(r.get("it_95")),
-         whole(r.get("it_target")) if r.get("final") is None or r.get("it_target") is not None
-         else "never", whole(r["seconds"])]
+        [
+            r["run"],
+            str(r["seed"]),
+            r["status"],
+            num(r.get("final")),
+            num(r.get("last")),
+            whole(r["best_iteration"]),
+            whole(r.get("it_95")),
+            whole(r.get("it_target"))
+            if r.get("final") is None or r.get("it_target") is not None
+            else "never",
+            whole(r["seconds"]),
+        ]
         for r in table.iter_rows(named=True)
-    ]  # fmt: skip
-    header = ["run", "seed", "status", "final", "last", "best iteration", "it 95%", "it to sjf",
-              "seconds"]  # fmt: skip
+    ]
+    header = [
+        "run",
+        "seed",
+        "status",
+        "final",
+        "last",
+        "best iteration",
+        "it 95%",
+        "it to sjf",
+        "seconds",
+    ]
     return Table(header, rows, left=3)
 
 
@@ -152,7 +185,7 @@ def write_sweep_report(
     """``report.md`` and ``report.html`` of a sweep, with ``learning_curves.png`` beside them.
 
     ``table``, ``summary``, ``curves`` and ``baselines`` are the tables of
-    :mod:`schedlab.evaluation.train_sweep` (``run_table``, ``summary_table``, ``sweep_curves``,
+    :mod:`schedlab.evaluation.sweep_tables` (``run_table``, ``summary_table``, ``sweep_curves``,
     ``baseline_table``); ``config`` is the sweep's ``config.json``; ``selection`` the metric the
     runs selected their policy on (default: lower validation slowdown). Heuristic lines are drawn
     when every point has the same heuristic values (a grid over training settings, not over the
@@ -207,5 +240,12 @@ def write_sweep_report(
             ),
         ),
     ]
-    return write_bundle(Path(out_dir), stem="report", title=f"Training sweep: {trainer}",
-                        blocks=blocks, tables={}, images=images, options=options)  # fmt: skip
+    return write_bundle(
+        Path(out_dir),
+        stem="report",
+        title=f"Training sweep: {trainer}",
+        blocks=blocks,
+        tables={},
+        images=images,
+        options=options,
+    )

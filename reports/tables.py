@@ -1,29 +1,23 @@
 """Tables of a report: number formatting and the comparison tables, as markup :class:`Table`.
 
 Every builder takes tidy tables computed by :mod:`schedlab.evaluation` (through a
-:class:`~schedlab.reports.comparison.Comparison`) and only formats them.
+:class:`~schedlab.reports.comparison_data.Comparison`) and only formats them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import polars as pl
 
+from schedlab.evaluation.metrics import SHORT_METRIC
 from schedlab.evaluation.permutation import METHOD_LABELS
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.figures import SHORT_METRIC, format_load, short_metric
-from schedlab.reports.markup import Table
-
-if TYPE_CHECKING:
-    from schedlab.reports.comparison import Comparison
-
-
-def fmt_load(load: float | None) -> str:
-    """Offered load as a percentage; ``"all jobsets"`` for None."""
-    return "all jobsets" if load is None else format_load(load)
+from schedlab.reports.comparison_data import Comparison
+from schedlab.reports.content import Table
+from schedlab.reports.figures import fmt_load, short_metric
 
 
 def num(v: float | None) -> str:

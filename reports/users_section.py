@@ -10,8 +10,8 @@ import polars as pl
 
 from schedlab.evaluation import users as us
 from schedlab.reports import stats_figures as sf
-from schedlab.reports.comparison import Comparison
-from schedlab.reports.markup import Block, Table
+from schedlab.reports.comparison_data import Comparison
+from schedlab.reports.content import Block, Table
 from schedlab.reports.output import Plot, figure
 from schedlab.reports.tables import num
 

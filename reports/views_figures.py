@@ -10,9 +10,9 @@ import numpy as np
 import polars as pl
 
 from schedlab.reports.allocation_figures import legend_handles, plot_allocation
+from schedlab.reports.figures import fmt_load
 from schedlab.reports.output import Plot, panels
 from schedlab.reports.schedule import plot_schedule_diff
-from schedlab.reports.tables import fmt_load
 from schedlab.reports.time_axis import TimeAxis
 from schedlab.reports.timeline_figures import (
     plot_queue_heatmap,

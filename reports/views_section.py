@@ -10,9 +10,10 @@ import polars as pl
 
 from schedlab.evaluation.settings import StatsSettings
 from schedlab.evaluation.stats import summarize
-from schedlab.reports.markup import Block, Table
+from schedlab.reports.content import Block, Table
+from schedlab.reports.figures import fmt_load
 from schedlab.reports.output import Plot
-from schedlab.reports.tables import ci, fmt_load, num
+from schedlab.reports.tables import ci, num
 from schedlab.reports.time_axis import TimeAxis
 from schedlab.reports.views import ScheduleViews, mean_slowdown
 

@@ -42,7 +42,8 @@ from typing import Any, get_args
 from schedlab import extras
 from schedlab.entries import Entry, described, import_target, origin_of
 from schedlab.errors import MissingExtraError, ParameterError, PluginWarning, UnknownNameError
-from schedlab.params import Param, check_params, parameters
+from schedlab.param_checks import check_params
+from schedlab.params import Param, parameters
 
 
 @dataclass(slots=True)

@@ -1,10 +1,11 @@
 """The one range of times, in steps, that the simulators' int64 arithmetic can never overflow.
 
-Every engine counts time in int64 steps. The compiled queue disciplines (``simulator/cluster/
-backfill.py``) add a start and an estimate (``start + estimate``, a job's expected end), lay
-reservations one after another (a reservation ends at most at the last arrival plus every
-earlier job's estimate), expect a job past its estimate to end at ``now + 1``, and use
-``NEVER = (2^63 − 1) // 4`` (about 2^61) as "never"; the list scheduler and the batched engine
+Every engine counts time in int64 steps. The compiled queue disciplines
+(``simulator/cluster/easy.py``, ``conservative.py``) add a start and an estimate
+(``start + estimate``, a job's expected end), lay reservations one after another (a reservation
+ends at most at the last arrival plus every earlier job's estimate), expect a job past its
+estimate to end at ``now + 1``, and use ``NEVER = (2^63 − 1) // 4`` (about 2^61, in
+``core.py``) as "never"; the list scheduler and the batched engine
 stop at a time limit of last arrival + Σ duration + horizon. A time of 2^61 or more is
 therefore taken for "never" (a valid jobset reported as stalled) and one past 2^63 wraps around
 to a negative time (a schedule that runs more than the capacity, reported as a success).

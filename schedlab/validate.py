@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from schedlab.errors import ParameterError, SchedlabError
+from schedlab.param_checks import check_value
 from schedlab.params import REQUIRED as NO_DEFAULT
-from schedlab.params import check_value, parameters
+from schedlab.params import parameters
 
 
 def parse_document(text: str, source: str, *, error: type[SchedlabError], fmt: str) -> Any:
@@ -62,8 +63,14 @@ def read_document(
 REQUIRED: Any = object()
 """Default of :meth:`Table.get` and friends for a key that must be present."""
 
-_NAMES = {dict: "table", list: "list", str: "string", int: "integer", float: "number",
-          bool: "boolean"}  # fmt: skip
+_NAMES = {
+    dict: "table",
+    list: "list",
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+}
 
 
 def _name(kind: type | tuple[type, ...]) -> str:
@@ -149,7 +156,7 @@ class Table:
     ) -> dict[str, Any]:
         """The values the table gives for parameters of ``target`` (a config dataclass), each
         checked and converted by its type hint and bounds as registry parameters are
-        (:func:`schedlab.params.check_value`); an error names the key and what was expected.
+        (:func:`schedlab.param_checks.check_value`); an error names the key and what was expected.
 
         ``keys`` are the parameters read (default: all of them; the table's ``allowed`` keys
         say which others it may hold); one without a default must be present unless it is in
@@ -213,5 +220,6 @@ class Table:
 
     def sub(self, key: str, *, allowed: Collection[str] | None = None) -> Table:
         """The table at ``key`` (required), with the same source and error class."""
-        return Table(self.get(key, dict), self.path(key), self.source, error=self.error,
-                     allowed=allowed)  # fmt: skip
+        return Table(
+            self.get(key, dict), self.path(key), self.source, error=self.error, allowed=allowed
+        )

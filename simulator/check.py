@@ -152,7 +152,7 @@ def check_discipline(
     """
     start = np.asarray(start, dtype=np.int64)
     jobs = jobset.jobs
-    from schedlab.simulator.cluster.batched import jobset_bounds
+    from schedlab.simulator.cluster.engine_inputs import jobset_bounds
 
     bounds = jobset_bounds(jobs.get_column("jobset").to_numpy())
     if discipline == "strict" and in_arrival_order:
@@ -160,8 +160,10 @@ def check_discipline(
             s = start[lo:hi]  # rows are in arrival order within a jobset
             if (bad := np.flatnonzero(np.diff(s) < 0)).size:
                 k = int(lo + bad[0] + 1)
-                _fail(f"strict: job row {k} started at {start[k]}, before the earlier-arrived "
-                      f"row {k - 1} (at {start[k - 1]})")  # fmt: skip
+                _fail(
+                    f"strict: job row {k} started at {start[k]}, before the earlier-arrived "
+                    f"row {k - 1} (at {start[k - 1]})"
+                )
     promised = discipline == "conservative" or (discipline == "easy" and in_arrival_order)
     if promised and reserved is not None:
         reserved = np.asarray(reserved, dtype=np.int64).copy()
@@ -174,14 +176,20 @@ def check_discipline(
         late = np.flatnonzero(start > reserved)
         if late.size:
             k = int(late[0])
-            _fail(f"{discipline}: job row {k} started at {start[k]}, after its reservation "
-                  f"{reserved[k]}")  # fmt: skip
+            _fail(
+                f"{discipline}: job row {k} started at {start[k]}, after its reservation "
+                f"{reserved[k]}"
+            )
 
 
 def check_results(
-    jobset: JobSet, table: pl.DataFrame, *, machines: int | None = None,
-    overrun: Overrun = "kill", release: Release = "dag",
-) -> None:  # fmt: skip
+    jobset: JobSet,
+    table: pl.DataFrame,
+    *,
+    machines: int | None = None,
+    overrun: Overrun = "kill",
+    release: Release = "dag",
+) -> None:
     """:func:`check_schedule` for every policy of a per-job results table (design.md §7)."""
     keys = jobset.jobs.select("jobset", "job_id").with_row_index("row")
     for policy, part in table.group_by("policy", maintain_order=True):
@@ -190,10 +198,14 @@ def check_results(
             _fail(f"policy {policy[0]!r}: results do not hold every job of the JobSet once")
         machine = joined.get_column("machine") if "machine" in joined.columns else None
         check_schedule(
-            jobset, joined.get_column("start").to_numpy(),
-            None if machine is None else machine.to_numpy(), machines=machines,
-            finish=joined.get_column("finish").to_numpy(), overrun=overrun, release=release,
-        )  # fmt: skip
+            jobset,
+            joined.get_column("start").to_numpy(),
+            None if machine is None else machine.to_numpy(),
+            machines=machines,
+            finish=joined.get_column("finish").to_numpy(),
+            overrun=overrun,
+            release=release,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,9 +301,19 @@ def precedence_table(jobset: JobSet, table: pl.DataFrame) -> pl.DataFrame:
         if joined.height != part.height or joined.get_column("start").null_count():
             _fail(f"policy {policy!r}: results do not hold every job of the JobSet once")
         v = precedence_violations(jobset, joined["start"].to_numpy(), joined["finish"].to_numpy())
-        rows.append({"policy": policy, "edges": v.edges, "violated_edges": v.violated_edges,
-                     "jobs_with_parents": v.jobs_with_parents,
-                     "violating_jobs": v.violating_jobs})  # fmt: skip
-    schema = {"policy": pl.Utf8, **dict.fromkeys(
-        ("edges", "violated_edges", "jobs_with_parents", "violating_jobs"), pl.Int64)}  # fmt: skip
+        rows.append(
+            {
+                "policy": policy,
+                "edges": v.edges,
+                "violated_edges": v.violated_edges,
+                "jobs_with_parents": v.jobs_with_parents,
+                "violating_jobs": v.violating_jobs,
+            }
+        )
+    schema = {
+        "policy": pl.Utf8,
+        **dict.fromkeys(
+            ("edges", "violated_edges", "jobs_with_parents", "violating_jobs"), pl.Int64
+        ),
+    }
     return pl.DataFrame(rows, schema=schema)

@@ -43,6 +43,8 @@ from schedlab.simulator.cluster.batched import (
     BatchedEngine,
     Objective,
     RewardWeights,
+)
+from schedlab.simulator.cluster.engine_inputs import (
     default_time_limit,
     jobset_bounds,
     resolve_machines,
@@ -52,9 +54,13 @@ from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout
 
 
 def _workload(
-    jobset: JobSet | None, workload: str, load: float, jobsets: int, seed: int,
+    jobset: JobSet | None,
+    workload: str,
+    load: float,
+    jobsets: int,
+    seed: int,
     params: dict[str, Any] | None,
-) -> JobSet:  # fmt: skip
+) -> JobSet:
     if jobset is not None:
         return jobset
     from schedlab.registry import generators
@@ -69,9 +75,16 @@ class _Adapter:
     """What both adapters share: the jobsets, the engine, the view and the spaces."""
 
     def _setup(
-        self, jobset: JobSet, num_envs: int, config: ClusterConfig, layout: Layout,
-        objective: Objective, rewards: RewardWeights | None, skip_forced: bool, queue: AgentQueue,
-    ) -> None:  # fmt: skip
+        self,
+        jobset: JobSet,
+        num_envs: int,
+        config: ClusterConfig,
+        layout: Layout,
+        objective: Objective,
+        rewards: RewardWeights | None,
+        skip_forced: bool,
+        queue: AgentQueue,
+    ) -> None:
         ids = jobset.jobs.get_column("jobset").to_numpy()
         if ids.size == 0:
             msg = "the JobSet has no jobs; an environment needs at least one jobset with jobs"
@@ -88,11 +101,21 @@ class _Adapter:
             raise ValueError(msg)
         runtime, seen = job_times(jobset, config.overrun)  # agents see estimates, as policies do
         self.engine = BatchedEngine(
-            jobset.jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(), zeros,
-            zeros.copy(), jobset.machine_capacity, config, seen=seen, objective=objective,
-            rewards=rewards, skip_forced=skip_forced, queue=queue, time_limit=zeros.copy(),
+            jobset.jobs.get_column("arrival").to_numpy(),
+            runtime,
+            jobset.demands(),
+            zeros,
+            zeros.copy(),
+            jobset.machine_capacity,
+            config,
+            seen=seen,
+            objective=objective,
+            rewards=rewards,
+            skip_forced=skip_forced,
+            queue=queue,
+            time_limit=zeros.copy(),
             max_jobs=int(np.diff(self._bounds).max()),
-        )  # fmt: skip
+        )
         self.view = DeepRMImage(layout=layout)
         g = self.view.geometry(self.engine.snapshot(np.zeros(0, np.int64)))
         self._single_spaces = (
@@ -239,9 +262,15 @@ class ClusterVectorEnv(_Adapter, VectorEnv):
         queue: AgentQueue = "greedy",
     ) -> None:
         self._setup(
-            jobset, num_envs, config or ClusterConfig(), layout, objective, rewards, skip_forced,
+            jobset,
+            num_envs,
+            config or ClusterConfig(),
+            layout,
+            objective,
+            rewards,
+            skip_forced,
             queue,
-        )  # fmt: skip
+        )
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = self._single_spaces
         self.observation_space = gym.vector.utils.batch_space(

@@ -210,7 +210,7 @@ class ModelKind:
         if isinstance(config, self.config):
             return config
         if isinstance(config, Mapping):
-            from schedlab.params import check_params
+            from schedlab.param_checks import check_params
 
             return self.config(**check_params(self.config, config, owner=self.config.__name__))
         msg = f"the {self.name} model takes a {self.config.__name__}, not a {type(config).__name__}"

@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from schedlab import sizes
-from schedlab.dag import critical_paths
+from schedlab.dag_measures import critical_paths
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.results import (
@@ -36,15 +36,15 @@ from schedlab.results import (
 )
 from schedlab.simulator.check import check_precedence, check_schedule
 from schedlab.simulator.cluster import backfill_steps, disciplines
-from schedlab.simulator.cluster.batched import (
-    BatchedEngine,
+from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.cluster.dispatch import arrival_order, choose
+from schedlab.simulator.cluster.engine import Engine, Jobs
+from schedlab.simulator.cluster.engine_inputs import (
     default_time_limit,
     jobset_bounds,
     resolve_machines,
     writable,
 )
-from schedlab.simulator.cluster.dispatch import arrival_order, choose
-from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.greedy import WHOLE_QUEUE
 from schedlab.simulator.cluster.placement import FIRST_FIT
 from schedlab.simulator.cluster.precedence import (

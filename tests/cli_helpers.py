@@ -20,3 +20,11 @@ def run_fail(*args: str) -> str:
     assert result.exit_code != 0
     assert "Traceback" not in result.output
     return result.output
+
+
+def options(**values: object) -> list[str]:
+    """Command-line options from keywords, in order: ``options(eval_jobsets=2, load="90%")`` is
+    ``["--eval-jobsets", "2", "--load", "90%"]``."""
+    return [
+        arg for key, value in values.items() for arg in (f"--{key.replace('_', '-')}", str(value))
+    ]

@@ -10,12 +10,8 @@ from typing import Any
 import numpy as np
 
 from schedlab.loaders.workload import families
-from schedlab.loaders.workload.model import (
-    ArrivalModel,
-    DemandModel,
-    DurationModel,
-    WorkloadModel,
-)
+from schedlab.loaders.workload.components import ArrivalModel, DemandModel, DurationModel
+from schedlab.loaders.workload.model import WorkloadModel
 
 PROFILE = tuple(float(x) for x in 1 + 0.8 * np.sin(2 * np.pi * (np.arange(24) + 0.5) / 24))
 """A smooth daily profile (mean 1): peak 1.8x at hour 6, trough 0.2x at hour 18."""

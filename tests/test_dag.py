@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from schedlab import dag
+from schedlab import dag, dag_measures
 from schedlab.errors import JobSetError
 from tests.dag_helpers import brute_ranks, earliest_finish, jobset, random_dag_jobs
 
@@ -17,11 +17,11 @@ def test_ranks_and_critical_paths_match_brute_force(seed: int, instances: int) -
     js = jobset(random_dag_jobs(seed, instances=instances))
     jobs = js.jobs
     g = dag.graph(jobs)
-    rank = dag.upward_rank(g, jobs.get_column("duration").to_numpy())
+    rank = dag_measures.upward_rank(g, jobs.get_column("duration").to_numpy())
     assert rank.tolist() == brute_ranks(jobs)
     finish = jobs.select("jobset", "dag").with_columns(pl.Series("f", earliest_finish(jobs)))
     expected = finish.group_by("jobset", "dag").agg(pl.col("f").max()).sort("jobset", "dag")
-    cp = dag.critical_paths(jobs, g)
+    cp = dag_measures.critical_paths(jobs, g)
     assert cp.get_column("critical_path").to_list() == expected.get_column("f").to_list()
     assert cp.get_column("tasks").sum() == jobs.height
 
@@ -48,8 +48,15 @@ def test_graph_counts_children_and_order(instances: int) -> None:
 
 
 def _chain(**columns: list) -> pl.DataFrame:
-    base = {"jobset": [0, 0, 0], "job_id": [0, 1, 2], "arrival": [0, 0, 0], "duration": [1, 2, 3],
-            "cpu": [1.0, 1.0, 1.0], "parents": [[], [0], [1]], "dag": [7, 7, 7]}  # fmt: skip
+    base = {
+        "jobset": [0, 0, 0],
+        "job_id": [0, 1, 2],
+        "arrival": [0, 0, 0],
+        "duration": [1, 2, 3],
+        "cpu": [1.0, 1.0, 1.0],
+        "parents": [[], [0], [1]],
+        "dag": [7, 7, 7],
+    }
     base.update(columns)
     return pl.DataFrame(base, schema_overrides={"parents": pl.List(pl.Int64)})
 
@@ -66,10 +73,12 @@ def _chain(**columns: list) -> pl.DataFrame:
         ({"dag": [7, None, 7]}, r"column 'dag' has a missing value at row 1"),
         ({"jobset": [0, 0, 1]}, r"jobset 1, job_id 2 .* names parent 1, which is no task of"),
         ({"task": [4, 4, 6]}, r"job_id 1 \(row 1\) names parent 0, which is no task"),
-        ({"task": [4, 4, 6], "parents": [[], [], [4]], "dag": [7, 8, 8]},
-         r"job_id 1 \(row 1\) is in dag 8 but another row of its task is in dag 7"),
+        (
+            {"task": [4, 4, 6], "parents": [[], [], [4]], "dag": [7, 8, 8]},
+            r"job_id 1 \(row 1\) is in dag 8 but another row of its task is in dag 7",
+        ),
     ],
-)  # fmt: skip
+)
 def test_invalid_dags_are_refused_naming_the_job(columns: dict, match: str) -> None:
     with pytest.raises(JobSetError, match=match):
         jobset(_chain(**columns))
@@ -81,13 +90,13 @@ def test_instances_wait_for_every_instance_of_their_parent_tasks() -> None:
     ).jobs
     g = dag.graph(jobs)
     assert g.task_rows.tolist() == [2, 1]
-    assert dag.upward_rank(g, jobs.get_column("duration").to_numpy()).tolist() == [3, 7, 2]
-    assert dag.critical_paths(jobs, g).get_column("critical_path").to_list() == [7]
+    assert dag_measures.upward_rank(g, jobs.get_column("duration").to_numpy()).tolist() == [3, 7, 2]
+    assert dag_measures.critical_paths(jobs, g).get_column("critical_path").to_list() == [7]
 
 
 def test_critical_paths_need_the_dag_column() -> None:
     with pytest.raises(ValueError, match="need the dag column"):
-        dag.critical_paths(jobset(_chain().drop("dag")).jobs)
+        dag_measures.critical_paths(jobset(_chain().drop("dag")).jobs)
 
 
 @pytest.mark.parametrize("instances", [1, 3])
@@ -102,14 +111,19 @@ def test_levels_and_shapes_match_brute_force(seed: int, instances: int) -> None:
         above = [level[(sets[r], p)] + 1 for p in lists[r]]
         level[(sets[r], key[r])] = max(level.get((sets[r], key[r]), 0), *above, 0)
     expected = [level[(s, k)] for s, k in zip(sets, key, strict=True)]
-    assert dag.levels(g).tolist() == expected
-    shapes = dag.shapes(jobs, g)
+    assert dag_measures.levels(g).tolist() == expected
+    shapes = dag_measures.shapes(jobs, g)
     tasks = jobs.select("jobset", "dag", pl.Series("k", key), pl.Series("l", expected)).unique()
     per = tasks.group_by("jobset", "dag", "l").len()
-    want = per.group_by("jobset", "dag").agg(
-        pl.col("len").sum().alias("tasks"), (pl.col("l").max() + 1).alias("depth"),
-        pl.col("len").max().cast(pl.Int64).alias("width"),
-    ).sort("jobset", "dag")  # fmt: skip
+    want = (
+        per.group_by("jobset", "dag")
+        .agg(
+            pl.col("len").sum().alias("tasks"),
+            (pl.col("l").max() + 1).alias("depth"),
+            pl.col("len").max().cast(pl.Int64).alias("width"),
+        )
+        .sort("jobset", "dag")
+    )
     assert (
         shapes.select("tasks", "depth", "width").rows()
         == want.select(pl.col("tasks").cast(pl.UInt32), "depth", "width").rows()
@@ -122,7 +136,7 @@ def test_earliest_starts_match_brute_force(seed: int, instances: int) -> None:
     jobs = jobset(random_dag_jobs(seed, instances=instances)).jobs
     g = dag.graph(jobs)
     duration = jobs.get_column("duration").to_numpy()
-    start = dag.earliest_starts(g, np.zeros(jobs.height, np.int64), duration)
+    start = dag_measures.earliest_starts(g, np.zeros(jobs.height, np.int64), duration)
     assert (start + duration).tolist() == earliest_finish(jobs)
-    late = dag.earliest_starts(g, np.full(jobs.height, 100), duration)
+    late = dag_measures.earliest_starts(g, np.full(jobs.height, 100), duration)
     assert (late == start + 100).all()

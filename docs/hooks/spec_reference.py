@@ -89,7 +89,8 @@ def table(
     type and bounds, default, description. TOML has no null: ``null`` is what stands for None
     in this table (``'"all"'`` in ``[cluster]``), else a None-able key is left out to mean
     None."""
-    from schedlab.params import REQUIRED, describe, parameters
+    from schedlab.param_checks import describe
+    from schedlab.params import REQUIRED, parameters
 
     params = parameters(target)
     docs = parameter_docs(target)

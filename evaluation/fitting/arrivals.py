@@ -29,7 +29,7 @@ import polars as pl
 from scipy import special
 from scipy import stats as sps
 
-from schedlab.loaders.workload.model import ArrivalModel
+from schedlab.loaders.workload.components import ArrivalModel
 
 DAY_SECONDS = 86_400.0
 HOUR_BINS = 24

@@ -1,11 +1,11 @@
 """The DAG shape of a trace: tasks per job, depth and width, and the model the generator uses.
 
-:func:`fit_dag_shape` measures every DAG job of a JobSet (:func:`schedlab.dag.shapes`) and fits
-the level-by-level model of :mod:`schedlab.loaders.workload.dag_shape` by its empirical
-distributions: the depth of every job, the width of every level of every job, and the parents
-of every task below its job's first level (a task's parents count, whatever their level). The
-model draws level widths independently; :func:`dag_shape_summary` sets the trace's tasks per job
-and widths beside the model's expectations, so the cost of that assumption is visible.
+:func:`fit_dag_shape` measures every DAG job of a JobSet (:func:`schedlab.dag_measures.shapes`) and
+fits the level-by-level model of :mod:`schedlab.loaders.workload.dag_shape` by its empirical
+distributions: the depth of every job, the width of every level of every job, and the parents of
+every task below its job's first level (a task's parents count, whatever their level). The model
+draws level widths independently; :func:`dag_shape_summary` sets the trace's tasks per job and
+widths beside the model's expectations, so the cost of that assumption is visible.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from schedlab import dag
+from schedlab import dag, dag_measures
 from schedlab.jobset import JobSet
 from schedlab.loaders.workload.dag_shape import DagShape, pmf
 
@@ -26,7 +26,7 @@ class DagShapeFit:
 
     model: DagShape
     jobs: pl.DataFrame
-    """Per DAG job (:func:`schedlab.dag.shapes`): jobset, dag, tasks, depth, width."""
+    """Per DAG job (:func:`schedlab.dag_measures.shapes`): jobset, dag, tasks, depth, width."""
     level_widths: np.ndarray
     """int64: tasks on every level of every job."""
     parents: np.ndarray
@@ -50,14 +50,14 @@ def fit_dag_shape(jobset: JobSet) -> DagShapeFit:
         jobs.select("jobset", "dag")
         .with_columns(
             pl.Series("_t", g.task),
-            pl.Series("_level", dag.levels(g)),
+            pl.Series("_level", dag_measures.levels(g)),
             pl.Series("_parents", g.n_parents),
         )
         .unique(["_t"], keep="first")
     )
     widths = per_task.group_by("jobset", "dag", "_level").len().get_column("len").to_numpy()
     parents = per_task.filter(pl.col("_level") > 0).get_column("_parents").to_numpy()
-    shapes = dag.shapes(jobs, g)
+    shapes = dag_measures.shapes(jobs, g)
     model = DagShape(
         depth=pmf(shapes.get_column("depth").to_numpy()),
         width=pmf(widths),
@@ -87,12 +87,26 @@ def dag_shape_summary(fit: DagShapeFit) -> pl.DataFrame:
         "parents per task": (fit.parents, m.mean("parents")),
     }
     rows = [
-        {"quantity": name, "n": int(v.size), "mean": float(v.mean()) if v.size else None,
-         "median": float(np.median(v)) if v.size else None,
-         "p95": float(np.quantile(v, 0.95)) if v.size else None,
-         "max": int(v.max()) if v.size else None, "model_mean": model}
+        {
+            "quantity": name,
+            "n": int(v.size),
+            "mean": float(v.mean()) if v.size else None,
+            "median": float(np.median(v)) if v.size else None,
+            "p95": float(np.quantile(v, 0.95)) if v.size else None,
+            "max": int(v.max()) if v.size else None,
+            "model_mean": model,
+        }
         for name, (v, model) in parts.items()
-    ]  # fmt: skip
-    return pl.DataFrame(rows, schema={"quantity": pl.Utf8, "n": pl.Int64, "mean": pl.Float64,
-                                      "median": pl.Float64, "p95": pl.Float64, "max": pl.Int64,
-                                      "model_mean": pl.Float64})  # fmt: skip
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "quantity": pl.Utf8,
+            "n": pl.Int64,
+            "mean": pl.Float64,
+            "median": pl.Float64,
+            "p95": pl.Float64,
+            "max": pl.Int64,
+            "model_mean": pl.Float64,
+        },
+    )

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from schedlab.loaders.workload.model import DemandModel
+from schedlab.loaders.workload.components import DemandModel
 
 MIN_CLASS_JOBS = 200
 """Fewest jobs a duration class may hold."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.evaluation.fitting.durations import DurationData
+from schedlab.evaluation.fitting.observations import DurationData
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999)
 """Probabilities of the quantile errors."""

@@ -4,7 +4,7 @@ Observations
 ------------
 In log space a ``lognormal_mix<k>`` is a Gaussian mixture of ``y = log x``. A completed job of
 ``d`` steps is the interval ``log(d - 1) < y <= log d`` (``-inf`` below for ``d = 1``), a
-running one ``y > log(d - 1)`` (see :mod:`~schedlab.evaluation.fitting.durations`); distinct
+running one ``y > log(d - 1)`` (see :mod:`~schedlab.evaluation.fitting.observations`); distinct
 intervals carry their job counts as weights.
 
 Fitting
@@ -34,13 +34,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import special
 
-if TYPE_CHECKING:
-    from schedlab.evaluation.fitting.durations import DurationData
+from schedlab.evaluation.fitting.observations import DurationData
 
 MU_FLOOR = math.log(0.5)
 """Lowest component mean of ``log x`` (median half a step)."""

@@ -34,12 +34,14 @@ import polars as pl
 from schedlab import __version__
 from schedlab.evaluation.fitting import arrivals as arr
 from schedlab.evaluation.fitting.demands import fit_demands
-from schedlab.evaluation.fitting.durations import DurationData, FamilyFit, fit_family
+from schedlab.evaluation.fitting.durations import FamilyFit, fit_family
 from schedlab.evaluation.fitting.gof import goodness, kaplan_meier
+from schedlab.evaluation.fitting.observations import DurationData
 from schedlab.evaluation.fitting.timeline import resolve_censored, timeline
 from schedlab.jobset import JobSet, offered_load
+from schedlab.loaders.workload.components import DurationModel
 from schedlab.loaders.workload.families import FAMILIES
-from schedlab.loaders.workload.model import DurationModel, WorkloadModel
+from schedlab.loaders.workload.model import WorkloadModel
 
 WINDOW_SECONDS = (600, 3600, 6 * 3600, 86_400, 7 * 86_400)
 """Candidate default windows (s) of generated jobsets: the first holding >= 200 jobs on average."""

@@ -2,7 +2,7 @@
 
 Its fields are the options of ``schedlab load`` (type, bounds, default and help derived by
 :func:`~schedlab.cli.config_options.config_options`) and the ``options`` of a spec's trace workload
-(checked by :func:`~schedlab.params.check_params`); :mod:`~schedlab.loaders.traces.transform`
+(checked by :func:`~schedlab.param_checks.check_params`); :mod:`~schedlab.loaders.traces.transform`
 applies them.
 """
 

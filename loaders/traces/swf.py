@@ -51,75 +51,39 @@ import polars as pl
 from schedlab.errors import TraceFormatError
 from schedlab.loaders.traces.archive import check_parse_size, text_path
 from schedlab.loaders.traces.drop_report import LoadResult
+from schedlab.loaders.traces.swf_header import header_notes, machine_size, parse_header
 from schedlab.loaders.traces.textio import layout, read_lines, require_shape
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason
 
 FIELDS = (
-    "job_number", "submit_time", "wait_time", "run_time", "allocated_procs", "avg_cpu_time",
-    "used_memory", "requested_procs", "requested_time", "requested_memory", "status", "user_id",
-    "group_id", "executable", "queue", "partition", "preceding_job", "think_time",
-)  # fmt: skip
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_procs",
+    "avg_cpu_time",
+    "used_memory",
+    "requested_procs",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
+)
 """The 18 SWF fields, in file order."""
 STATUSES = (-1, 0, 1, 2, 3, 4, 5)
 """Valid values of the status field."""
 PARTIAL = (2, 3, 4)
 """Statuses of the lines that describe one part of a checkpointed or swapped job."""
-NUMERIC_HEADER = (
-    "MaxJobs", "MaxRecords", "UnixStartTime", "TimeZone", "MaxNodes", "MaxProcs", "MaxRuntime",
-    "MaxMemory", "MaxQueues", "MaxPartitions",
-)  # fmt: skip
-REPEATED_HEADER = ("Note", "Queue", "Partition")
 SELECTIONS = ("partial_execution", *(f"status_{k}" for k in STATUSES))
-_KEY = r"^;\s*(?P<key>[A-Za-z][A-Za-z0-9]*)\s*:(?:\s+(?P<value>.*?))?\s*$"
 
 Memory = Literal["auto", "used", "requested", "none"]
 Procs = Literal["requested", "allocated"]
-
-
-def _header(comments: pl.DataFrame, source: str) -> tuple[dict[str, Any], list[str]]:
-    """``; Key: value`` lines -> dict; continuation lines join the previous key's value. A key
-    given twice keeps its first value; the notes say so."""
-    parts = comments.with_columns(
-        pl.col("raw").str.extract_groups(_KEY).alias("kv"),
-        pl.col("raw").str.strip_chars().str.strip_prefix(";").str.strip_chars().alias("text"),
-    ).unnest("kv")
-    entries = (
-        parts.with_columns(pl.col("key").is_not_null().cum_sum().alias("_entry"))
-        .filter(pl.col("_entry") > 0)
-        .with_columns(pl.when(pl.col("key").is_null()).then("text").otherwise("value").alias("v"))
-        .group_by("_entry", maintain_order=True)
-        .agg(pl.col("line").first(), pl.col("key").first(), pl.col("v").drop_nulls())
-        .with_columns(pl.col("v").list.eval(pl.element().filter(pl.element() != "")))
-        .with_columns(pl.col("v").list.join(" "))
-    )
-    header: dict[str, Any] = {}
-    seen: dict[str, list[tuple[int, str]]] = {}
-    for line, key, value in entries.select("line", "key", "v").iter_rows():
-        if key in REPEATED_HEADER:
-            header.setdefault(key, []).append(value)
-            continue
-        seen.setdefault(key, []).append((line, value))
-        if key in NUMERIC_HEADER:
-            header.setdefault(key, _number(value, key, line, source))
-        else:
-            header.setdefault(key, value)
-    notes = [
-        f"header {key} is given {len(uses)} times (lines "
-        f"{', '.join(str(line) for line, _ in uses)}: {', '.join(repr(v) for _, v in uses)}); "
-        f"the first, {uses[0][1]!r}, is used"
-        for key, uses in seen.items()
-        if len(uses) > 1
-    ]
-    return header, notes
-
-
-def _number(value: str, key: str, line: int, source: str) -> int | float:
-    try:
-        x = float(value)
-    except ValueError:
-        msg = f"line {line} of {source}: header {key}: {value!r} is not a number"
-        raise TraceFormatError(msg) from None
-    return int(x) if x.is_integer() else x
 
 
 def _fields(data: pl.DataFrame) -> pl.DataFrame:
@@ -244,16 +208,6 @@ def _choose_memory(
     return "used", "mem from used memory (field 7, else requested, field 10) x processors, KB"
 
 
-def _machine(header: dict[str, Any], max_procs: float | None, source: str) -> tuple[float, str]:
-    if max_procs is not None:
-        return float(max_procs), "max_procs option"
-    for key in ("MaxProcs", "MaxNodes"):
-        if isinstance(header.get(key), int | float) and header[key] > 0:
-            return float(header[key]), f"{key} header"
-    msg = f"{source}: no MaxProcs or MaxNodes header line; pass max_procs= (processors per machine)"
-    raise TraceFormatError(msg)
-
-
 def read_swf(
     source: str | os.PathLike[str],
     *,
@@ -319,8 +273,8 @@ def read_swf(
     blank = lines.filter(text == "").height
     data = _fields(lines.filter((text != "") & ~text.str.starts_with(";")))
     _check_shape(data, comments.height, src)
-    header, header_notes = _header(comments, src)
-    procs_per_machine, size_from = _machine(header, max_procs, src)
+    header, key_notes = parse_header(comments, src)
+    procs_per_machine, size_from = machine_size(header, max_procs, src)
     if max_memory is None and isinstance(header.get("MaxMemory"), int | float):
         max_memory = float(header["MaxMemory"]) if header["MaxMemory"] > 0 else None
     mem_field, mem_note = _choose_memory(data, memory, max_memory, src)
@@ -358,7 +312,7 @@ def read_swf(
         resources.append("mem")
         size.append(float(max_memory) * procs_per_machine)  # type: ignore[arg-type]
         units.append("KB")
-    notes = [*_notes(header, data.height, size_from, mem_note), *header_notes]
+    notes = [*header_notes(header, data.height, size_from, mem_note), *key_notes]
     if lossy := comments.get_column("encoding").is_not_null().sum():
         notes.append(f"{lossy} comment lines hold bytes that are not UTF-8 (read as U+FFFD)")
     provenance = {
@@ -415,14 +369,3 @@ def _check_shape(data: pl.DataFrame, n_comments: int, source: str) -> None:
         msg = f"{source}: no job lines (only {n_comments} comment lines and blank lines)"
         raise TraceFormatError(msg)
     require_shape(data, len(FIELDS), source, "an SWF log", "whitespace-separated")
-
-
-def _notes(header: dict[str, Any], n_rows: int, size_from: str, mem_note: str) -> list[str]:
-    """Human-readable normalisations and header mismatches, for the provenance."""
-    notes = [f"machine size from {size_from}", mem_note]
-    if size_from == "MaxNodes header":
-        notes.append("no MaxProcs header: MaxProcs defaults to MaxNodes (SWF 2.2)")
-    records = header.get("MaxRecords")
-    if isinstance(records, int) and records != n_rows:
-        notes.append(f"header MaxRecords={records} but the file has {n_rows} job lines")
-    return notes

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from schedlab.errors import WorkloadModelError
-from schedlab.loaders.workload.model import JsonDocument
+from schedlab.loaders.workload.document import JsonDocument
 from schedlab.validate import Table
 
 KIND = "schedlab-dag-shape"
@@ -86,8 +86,13 @@ class DagShape(JsonDocument):
     @classmethod
     def from_json(cls, data: Any, *, source: str = "DAG shape") -> DagShape:
         """Validate a document; errors (:class:`WorkloadModelError`) name ``source`` and the key."""
-        doc = Table(data, "", source, error=WorkloadModelError,
-                    allowed=("kind", "schema_version", *PMFS, "source"))  # fmt: skip
+        doc = Table(
+            data,
+            "",
+            source,
+            error=WorkloadModelError,
+            allowed=("kind", "schema_version", *PMFS, "source"),
+        )
         if doc.get("kind", str, None) != KIND:
             doc.fail("kind", f"expected {KIND!r}: is this a schedlab DAG shape model?")
         if (version := doc.get("schema_version", int)) != SCHEMA_VERSION:

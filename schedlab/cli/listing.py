@@ -9,11 +9,17 @@ import click
 from schedlab.cli.config_options import cli_help
 from schedlab.cli.options import Command
 from schedlab.errors import MissingExtraError, PluginWarning
-from schedlab.params import REQUIRED, Param, describe, parameters
+from schedlab.param_checks import describe
+from schedlab.params import REQUIRED, Param, parameters
 from schedlab.registry import GROUPS, Registry, generators, loaders, models, policies, trainers
 
-REGISTRIES = {"policies": policies, "generators": generators, "loaders": loaders,
-              "trainers": trainers, "models": models}  # fmt: skip
+REGISTRIES = {
+    "policies": policies,
+    "generators": generators,
+    "loaders": loaders,
+    "trainers": trainers,
+    "models": models,
+}
 
 
 HEURISTIC_NOTE = (
@@ -30,8 +36,12 @@ HEURISTIC_NOTE = (
 
 @click.command("list", cls=Command)
 @click.argument("kind", type=click.Choice(list(REGISTRIES)), default="policies")
-@click.option("--params", "show_params", is_flag=True,
-              help="Also list each entry's parameters (-p KEY=VALUE, spec options).")  # fmt: skip
+@click.option(
+    "--params",
+    "show_params",
+    is_flag=True,
+    help="Also list each entry's parameters (-p KEY=VALUE, spec options).",
+)
 def list_cmd(kind: str, show_params: bool) -> None:
     """List registered policies, generators, loaders, trainers or model kinds (with their
     tags), built-in ones first, then installed plug-ins with their distribution, then refused

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from schedlab.errors import ParameterError, UnknownNameError
-from schedlab.params import check_load
+from schedlab.param_checks import check_load
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -162,10 +162,12 @@ class Group(click.Group):
 
 def _output_attrs(help_text: str, file_okay: bool, default: Path | None) -> dict[str, Any]:
     attrs: dict[str, Any] = {
-        "type": OutputPath(path_type=Path, file_okay=file_okay), "required": default is None,
-        "show_default": default is not None, "help": help_text,
+        "type": OutputPath(path_type=Path, file_okay=file_okay),
+        "required": default is None,
+        "show_default": default is not None,
+        "help": help_text,
         "callback": _writable(directory=not file_okay),
-    }  # fmt: skip
+    }
     # click >= 8.2 takes an explicit default, None included, as a value: a required option
     # declared with default=None is never missing (the command then fails on the None)
     return attrs if default is None else {**attrs, "default": default}
@@ -189,9 +191,14 @@ def output_param(
 def param_option(help_text: str) -> Decorator:
     """The repeatable ``-p/--param KEY=VALUE`` option -> dict (values read as JSON)."""
     return click.option(
-        "-p", "--param", "params", multiple=True, metavar="KEY=VALUE", callback=key_values,
+        "-p",
+        "--param",
+        "params",
+        multiple=True,
+        metavar="KEY=VALUE",
+        callback=key_values,
         help=help_text,
-    )  # fmt: skip
+    )
 
 
 def key_values(
@@ -214,14 +221,20 @@ def key_values(
 
 def count_option(name: str, default: int, help_text: str) -> Decorator:
     """An integer option that must be >= 1 (jobsets, workers, ...)."""
-    return click.option(name, default=default, show_default=True, type=click.IntRange(min=1),
-                        help=help_text)  # fmt: skip
+    return click.option(
+        name, default=default, show_default=True, type=click.IntRange(min=1), help=help_text
+    )
 
 
 def seed_option(help_text: str, *, default: int | None = 0) -> Decorator:
     """The ``--seed`` option: an integer >= 0 (numpy's seeds), checked as ``--seed``."""
-    return click.option("--seed", default=default, show_default=default is not None,
-                        type=click.IntRange(min=0), help=help_text)  # fmt: skip
+    return click.option(
+        "--seed",
+        default=default,
+        show_default=default is not None,
+        type=click.IntRange(min=0),
+        help=help_text,
+    )
 
 
 def cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -250,8 +263,13 @@ ADDRESS_HELP = (
 def backend_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``--backend local|ray`` and ``--address`` (a Ray cluster)."""
     fn = click.option("--address", metavar="ADDRESS", help=ADDRESS_HELP)(fn)
-    return click.option("--backend", type=click.Choice(["local", "ray"]), default="local",
-                        show_default=True, help=BACKEND_HELP)(fn)  # fmt: skip
+    return click.option(
+        "--backend",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help=BACKEND_HELP,
+    )(fn)
 
 
 def check_backend(backend: str, address: str | None, workers: int | None) -> None:

@@ -24,7 +24,8 @@ import click
 
 from schedlab.cli.config_options import cli_message, config_options, option_name
 from schedlab.cli.options import ADDRESS_HELP, Command, Group, check_backend, output_param
-from schedlab.params import build, check_params, flat, parameters
+from schedlab.param_checks import check_params
+from schedlab.params import build, flat, parameters
 from schedlab.registry import trainers
 
 if TYPE_CHECKING:
@@ -54,22 +55,36 @@ def train_group() -> None:
 
 
 SWEEP_OPTIONS = [
-    click.Option(["--seeds"], metavar="SEEDS",
-                 help="Train one run per seed, e.g. 0-4, 0,3,7 or 1-3,8: a sweep, with one run "
-                 "directory per seed under OUTPUT and a summary report (mean and CI over seeds, "
-                 "learning curves overlaid)."),
-    click.Option(["--grid"], multiple=True, metavar="FIELD=V1,V2",
-                 help="Sweep a config field over values too (repeatable: every combination), "
-                 "e.g. --grid lr=0.001,0.0003; each point trains every seed."),
-    click.Option(["--backend"], type=click.Choice(["local", "ray"]), default="local",
-                 show_default=True,
-                 help="Where the runs of a sweep train: 'local' (parallel processes here) or "
-                 "'ray' (Ray tasks; needs the ray extra, see docs/ray.md)."),
+    click.Option(
+        ["--seeds"],
+        metavar="SEEDS",
+        help="Train one run per seed, e.g. 0-4, 0,3,7 or 1-3,8: a sweep, with one run "
+        "directory per seed under OUTPUT and a summary report (mean and CI over seeds, "
+        "learning curves overlaid).",
+    ),
+    click.Option(
+        ["--grid"],
+        multiple=True,
+        metavar="FIELD=V1,V2",
+        help="Sweep a config field over values too (repeatable: every combination), "
+        "e.g. --grid lr=0.001,0.0003; each point trains every seed.",
+    ),
+    click.Option(
+        ["--backend"],
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where the runs of a sweep train: 'local' (parallel processes here) or "
+        "'ray' (Ray tasks; needs the ray extra, see docs/ray.md).",
+    ),
     click.Option(["--address"], metavar="ADDRESS", help=ADDRESS_HELP),
-    click.Option(["--workers"], type=click.IntRange(min=1),
-                 help="Runs of a sweep training at once here (default: CPUs / --threads); with "
-                 "--backend ray, the CPUs of the local Ray instance."),
-]  # fmt: skip
+    click.Option(
+        ["--workers"],
+        type=click.IntRange(min=1),
+        help="Runs of a sweep training at once here (default: CPUs / --threads); with "
+        "--backend ray, the CPUs of the local Ray instance.",
+    ),
+]
 """Options of a training sweep (``--seeds``, ``--grid``) and where it runs."""
 
 
@@ -169,6 +184,7 @@ def train_sweep(
     the saved sweep), draw each run's learning report and the sweep's report, print a
     summary; exit 1 listing the failed runs, if any."""
     from schedlab.cli.experiment import fail_on_failures
+    from schedlab.evaluation import sweep_runs
     from schedlab.evaluation import train_sweep as ts
     from schedlab.reports.sweep import write_sweep_report
 
@@ -178,12 +194,20 @@ def train_sweep(
         raise click.UsageError("give either --seed (one run) or --seeds (a sweep), not both")
     saved = (saved_sweep(output) or {}) if resume else {}
     base = flat(make_config(ctx, cls, name, values, output if resume else None))
-    seed_list = ts.parse_seeds(seeds) if seeds else saved.get("seeds") or [base["seed"]]
-    grid_values = ts.parse_grid(grid) if grid else saved.get("grid", {})
-    runs = ts.plan_sweep(cls, base, seed_list, grid_values, owner=f"trainer {name!r}")
-    outcome = ts.run_sweep(name, runs, output, base=base, backend=backend, address=address,
-                           workers=workers, resume=resume,
-                           on_done=functools.partial(_run_report, name))  # fmt: skip
+    seed_list = sweep_runs.parse_seeds(seeds) if seeds else saved.get("seeds") or [base["seed"]]
+    grid_values = sweep_runs.parse_grid(grid) if grid else saved.get("grid", {})
+    runs = sweep_runs.plan_sweep(cls, base, seed_list, grid_values, owner=f"trainer {name!r}")
+    outcome = ts.run_sweep(
+        name,
+        runs,
+        output,
+        base=base,
+        backend=backend,
+        address=address,
+        workers=workers,
+        resume=resume,
+        on_done=functools.partial(_run_report, name),
+    )
     tables = outcome.tables
     paths = write_sweep_report(
         output,
@@ -203,8 +227,10 @@ def train_sweep(
     for r in tables.summary.iter_rows(named=True):
         if r["seeds"]:
             ci = "" if r["final_low"] is None else f" [{r['final_low']:.3f}, {r['final_high']:.3f}]"
-            click.echo(f"  {r['point'] or name}: final {r['final']:.3f}{ci} over "
-                       f"{r['seeds']} seeds, last {r['last']:.3f}")  # fmt: skip
+            click.echo(
+                f"  {r['point'] or name}: final {r['final']:.3f}{ci} over "
+                f"{r['seeds']} seeds, last {r['last']:.3f}"
+            )
     fail_on_failures(outcome)
 
 

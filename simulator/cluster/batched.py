@@ -42,16 +42,22 @@ lowest machine the discipline allows), and the jobs so placed are counted in :at
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from schedlab.jobset import JobSet
+from schedlab.simulator.cluster.batched_state import new_state
 from schedlab.simulator.cluster.disciplines import DISCIPLINES
 from schedlab.simulator.cluster.dispatch import arrival_order
+from schedlab.simulator.cluster.engine_inputs import (
+    default_time_limit,
+    jobset_bounds,
+    resolve_machines,
+    writable,
+)
 from schedlab.simulator.cluster.kernels import (
-    State,
     job_means,
     reset_envs,
     step_envs,
@@ -158,28 +164,25 @@ class BatchedEngine:
         self.config, self.objective, self.skip_forced = config, objective, skip_forced
         self.queue = queue
         self.rewards = rewards or RewardWeights()
-        m = config.n_machines()
-        B, d = lo.size, capacity.size
         n_max = max(int((hi - lo).max(initial=1)) if max_jobs is None else max_jobs, 1)
-        longest = int(duration.max(initial=1))
-        H = config.horizon + 2 * longest + 1
         weight = 1.0 / duration if objective == "slowdown" else np.ones(arrival.size)
         if time_limit is None:
             time_limit = default_time_limit(arrival, duration, lo, hi, config.horizon)
-        r = self.rewards
-        self.state = State(
-            arrival, duration, seen, demand, weight.astype(np.float64), lo, hi,
-            np.asarray(time_limit, dtype=np.int64), capacity, config.horizon, r.alphas(m),
-            float(r.beta), float(r.gamma), np.zeros(B, np.int64), np.zeros((B, H, m, d)),
-            np.zeros((B, H)), np.zeros(B), np.zeros(B), np.zeros(B),
-            np.full((B, config.slots), -1, np.int64), np.zeros((B, n_max), np.int64),
-            np.zeros(B, np.int64), np.zeros(B, np.int64), lo.copy(), np.zeros(B, np.int64),
-            np.zeros(B, np.int64), np.full((B, n_max), -1, np.int64),
-            np.full((B, n_max), -1, np.int64), np.zeros(B, np.bool_), np.zeros(B, np.int64),
-            np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros((B, longest + 1), np.int64),
-            np.array([DISCIPLINES[queue]], np.int64),
-            *_precedence_arrays(precedence, lo, hi, n_max),
-        )  # fmt: skip
+        alphas = self.rewards.alphas(config.n_machines())
+        self.state = new_state(
+            jobs=(arrival, duration, seen, demand, weight.astype(np.float64)),
+            lo=lo,
+            hi=hi,
+            time_limit=np.asarray(time_limit, dtype=np.int64),
+            capacity=capacity,
+            horizon=config.horizon,
+            weights=(alphas, float(self.rewards.beta), float(self.rewards.gamma)),
+            slots=config.slots,
+            machines=config.n_machines(),
+            n_max=n_max,
+            queue=DISCIPLINES[queue],
+            precedence=precedence,
+        )
         self.reset()
 
     @classmethod
@@ -225,10 +228,17 @@ class BatchedEngine:
         if ranks and prec.dag:
             seen = remaining_paths(prec, seen)
         return cls.for_jobsets(
-            jobs.get_column("arrival").to_numpy(), runtime, jobset.demands(),
-            jobset_bounds(jobs.get_column("jobset").to_numpy()), jobset.machine_capacity, config,
-            repeats=repeats, seen=seen, precedence=prec if prec.dag else None, **kwargs,
-        )  # fmt: skip
+            jobs.get_column("arrival").to_numpy(),
+            runtime,
+            jobset.demands(),
+            jobset_bounds(jobs.get_column("jobset").to_numpy()),
+            jobset.machine_capacity,
+            config,
+            repeats=repeats,
+            seen=seen,
+            precedence=prec if prec.dag else None,
+            **kwargs,
+        )
 
     # -- the Model protocol ----------------------------------------------------------------
     @property
@@ -279,11 +289,21 @@ class BatchedEngine:
         """The state of ``envs`` for views (the engine's own arrays, not copies)."""
         s = self.state
         return Snapshot(
-            envs=self._envs(envs), free=s.free, capacity=s.capacity, view=s.slot,
-            demand=s.demand, duration=s.duration, seen=s.seen, arrival=s.arrival, base=s.lo,
-            backlog=s.bq_tail - s.bq_head, since=s.now - s.last_arr, now=s.now,
-            horizon=self.config.horizon, backlog_view=self.config.backlog_view,
-        )  # fmt: skip
+            envs=self._envs(envs),
+            free=s.free,
+            capacity=s.capacity,
+            view=s.slot,
+            demand=s.demand,
+            duration=s.duration,
+            seen=s.seen,
+            arrival=s.arrival,
+            base=s.lo,
+            backlog=s.bq_tail - s.bq_head,
+            since=s.now - s.last_arr,
+            now=s.now,
+            horizon=self.config.horizon,
+            backlog_view=self.config.backlog_view,
+        )
 
     def observe(self, view: View[Snapshot], envs: np.ndarray | None = None) -> Any:
         """What ``view`` shows of ``envs`` (all by default)."""
@@ -364,52 +384,3 @@ def check_agent_queue(queue: str) -> None:
     if queue not in get_args(AgentQueue):
         msg = f"queue must be one of {', '.join(get_args(AgentQueue))}, got {queue!r}"
         raise ValueError(msg)
-
-
-def _precedence_arrays(
-    prec: Precedence | None, lo: np.ndarray, hi: np.ndarray, n_max: int
-) -> tuple[np.ndarray, ...]:
-    """The precedence fields of the kernel ``State`` (empty arrays without ``prec``)."""
-    B = lo.size
-    if prec is None:
-        empty = np.zeros(0, np.int64)
-        none = np.zeros((B, 0), np.int64)
-        return (empty, np.zeros(0, np.int32), empty, empty, empty, empty, np.zeros(B, np.int64),
-                none, none, none, none, none, none, np.zeros(B, np.int64))  # fmt: skip
-    spans = [(prec.task[a:b].min(), prec.task[a:b].max() + 1) if b > a else (0, 0)
-             for a, b in zip(lo, hi, strict=True)]  # fmt: skip
-    task_lo, task_hi = (np.array(x, dtype=np.int64) for x in zip(*spans, strict=True))
-    tasks = max(int((task_hi - task_lo).max(initial=1)), 1)
-    return (
-        prec.release, prec.n_parents, prec.task, prec.task_rows, prec.child_offsets,
-        prec.children, task_lo, np.zeros((B, tasks), np.int64), np.zeros((B, tasks), np.int64),
-        np.zeros((B, n_max), np.int64), np.zeros((B, n_max), np.int64),
-        np.zeros((B, n_max), np.int64), np.zeros((B, n_max), np.int64), np.zeros(B, np.int64),
-    )  # fmt: skip
-
-
-def writable(a: np.ndarray) -> np.ndarray:
-    """``a`` as a C-contiguous writable array (a copy only if needed): compiled scores and
-    placement rules take plain (not read-only) arrays, and Arrow-backed columns may be read-only."""
-    return np.require(a, requirements=["C", "W"])
-
-
-def jobset_bounds(jobset_col: np.ndarray) -> np.ndarray:
-    """Row offsets of each contiguous jobset, int64, shape ``(k + 1,)``."""
-    change = np.flatnonzero(np.diff(jobset_col)) + 1
-    return np.concatenate([[0], change, [jobset_col.size]]).astype(np.int64)
-
-
-def resolve_machines(config: ClusterConfig, jobset: JobSet) -> ClusterConfig:
-    """``config`` with its machine count set (the JobSet's unless ``config`` names one)."""
-    return replace(config, machines=config.n_machines(jobset.meta.machines))
-
-
-def default_time_limit(
-    arrival: np.ndarray, duration: np.ndarray, lo: np.ndarray, hi: np.ndarray, horizon: int
-) -> np.ndarray:
-    """Per env: last arrival + Σ duration + T (slower than running the jobs one at a time)."""
-    csum = np.concatenate([[0], np.cumsum(duration)])
-    last = np.where(hi > lo, arrival[np.maximum(hi - 1, 0)] if arrival.size else 0, 0)
-    result: np.ndarray = (last + csum[hi] - csum[lo] + horizon).astype(np.int64)
-    return result

@@ -1,179 +1,31 @@
 """Compiled kernels of :mod:`schedlab.simulator.cluster.batched` (numba, ``cache=True``).
 
-Every kernel takes the batched :data:`State` (a namedtuple of arrays) and env indices; the
-semantics are documented in :mod:`schedlab.simulator.cluster.batched`. Helpers that run inside
+Every kernel takes the batched :data:`~schedlab.simulator.cluster.batched_state.State` (a
+namedtuple of arrays) and env indices; the semantics are documented in
+:mod:`schedlab.simulator.cluster.batched`. Where an action places its job under the env's queue
+discipline is :mod:`schedlab.simulator.cluster.agent_disciplines`'s. Helpers that run inside
 loops take plain arrays and are inlined: passing the state by value to a non-inlined call costs
 more than the work itself.
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import numba
 import numpy as np
 
 from schedlab.simulator.cluster import heap, precedence
-from schedlab.simulator.cluster.disciplines import GREEDY, STRICT
-from schedlab.simulator.cluster.dispatch import choose
-from schedlab.simulator.cluster.placement import EPS, FIRST_FIT, earliest_fit, fits_for
-
-State = namedtuple(
-    "State",
-    "arrival duration seen demand weight lo hi limit capacity horizon alpha beta gamma "
-    "now free dep alloc_w queue_w backlog_w slot bq bq_head bq_tail nxt last_arr n_started "
-    "start machine done forced steps withhold_steps withheld queue "
-    "release n_parents task task_rows child_offsets children task_lo task_left task_end "
-    "waiting ready rel_t rel_r rel_n",
+from schedlab.simulator.cluster.agent_disciplines import (
+    NO_RESERVATION,
+    action_offset,
+    env_reservation,
+    startable_now,
 )
-"""Arrays of the batched state (``B`` envs, ``n`` jobs, ``H`` tracked steps, ``m`` machines,
-``d`` resources).
-
-Jobs (shared by envs that replay the same jobset): ``arrival``, ``duration`` (steps run), ``seen``
-(the length heuristics' scores see: the estimate, or ``duration``) (int64, ``(n,)``),
-``demand`` (float64, ``(n, d)``), ``weight`` (float64, ``(n,)``: reward weight). Reward weights of
-where a job is: ``alpha`` (``(m,)``: allocated to machine ``i``), ``beta`` (visible slots),
-``gamma`` (backlog). Per env: ``lo``, ``hi`` (its job rows), ``limit`` (time limit), ``now``,
-``free`` (``(B, H, m, d)``: free capacity at ``now + k``), ``dep`` (``(B, H)``: α-weighted weight
-of jobs finishing at ``now + k``), ``alloc_w``/``queue_w``/``backlog_w`` (weight allocated and
-unfinished (α-weighted), in the slots, in the backlog), ``slot`` (``(B, M)``, job row or -1),
-``bq`` (``(B, n_max)``, backlog ring), ``bq_head``/``bq_tail``, ``nxt`` (next job row to arrive),
-``last_arr``, ``n_started``, ``start``/``machine`` (``(B, n_max)``, per job, -1 before),
-``done``, ``forced``, ``steps`` (time steps advanced by void or invalid actions),
-``withhold_steps`` (of those, steps that left a visible job waiting that the agent could have
-started now), ``withheld`` (``(B, Dmax + 1)``: withheld job counts by duration). Shared:
-``queue`` (int64, ``(1,)``: the queue discipline, a code of
-:data:`~schedlab.simulator.cluster.disciplines.DISCIPLINES`: greedy, strict or easy).
-
-Precedence of a DAG workload (:mod:`.precedence`; empty arrays without one, and jobs then
-arrive in row order through ``nxt``; with one, ``arrival`` (a copy) becomes each task's ready
-time when it is admitted, what scores and views see): shared ``release``, ``n_parents``,
-``task`` (per job), ``task_rows``, ``child_offsets``, ``children`` (the graph); per env
-``task_lo`` (its first task), ``task_left``/``task_end`` (``(B, tasks)``: rows of each task not
-started, latest finish), ``waiting``/``ready`` (``(B, n_max)``: parent tasks each job waits
-for, its ready time so far) and the heap of known ready times ``rel_t``/``rel_r``
-(``(B, n_max)``), ``rel_n``.
-"""
-
-NO_RESERVATION = (-1, 0, 0, False)
-""":func:`_reservation` where none is needed (greedy): no head."""
-
-
-@numba.njit(cache=True, inline="always")
-def _fits_any_now(free: np.ndarray, b: int, dem: np.ndarray, dur: int) -> bool:
-    for i in range(free.shape[2]):  # noqa: SIM110 (numba: explicit loop, no generator)
-        if fits_for(free[b], 0, i, dem, dur):
-            return True
-    return False
-
-
-@numba.njit(cache=True, inline="always")
-def _head(slot: np.ndarray) -> int:
-    """The slot (of ``slot``, shape ``(M,)``) holding the earliest-arrived waiting job, or -1:
-    slot jobs arrived before backlog jobs, so it is the smallest job row."""
-    h = -1
-    for q in range(slot.shape[0]):
-        if slot[q] >= 0 and (h < 0 or slot[q] < slot[h]):
-            h = q
-    return h
-
-
-@numba.njit(cache=True)
-def _start_beside(
-    profile: np.ndarray, i: int, demand: np.ndarray, dur: int, taken: np.ndarray, until: int
-) -> int:
-    """Earliest offset in the whole ``profile`` (shape ``(H, m, d)``) where ``demand`` fits on
-    machine ``i`` for ``dur`` steps while ``taken`` (shape ``(d,)``) is also used there at offsets
-    ``0 .. until − 1`` (a job tentatively started now; ``until = 0``: none), or ``H`` if none.
-    The profile is read, never written: ``free − taken`` is what :func:`_place` would leave."""
-    run = 0
-    for k in range(profile.shape[0]):
-        ok = True
-        for r in range(demand.shape[0]):
-            used = taken[r] if k < until else 0.0
-            if demand[r] > profile[k, i, r] - used + EPS:
-                ok = False
-                break
-        run = run + 1 if ok else 0
-        if run >= dur:
-            return k - dur + 1
-    return int(profile.shape[0])
-
-
-@numba.njit(cache=True)
-def _reservation(
-    profile: np.ndarray, slot: np.ndarray, demand: np.ndarray, duration: np.ndarray
-) -> tuple[int, int, int, bool]:
-    """EASY's reservation for the head job of one env (``profile``: its free capacity, shape
-    ``(H, m, d)``; ``slot``: its slots, shape ``(M,)``): ``(head slot, earliest start offset
-    over every machine, a machine where it is reached, whether another machine reaches it
-    too)``; :data:`NO_RESERVATION` without a waiting job.
-
-    The start is looked for over the whole tracked profile, not only the horizon ``T``: every
-    allocation ends within ``max(T, longest duration)`` steps and ``H = T + 2·longest + 1``, so
-    the head always has a reservation, even beyond the image the agent sees."""
-    h = _head(slot)
-    if h < 0:
-        return NO_RESERVATION
-    j = slot[h]
-    best, where, tie = profile.shape[0], 0, False
-    for i in range(profile.shape[1]):
-        t = _start_beside(profile, i, demand[j], duration[j], demand[j], 0)
-        if t < best:
-            best, where, tie = t, i, False
-        elif t == best:
-            tie = True
-    return h, best, where, tie
-
-
-@numba.njit(cache=True, inline="always")
-def _offset(s: State, b: int, q: int, i: int, res: tuple[int, int, int, bool]) -> int:
-    """Where action (slot ``q``, machine ``i``) places its job under env ``b``'s discipline, or
-    -1 if the action is not allowed (it then acts as void). ``res``: :func:`_reservation` of
-    the env (any value under greedy).
-
-    greedy: the earliest fit within the horizon. strict: the head job only, and only now.
-    easy: the head now; another job now if it does not delay the head's reservation (it leaves
-    it on another machine that reaches it, or the head still starts by then beside it)."""
-    j = s.slot[b, q]
-    if j < 0:
-        return -1
-    if s.queue[0] == GREEDY:
-        return earliest_fit(s.free[b], i, s.demand[j], s.duration[j], s.horizon)
-    if not fits_for(s.free[b], 0, i, s.demand[j], s.duration[j]):
-        return -1
-    h, t, where, tie = res
-    if q == h:
-        return 0
-    if s.queue[0] == STRICT:
-        return -1
-    if i != where or tie:
-        return 0
-    k = s.slot[b, h]
-    later = _start_beside(s.free[b], i, s.demand[k], s.duration[k], s.demand[j], s.duration[j])
-    return 0 if later <= t else -1
-
-
-@numba.njit(cache=True, inline="always")
-def _env_reservation(s: State, b: int) -> tuple[int, int, int, bool]:
-    """:func:`_reservation` of env ``b`` (none needed under greedy)."""
-    if s.queue[0] == GREEDY:
-        return NO_RESERVATION
-    return _reservation(s.free[b], s.slot[b], s.demand, s.duration)
-
-
-@numba.njit(cache=True, inline="always")
-def _startable_now(s: State, b: int, q: int, res: tuple[int, int, int, bool]) -> bool:
-    """Whether the job in slot ``q`` (not empty) could start now on some machine under the
-    env's discipline (greedy: it fits now somewhere)."""
-    j = s.slot[b, q]
-    if s.queue[0] == GREEDY:
-        return _fits_any_now(s.free, b, s.demand[j], s.duration[j])
-    for i in range(s.free.shape[2]):  # noqa: SIM110 (numba: explicit loop, no generator)
-        if _offset(s, b, q, i, res) == 0:
-            return True
-    return False
+from schedlab.simulator.cluster.batched_state import State
+from schedlab.simulator.cluster.disciplines import GREEDY
+from schedlab.simulator.cluster.dispatch import choose
+from schedlab.simulator.cluster.placement import FIRST_FIT
 
 
 @numba.njit(cache=True, inline="always")
@@ -221,10 +73,22 @@ def _place(s: State, b: int, q: int, i: int, off: int) -> None:
     s.machine[b, j - s.lo[b]] = i
     s.n_started[b] += 1
     s.rel_n[b] = precedence.on_start(
-        j - s.lo[b], s.now[b] + off + dur, s.lo[b], s.release, s.task, s.task_left[b],
-        s.task_end[b], s.child_offsets, s.children, s.waiting[b], s.ready[b], s.rel_t[b],
-        s.rel_r[b], s.rel_n[b], s.task_lo[b],
-    )  # fmt: skip
+        j - s.lo[b],
+        s.now[b] + off + dur,
+        s.lo[b],
+        s.release,
+        s.task,
+        s.task_left[b],
+        s.task_end[b],
+        s.child_offsets,
+        s.children,
+        s.waiting[b],
+        s.ready[b],
+        s.rel_t[b],
+        s.rel_r[b],
+        s.rel_n[b],
+        s.task_lo[b],
+    )
     if s.bq_head[b] < s.bq_tail[b]:
         h = s.bq[b, s.bq_head[b] % s.bq.shape[1]]
         s.slot[b, q] = h
@@ -242,10 +106,10 @@ def _advance(s: State, b: int, agent: bool) -> float:
     if agent:
         s.steps[b] += 1
         held = False
-        res = _env_reservation(s, b)
+        res = env_reservation(s, b)
         for q in range(s.slot.shape[1]):
             j = s.slot[b, q]
-            if j >= 0 and _startable_now(s, b, q, res):
+            if j >= 0 and startable_now(s, b, q, res):
                 held = True
                 s.withheld[b, min(s.duration[j], s.withheld.shape[1] - 1)] += 1
         if held:
@@ -286,9 +150,22 @@ def _finish_work_conserving(s: State, b: int, score: Any) -> tuple[float, int]:
     while s.n_started[b] < n:
         while True:
             q, i = choose(
-                s.slot[b], s.free[b], scratch, s.capacity, s.demand, s.duration, s.seen, s.arrival,
-                s.lo[b], s.now[b], score, dynamic, FIRST_FIT, no_tree, 0.0,
-            )  # fmt: skip
+                s.slot[b],
+                s.free[b],
+                scratch,
+                s.capacity,
+                s.demand,
+                s.duration,
+                s.seen,
+                s.arrival,
+                s.lo[b],
+                s.now[b],
+                score,
+                dynamic,
+                FIRST_FIT,
+                no_tree,
+                0.0,
+            )
             if q < 0:
                 break
             _place(s, b, q, i, 0)
@@ -308,14 +185,14 @@ def _finish_under_discipline(s: State, b: int) -> tuple[float, int]:
     started = 0
     n = s.hi[b] - s.lo[b]
     while s.n_started[b] < n:
-        res = _env_reservation(s, b)
+        res = env_reservation(s, b)
         pick, machine = -1, -1
         for q in range(s.slot.shape[1]):
             j = s.slot[b, q]
             if j < 0 or (pick >= 0 and j > s.slot[b, pick]):
                 continue
             for i in range(s.free.shape[2]):
-                if _offset(s, b, q, i, res) == 0:
+                if action_offset(s, b, q, i, res) == 0:
                     pick, machine = q, i
                     break
         if pick >= 0:
@@ -328,10 +205,10 @@ def _finish_under_discipline(s: State, b: int) -> tuple[float, int]:
 
 @numba.njit(cache=True)
 def _any_valid(s: State, b: int) -> bool:
-    res = _env_reservation(s, b)
+    res = env_reservation(s, b)
     for q in range(s.slot.shape[1]):
         for i in range(s.free.shape[2]):
-            if _offset(s, b, q, i, res) >= 0:
+            if action_offset(s, b, q, i, res) >= 0:
                 return True
     return False
 
@@ -372,8 +249,9 @@ def reset_envs(
             s.task_end[b, :] = 0
             s.waiting[b, :n] = s.n_parents[s.lo[b] : s.hi[b]]
             s.ready[b, :n] = s.release[s.lo[b] : s.hi[b]]
-            s.rel_n[b] = precedence.roots(s.release[s.lo[b] : s.hi[b]], s.waiting[b, :n],
-                                          s.rel_t[b], s.rel_r[b])  # fmt: skip
+            s.rel_n[b] = precedence.roots(
+                s.release[s.lo[b] : s.hi[b]], s.waiting[b, :n], s.rel_t[b], s.rel_r[b]
+            )
         _admit(s, b)
         rewards[x] = 0.0 if s.done[b] else settle(s, b, skip_forced, fallback)
 
@@ -403,9 +281,13 @@ def settle(s: State, b: int, skip_forced: bool, fallback: Any) -> float:
 
 @numba.njit(cache=True)
 def step_envs(
-    s: State, envs: np.ndarray, actions: np.ndarray, skip_forced: bool, fallback: Any,
+    s: State,
+    envs: np.ndarray,
+    actions: np.ndarray,
+    skip_forced: bool,
+    fallback: Any,
     rewards: np.ndarray,
-) -> None:  # fmt: skip
+) -> None:
     """Apply ``actions[x]`` to env ``envs[x]`` (done envs are left alone, reward 0)."""
     M = s.slot.shape[1]
     m = s.free.shape[2]
@@ -418,7 +300,7 @@ def step_envs(
         placed = False
         if 0 <= a < m * M:
             i, q = a // M, a % M
-            off = _offset(s, b, q, i, _env_reservation(s, b))
+            off = action_offset(s, b, q, i, env_reservation(s, b))
             if off >= 0:
                 _place(s, b, q, i, off)
                 placed = True
@@ -429,15 +311,15 @@ def step_envs(
 @numba.njit(cache=True)
 def valid_mask(s: State, envs: np.ndarray, out: np.ndarray) -> None:
     """``out[x, 0]`` (void) is True; ``out[x, 1 + i·M + q]``: slot ``q`` holds a job that fits on
-    machine ``i`` within the horizon and the discipline allows it there (:func:`_offset`)."""
+    machine ``i`` within the horizon and the discipline allows it there (:func:`action_offset`)."""
     M = s.slot.shape[1]
     for x in range(envs.shape[0]):
         b = envs[x]
         out[x, 0] = True
-        res = NO_RESERVATION if s.done[b] else _env_reservation(s, b)
+        res = NO_RESERVATION if s.done[b] else env_reservation(s, b)
         for i in range(s.free.shape[2]):
             for q in range(M):
-                out[x, 1 + i * M + q] = not s.done[b] and _offset(s, b, q, i, res) >= 0
+                out[x, 1 + i * M + q] = not s.done[b] and action_offset(s, b, q, i, res) >= 0
 
 
 @numba.njit(cache=True)

@@ -73,9 +73,13 @@ class Precedence:
             first = pl.col("arrival").min().over("jobset", "dag")
             arrival = jobs.select(first).to_series().to_numpy()
         return cls(
-            np.ascontiguousarray(arrival, np.int64), g.n_parents.astype(np.int32, copy=False),
-            g.task, g.task_rows.astype(np.int64, copy=False), g.child_offsets, g.children,
-        )  # fmt: skip
+            np.ascontiguousarray(arrival, np.int64),
+            g.n_parents.astype(np.int32, copy=False),
+            g.task,
+            g.task_rows.astype(np.int64, copy=False),
+            g.child_offsets,
+            g.children,
+        )
 
 
 @numba.njit(cache=True)
@@ -90,11 +94,22 @@ def roots(release: np.ndarray, n_parents: np.ndarray, t: np.ndarray, r: np.ndarr
 
 @numba.njit(cache=True)
 def on_start(
-    j: int, finish: int, lo: int, release: np.ndarray, task: np.ndarray, task_left: np.ndarray,
-    task_end: np.ndarray, child_offsets: np.ndarray, children: np.ndarray,
-    waiting: np.ndarray, ready: np.ndarray, t: np.ndarray, r: np.ndarray, size: int,
+    j: int,
+    finish: int,
+    lo: int,
+    release: np.ndarray,
+    task: np.ndarray,
+    task_left: np.ndarray,
+    task_end: np.ndarray,
+    child_offsets: np.ndarray,
+    children: np.ndarray,
+    waiting: np.ndarray,
+    ready: np.ndarray,
+    t: np.ndarray,
+    r: np.ndarray,
+    size: int,
     task_lo: int = 0,
-) -> int:  # fmt: skip
+) -> int:
     """Row ``j`` (local; ``lo`` is its jobset's first global row) started and ends at
     ``finish``: when it is the last row of its task to start, every row waiting for the task
     learns one more parent's end, and a row with no parent left is pushed at its ready time
@@ -122,15 +137,17 @@ def on_start(
 
 def remaining_paths(prec: Precedence, length: np.ndarray) -> np.ndarray:
     """Each row's remaining critical path over ``length`` (int64, ``(n,)``, steps): what DAG
-    orders see (:func:`schedlab.dag.upward_rank` over ``prec``'s graph, with a topological
+    orders see (:func:`schedlab.dag_measures.upward_rank` over ``prec``'s graph, with a topological
     order found for it)."""
-    from schedlab import dag
+    from schedlab import dag, dag_measures
 
-    order, _ = dag.topological_order(prec.task, prec.task_rows, prec.n_parents,
-                                     prec.child_offsets, prec.children)  # fmt: skip
-    g = dag.Graph(prec.task, prec.task_rows, prec.n_parents, prec.child_offsets, prec.children,
-                  order)  # fmt: skip
-    return dag.upward_rank(g, length)
+    order, _ = dag.topological_order(
+        prec.task, prec.task_rows, prec.n_parents, prec.child_offsets, prec.children
+    )
+    g = dag.Graph(
+        prec.task, prec.task_rows, prec.n_parents, prec.child_offsets, prec.children, order
+    )
+    return dag_measures.upward_rank(g, length)
 
 
 def engine_arrays(
@@ -138,8 +155,14 @@ def engine_arrays(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The tuple the compiled engines take: ``(release, n_parents, task, task_rows (a copy,
     consumed), child_offsets, children)``."""
-    return (prec.release, prec.n_parents, prec.task, prec.task_rows.copy(), prec.child_offsets,
-            prec.children)  # fmt: skip
+    return (
+        prec.release,
+        prec.n_parents,
+        prec.task,
+        prec.task_rows.copy(),
+        prec.child_offsets,
+        prec.children,
+    )
 
 
 class Readiness:
@@ -153,8 +176,9 @@ class Readiness:
         release = arrival if prec is None else prec.release[lo : lo + n]
         self.release = np.asarray(release, dtype=np.int64)
         self.ready = self.release.copy()
-        self._waiting = (np.zeros(n, np.int64) if self.prec is None
-                         else self.prec.n_parents[lo : lo + n].copy())  # fmt: skip
+        self._waiting = (
+            np.zeros(n, np.int64) if self.prec is None else self.prec.n_parents[lo : lo + n].copy()
+        )
         self._task_left: dict[int, int] = {}
         self._task_end: dict[int, int] = {}
         self._pending = [(int(self.ready[j]), j) for j in range(n) if self._waiting[j] == 0]

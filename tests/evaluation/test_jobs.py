@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from schedlab import dag
+from schedlab import dag, dag_measures
 from schedlab.evaluation.jobs import per_job, per_jobset_jobs
 from schedlab.jobset import JobSet
 from schedlab.loaders.traces.alibaba2018 import read_alibaba2018
@@ -24,11 +24,16 @@ if TYPE_CHECKING:
 def _results(js: JobSet, policy: str, start: np.ndarray) -> Results:
     jobs = js.jobs
     table = jobs.select(
-        pl.lit(policy).alias("policy"), "jobset", pl.lit(None, pl.Float64).alias("load"),
-        pl.lit(None, pl.Int64).alias("seed"), "job_id", "arrival",
-        pl.Series("start", start), (pl.Series("start", start) + pl.col("duration")).alias("finish"),
+        pl.lit(policy).alias("policy"),
+        "jobset",
+        pl.lit(None, pl.Float64).alias("load"),
+        pl.lit(None, pl.Int64).alias("seed"),
+        "job_id",
+        "arrival",
+        pl.Series("start", start),
+        (pl.Series("start", start) + pl.col("duration")).alias("finish"),
         "duration",
-    ).with_columns((pl.col("finish") - pl.col("arrival")).alias("completion"))  # fmt: skip
+    ).with_columns((pl.col("finish") - pl.col("arrival")).alias("completion"))
     return Results(table, {"policies": {policy: {}}})
 
 
@@ -55,18 +60,30 @@ def test_unlimited_capacity_earliest_schedule_gives_jct_equal_to_critical_path(s
 
 def test_hand_computed_jobs_and_jobset_aggregates() -> None:
     # dag 0: 0 -> 1 (durations 2, 3; critical path 5); dag 1: job 2 alone (4), arriving at 1
-    js = jobset(pl.DataFrame(
-        {"jobset": [0, 0, 0], "job_id": [0, 1, 2], "arrival": [0, 0, 1], "duration": [2, 3, 4],
-         "cpu": [1.0] * 3, "parents": [[], [0], []], "dag": [0, 0, 1]},
-        schema_overrides={"parents": pl.List(pl.Int64)},
-    ))  # fmt: skip
+    js = jobset(
+        pl.DataFrame(
+            {
+                "jobset": [0, 0, 0],
+                "job_id": [0, 1, 2],
+                "arrival": [0, 0, 1],
+                "duration": [2, 3, 4],
+                "cpu": [1.0] * 3,
+                "parents": [[], [0], []],
+                "dag": [0, 0, 1],
+            },
+            schema_overrides={"parents": pl.List(pl.Int64)},
+        )
+    )
     a = _results(js, "a", np.array([0, 2, 1]))  # as soon as possible
     b = _results(js, "b", np.array([0, 0, 2]))  # DAG-blind: job 1 runs beside its parent
     both = Results(pl.concat([b.table, a.table]), {"policies": {"a": {}, "b": {}}})
     jobs = per_job(both, js)
     assert jobs.select("policy", "dag", "arrival", "finish", "jct", "critical_path").rows() == [
-        ("a", 0, 0, 5, 5, 5), ("a", 1, 1, 5, 4, 4), ("b", 0, 0, 3, 3, 5), ("b", 1, 1, 6, 5, 4),
-    ]  # fmt: skip
+        ("a", 0, 0, 5, 5, 5),
+        ("a", 1, 1, 5, 4, 4),
+        ("b", 0, 0, 3, 3, 5),
+        ("b", 1, 1, 6, 5, 4),
+    ]
     assert jobs.get_column("job_slowdown").to_list() == [1.0, 1.0, 0.6, 1.25]  # 0.6: no wait
     agg = per_jobset_jobs(both, js)
     assert agg.get_column("policy").to_list() == ["a", "b"]
@@ -93,7 +110,7 @@ def test_real_sample_with_unlimited_machines_jct_is_the_critical_path(
     g = dag.graph(jobs)
     release = jobs.select(pl.col("arrival").min().over("jobset", "dag")).to_series().to_numpy()
     duration = jobs.get_column("duration").to_numpy()
-    start = dag.earliest_starts(g, release, duration)  # the dag release rule
+    start = dag_measures.earliest_starts(g, release, duration)  # the dag release rule
     check_precedence(js, start, start + duration)
     table = per_job(_results(js, "unlimited", start), js)
     assert table.height == jobs.select("jobset", "dag").n_unique()

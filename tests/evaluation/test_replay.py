@@ -12,7 +12,8 @@ import pytest
 from schedlab.evaluation import compare as cmp
 from schedlab.evaluation.analysis import AnalysisConfig
 from schedlab.evaluation.clock import clock
-from schedlab.evaluation.metrics import per_jobset, policy_order
+from schedlab.evaluation.keys import policy_order
+from schedlab.evaluation.metrics import per_jobset
 from schedlab.evaluation.replay import DAY, WEEK, block_length, replay, replay_conditions
 from schedlab.jobset import JobSet
 from schedlab.loaders.traces.options import TraceOptions

@@ -14,21 +14,23 @@ import polars as pl
 import pytest
 
 from schedlab.errors import Interrupted, OutputError, ParameterError
-from schedlab.evaluation.train_sweep import (
-    DONE,
-    SweepRun,
-    parse_grid,
-    parse_seeds,
-    plan_sweep,
-    run_sweep,
-)
+from schedlab.evaluation.sweep_runs import DONE, SweepRun, parse_grid, parse_seeds, plan_sweep
+from schedlab.evaluation.train_sweep import run_sweep
 from schedlab.policies.reinforce import TrainConfig
-from tests.cli_helpers import run_fail, run_ok
+from tests.cli_helpers import options, run_fail, run_ok
 
 TINY = {
-    "n_jobsets": 3, "rollouts": 4, "iterations": 3, "eval_jobsets": 2, "eval_every": 2,
-    "checkpoint_every": 1, "slots": 5, "horizon": 10, "backlog": 20, "load": 0.9,
-}  # fmt: skip
+    "n_jobsets": 3,
+    "rollouts": 4,
+    "iterations": 3,
+    "eval_jobsets": 2,
+    "eval_every": 2,
+    "checkpoint_every": 1,
+    "slots": 5,
+    "horizon": 10,
+    "backlog": 20,
+    "load": 0.9,
+}
 TIMING = ("rollout_s", "update_s", "eval_s")
 OWNER = "trainer 'deeprm'"
 
@@ -55,9 +57,13 @@ def test_seeds_are_ranges_and_lists(text: str, seeds: list[int]) -> None:
 
 @pytest.mark.parametrize(
     ("text", "error"),
-    [("4-2", "A <= B"), ("a", "expected N, A-B"), ("0-2,1", r"seeds \[1\] are given twice"),
-     ("", "expected N")],
-)  # fmt: skip
+    [
+        ("4-2", "A <= B"),
+        ("a", "expected N, A-B"),
+        ("0-2,1", r"seeds \[1\] are given twice"),
+        ("", "expected N"),
+    ],
+)
 def test_bad_seeds_say_what_is_expected(text: str, error: str) -> None:
     with pytest.raises(ParameterError, match=error):
         parse_seeds(text)
@@ -79,12 +85,17 @@ def test_the_grid_reads_values_and_refuses_seed_and_repeats() -> None:
 def test_the_plan_is_the_grid_product_with_seeds_inside() -> None:
     runs = plan([0, 1], {"lr": [0.001, 0.01], "hidden": [20]})
     assert [r.name for r in runs] == [
-        "lr0.001_hidden20_seed0", "lr0.001_hidden20_seed1",
-        "lr0.01_hidden20_seed0", "lr0.01_hidden20_seed1",
-    ]  # fmt: skip
+        "lr0.001_hidden20_seed0",
+        "lr0.001_hidden20_seed1",
+        "lr0.01_hidden20_seed0",
+        "lr0.01_hidden20_seed1",
+    ]
     assert [(r.config.lr, r.config.seed) for r in runs] == [
-        (0.001, 0), (0.001, 1), (0.01, 0), (0.01, 1)
-    ]  # fmt: skip
+        (0.001, 0),
+        (0.001, 1),
+        (0.01, 0),
+        (0.01, 1),
+    ]
     with pytest.raises(ParameterError, match="lrr"):
         plan([0], {"lrr": [0.1]})
     with pytest.raises(ParameterError, match="network"):
@@ -158,8 +169,9 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None
     assert outcome.ran == 1
     assert list(outcome.failures) == ["workloadno-such-generator_seed0"]
     assert "UnknownNameError" in outcome.failures["workloadno-such-generator_seed0"]
-    info = json.loads((tmp_path / "out" / "errors" / "workloadno-such-generator_seed0.json")
-                      .read_text())  # fmt: skip
+    info = json.loads(
+        (tmp_path / "out" / "errors" / "workloadno-such-generator_seed0.json").read_text()
+    )
     assert "Traceback" in info["traceback"]
     table = pl.read_csv(tmp_path / "out" / "runs.csv")
     assert table["status"].to_list() == ["done", "failed"]
@@ -183,16 +195,16 @@ def test_an_interrupted_sweep_resumes_where_it_stopped(local: Path, tmp_path: Pa
 
 
 def tiny_options() -> list[str]:
-    return [
-        "--jobsets", "3", "--rollouts", "4", "--iterations", "2", "--eval-jobsets", "2",
-        "--slots", "5", "--horizon", "10", "--backlog", "20",
-    ]  # fmt: skip
+    return options(
+        jobsets=3, rollouts=4, iterations=2, eval_jobsets=2, slots=5, horizon=10, backlog=20
+    )
 
 
 def test_the_command_line_trains_a_sweep_with_its_report(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
-    text = run_ok("train", "deeprm", *tiny_options(), "--seeds", "0-1", "--workers", "1",
-                  "-o", str(out))  # fmt: skip
+    text = run_ok(
+        "train", "deeprm", *tiny_options(), "--seeds", "0-1", "--workers", "1", "-o", str(out)
+    )
     assert "2 runs: 2 trained now, 0 already done, 0 failed" in text
     assert "deeprm: final" in text
     assert (out / "report.html").is_file()
@@ -217,8 +229,9 @@ def test_without_ray_a_sweep_says_how_to_get_it_and_leaves_nothing(
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     out = tmp_path / "o"
-    text = run_fail("train", "deeprm", *tiny_options(), "--seeds", "0-1", "--backend", "ray",
-                    "-o", str(out))  # fmt: skip
+    text = run_fail(
+        "train", "deeprm", *tiny_options(), "--seeds", "0-1", "--backend", "ray", "-o", str(out)
+    )
     assert text.strip().splitlines()[-1] == (
         "Error: the ray backend needs Ray, which is not installed: install schedlab's 'ray' extra "
         "from its source tree: pip install '.[ray]' (make venv installs every extra)"

@@ -21,6 +21,7 @@ from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import schedule, simulate
 from schedlab.simulator.views.deeprm_image import ObsGeometry
 from schedlab.simulator.views.queue import QueueView
+from tests.cli_helpers import options
 from tests.strategies import deeprm_jobset
 
 CONFIG = ClusterConfig(slots=5, horizon=10, backlog_view=20)
@@ -171,9 +172,22 @@ def test_mismatched_weights_and_geometry(tmp_path, jobset) -> None:
 def test_cli_train_then_simulate(tmp_path) -> None:
     runner = CliRunner()
     out = tmp_path / "run"
-    args = ["train", "deeprm", "--load", "90%", "--jobsets", "3", "--rollouts", "3",
-            "--iterations", "2", "--eval-jobsets", "2", "--slots", "5", "--horizon", "10",
-            "--backlog", "20", "-o", str(out)]  # fmt: skip
+    args = [
+        "train",
+        "deeprm",
+        *options(
+            load="90%",
+            jobsets=3,
+            rollouts=3,
+            iterations=2,
+            eval_jobsets=2,
+            slots=5,
+            horizon=10,
+            backlog=20,
+        ),
+        "-o",
+        str(out),
+    ]
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "best validation slowdown" in result.output
@@ -185,24 +199,36 @@ def test_cli_train_then_simulate(tmp_path) -> None:
     assert (out / "curve.csv").read_text().count("\n") == 4
     jobs = tmp_path / "jobs.parquet"
     deeprm_jobset(0.9, n_jobsets=3, seed=9).write_parquet(jobs)
-    sim = quiet(runner.invoke, main, ["simulate", str(jobs), "--policy", f"deeprm:{out}",
-                               "--policy", "tetris", "--slots", "5", "--horizon", "10",
-                               "-o", str(tmp_path / "res.parquet")])  # fmt: skip
+    sim = quiet(
+        runner.invoke,
+        main,
+        [
+            "simulate",
+            str(jobs),
+            "--policy",
+            f"deeprm:{out}",
+            "--policy",
+            "tetris",
+            *options(slots=5, horizon=10),
+            "-o",
+            str(tmp_path / "res.parquet"),
+        ],
+    )
     assert sim.exit_code == 0, sim.output
 
 
 def test_withheld_jobs_section_of_the_general_report(run_dir, jobset) -> None:
-    from schedlab.reports import learning
+    from schedlab.reports import withholding
 
     policies = [DeepRMPolicy(checkpoint=str(run_dir)), registry.make_policy("tetris")]
     res = quiet(simulate, jobset, policies, CONFIG)
-    table = learning.withholding_table(res)
+    table = withholding.withholding_table(res)
     assert table["policy"].to_list() == ["deeprm"]  # per load: one load here
     assert table["load"].to_list() == [1.1]
     assert 0 <= table["withholding_share"][0] <= 1
-    blocks = learning.agent_blocks(res)
+    blocks = withholding.agent_blocks(res)
     assert blocks[0] == ("h2", "Learned policies: withheld jobs")
-    assert set(learning.agent_figures(res)) == {"withheld_lengths.png"}
+    assert set(withholding.agent_figures(res)) == {"withheld_lengths.png"}
     no_agents = simulate(jobset, [registry.make_policy("sjf")], CONFIG)
-    assert learning.agent_blocks(no_agents) == []
+    assert withholding.agent_blocks(no_agents) == []
     assert "agent_stats" not in no_agents.meta

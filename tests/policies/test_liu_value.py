@@ -18,19 +18,28 @@ from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerato
 from schedlab.policies.check import check_policy
 from schedlab.policies.deeprm import CheckpointError
 from schedlab.policies.liu_baselines import MAF
+from schedlab.policies.liu_knowledge import Decisions, KnowledgeBuffer
 from schedlab.policies.liu_networks import FC, LSFC, LiuValuePolicy, best_actions
-from schedlab.policies.liu_value import Decisions, KnowledgeBuffer, LiuTrainConfig, train
+from schedlab.policies.liu_value import train
+from schedlab.policies.liu_value_config import LiuTrainConfig
 from schedlab.registry import make_policy
 from schedlab.reports.liu import report_training
 from schedlab.simulator.multicluster.views import LiuState
 from schedlab.simulator.run import simulate
-from tests.cli_helpers import run_ok
+from tests.cli_helpers import options, run_ok
 
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "policies" / "checkpoints"
 TINY = {
-    "episodes": 4, "envs": 2, "batch": 64, "buffer": 500, "eval_episodes": 2, "eval_every": 2,
-    "checkpoint_every": 2, "workload_params": {"n_jobs": 40}, "lstm": 8,
-}  # fmt: skip
+    "episodes": 4,
+    "envs": 2,
+    "batch": 64,
+    "buffer": 500,
+    "eval_episodes": 2,
+    "eval_every": 2,
+    "checkpoint_every": 2,
+    "workload_params": {"n_jobs": 40},
+    "lstm": 8,
+}
 
 
 def test_networks_estimate_every_cluster() -> None:
@@ -45,8 +54,9 @@ def test_networks_estimate_every_cluster() -> None:
         lsfc = LSFC(lstm=8)
     alone = lsfc(hist[2:3], clusters[2:3], job[3:4])
     # batched and alone differ by float32 rounding only (outputs ~1e-3..1e-1, so atol too)
-    np.testing.assert_allclose(lsfc(hist, clusters, job, env)[3:4].detach(), alone.detach(),
-                               rtol=1e-5, atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        lsfc(hist, clusters, job, env)[3:4].detach(), alone.detach(), rtol=1e-5, atol=1e-6
+    )
 
 
 class _Fixed(torch.nn.Module):
@@ -63,10 +73,13 @@ class _Fixed(torch.nn.Module):
 def test_best_actions_take_the_best_job_and_cluster_of_each_buffer() -> None:
     valid = np.array([[True, True, False], [True, False, False]])
     state = LiuState(
-        envs=np.arange(2), history=np.zeros((2, 2, 105), np.float32),
-        clusters=np.zeros((2, 2, 5), np.float32), jobs=np.zeros((2, 3, 28), np.float32),
-        valid=valid, rows=np.where(valid, 0, -1),
-    )  # fmt: skip
+        envs=np.arange(2),
+        history=np.zeros((2, 2, 105), np.float32),
+        clusters=np.zeros((2, 2, 5), np.float32),
+        jobs=np.zeros((2, 3, 28), np.float32),
+        valid=valid,
+        rows=np.where(valid, 0, -1),
+    )
     values = np.array([[1.0, 2.0], [3.0, 0.0], [5.0, 5.0]])  # rows: (0,0), (0,1), (1,0)
     actions, table = best_actions(_Fixed(values), state, torch.ones(1), slots=3)
     assert actions.tolist() == [1 + 0 * 3 + 1, 1 + 0 * 3 + 0]  # job 1 on cluster 0; tie: cl. 0
@@ -80,9 +93,12 @@ def test_knowledge_buffer_keeps_the_most_recent_decisions() -> None:
     def batch(first: int, n: int) -> Decisions:
         ids = np.arange(first, first + n)
         return Decisions(
-            np.zeros((n, 2, 15), np.float32), np.zeros((n, 2, 5), np.float32),
-            np.zeros((n, 28), np.float32), ids, np.repeat(ids[:, None], 3, 1).astype(float),
-        )  # fmt: skip
+            np.zeros((n, 2, 15), np.float32),
+            np.zeros((n, 2, 5), np.float32),
+            np.zeros((n, 28), np.float32),
+            ids,
+            np.repeat(ids[:, None], 3, 1).astype(float),
+        )
 
     buf.add(batch(0, 3))
     buf.add(batch(3, 4))
@@ -106,8 +122,17 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_training_writes_a_run_directory(trained: Path) -> None:
-    for name in ("config.json", "curve.csv", "baselines.json", "best.pt", "final.pt", "last.pt",
-                 "buffer.pt", "report.md", "learning_curve.png"):  # fmt: skip
+    for name in (
+        "config.json",
+        "curve.csv",
+        "baselines.json",
+        "best.pt",
+        "final.pt",
+        "last.pt",
+        "buffer.pt",
+        "report.md",
+        "learning_curve.png",
+    ):
         assert (trained / name).is_file(), name
     payload = torch.load(trained / "best.pt", weights_only=True)
     assert payload["format"] == "schedlab.liu"
@@ -197,11 +222,15 @@ def test_shipped_checkpoints_load_match_their_readme_and_beat_maf(name: str) -> 
 
 def test_schedlab_train_liu_trains_resumes_and_reports(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    tiny = ["--envs", "2", "--batch", "64", "--buffer", "500", "--eval-episodes", "2",
-            "--eval-every", "2", "--checkpoint-every", "2", "-p", "n_jobs=40",
-            "--lstm", "8"]  # fmt: skip
-    text = run_ok("train", "liu", *tiny, "--episodes", "2", "--weights", "1", "0.5", "2.5",
-                  "-o", str(out))  # fmt: skip
+    tiny = [
+        *options(envs=2, batch=64, buffer=500, eval_episodes=2, eval_every=2, checkpoint_every=2),
+        "-p",
+        "n_jobs=40",
+        *options(lstm=8),
+    ]
+    text = run_ok(
+        "train", "liu", *tiny, "--episodes", "2", "--weights", "1", "0.5", "2.5", "-o", str(out)
+    )
     assert "trained liu in" in text
     assert "best validation s_log" in text
     assert f"report: {out / 'report.md'}" in text

@@ -12,25 +12,33 @@ import torch
 
 from schedlab.errors import SchedlabError
 from schedlab.policies.networks import Logits, make_network
-from schedlab.policies.reinforce import (
+from schedlab.policies.policy_gradient import (
     Rollout,
-    TrainConfig,
     advantages,
     collect,
     discounted_returns,
     policy_gradient_step,
     time_baseline,
-    train,
 )
+from schedlab.policies.reinforce import TrainConfig, train
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 from tests.strategies import jobset_from_rows
 
 TINY = TrainConfig(
-    n_jobsets=4, rollouts=6, iterations=4, eval_jobsets=3, eval_every=2, checkpoint_every=2,
-    slots=5, horizon=10, backlog=20, load=0.9, seed=3,
-)  # fmt: skip
+    n_jobsets=4,
+    rollouts=6,
+    iterations=4,
+    eval_jobsets=3,
+    eval_every=2,
+    checkpoint_every=2,
+    slots=5,
+    horizon=10,
+    backlog=20,
+    load=0.9,
+    seed=3,
+)
 TIMING = ("rollout_s", "update_s", "eval_s")
 
 
@@ -124,9 +132,19 @@ def test_a_toy_where_allocating_is_better_is_learned() -> None:
 
 def test_short_training_improves_reward(tmp_path) -> None:
     config = TrainConfig(
-        n_jobsets=6, rollouts=8, iterations=25, eval_jobsets=3, eval_every=25,
-        checkpoint_every=25, slots=5, horizon=10, backlog=20, load=0.9, lr=0.01, seed=0,
-    )  # fmt: skip
+        n_jobsets=6,
+        rollouts=8,
+        iterations=25,
+        eval_jobsets=3,
+        eval_every=25,
+        checkpoint_every=25,
+        slots=5,
+        horizon=10,
+        backlog=20,
+        load=0.9,
+        lr=0.01,
+        seed=0,
+    )
     result = train(config, tmp_path, progress=False, report=False)
     reward = result.curve["mean_reward"].to_numpy()
     assert reward[-5:].mean() > reward[:5].mean() + 1.0
@@ -139,8 +157,10 @@ def test_same_seed_same_learning_curve(tmp_path) -> None:
     assert a.equals(b)
     other = train(
         TrainConfig(**{**json.loads(json.dumps(_asdict(TINY))), "seed": 4}),
-        tmp_path / "c", progress=False, report=False,
-    ).curve.drop(TIMING)  # fmt: skip
+        tmp_path / "c",
+        progress=False,
+        report=False,
+    ).curve.drop(TIMING)
     assert not a.equals(other)
 
 
@@ -181,9 +201,20 @@ def test_run_directory_contents_and_report(tmp_path) -> None:
     withholding = result.details["withholding"]  # train returns data; the caller draws the report
     write_training_report(tmp_path, result.curve, result.baselines, withholding, {})
     names = {p.name for p in tmp_path.iterdir()}
-    assert {"config.json", "curve.csv", "curve.parquet", "best.pt", "final.pt", "last.pt",
-            "baselines.json", "report.md", "report.html", "learning_curve.png",
-            "withheld_lengths.png", "rewards.png"} <= names  # fmt: skip
+    assert {
+        "config.json",
+        "curve.csv",
+        "curve.parquet",
+        "best.pt",
+        "final.pt",
+        "last.pt",
+        "baselines.json",
+        "report.md",
+        "report.html",
+        "learning_curve.png",
+        "withheld_lengths.png",
+        "rewards.png",
+    } <= names
     spec = json.loads((tmp_path / "config.json").read_text())
     assert spec["train_config"]["seed"] == TINY.seed
     assert set(spec["workload_seeds"]) == {"train", "validation"}

@@ -8,7 +8,8 @@ import pytest
 
 from schedlab.errors import NonFiniteValueError
 from schedlab.evaluation.analysis import AnalysisConfig
-from schedlab.reports.comparison import blocks, compare_policies, figures
+from schedlab.reports.comparison import blocks, figures
+from schedlab.reports.comparison_data import compare_policies
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.tables import omnibus_table, summary_table
 

@@ -17,7 +17,8 @@ from schedlab.errors import SpecError
 from schedlab.evaluation.analysis import AnalysisConfig
 from schedlab.evaluation.runner import run_experiment
 from schedlab.evaluation.spec import load_spec
-from schedlab.reports.comparison import compare_policies, headline, power_warnings
+from schedlab.reports.comparison import headline, power_warnings
+from schedlab.reports.comparison_data import compare_policies
 from schedlab.reports.experiment import write_experiment_report
 from schedlab.reports.learning import plot_learning_curve, write_training_report
 from schedlab.reports.palette import policy_palette
@@ -283,8 +284,9 @@ def test_a_completion_objective_run_is_drawn_and_reported_in_completion_time(tmp
         }
     )
     base = {"sjf": 17.5, "initial": 22.0}
-    ax = plot_learning_curve(curve, base, policy="rl", palette=PAL, metric="completion",
-                             ax=Figure().subplots())  # fmt: skip
+    ax = plot_learning_curve(
+        curve, base, policy="rl", palette=PAL, metric="completion", ax=Figure().subplots()
+    )
     assert ax.lines[0].get_ydata().tolist() == [20.0, 18.0]  # no training-jobsets completion
     assert ax.get_ylabel() == "Average job completion time (steps)"
     config = {"objective": "completion", "workload": "poisson", "load": 1.29}

@@ -13,9 +13,10 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from schedlab.reports.content import Table
 from schedlab.reports.figures import plain_log_ticks, plain_number
 from schedlab.reports.latex import escape, to_latex
-from schedlab.reports.markup import Table, to_html, to_markdown, write_bundle
+from schedlab.reports.markup import to_html, to_markdown, write_bundle
 from schedlab.reports.output import (
     PAPER,
     FigureOptions,

@@ -208,7 +208,7 @@ def test_fcfs_agent_seeing_every_job_is_the_fcfs_heuristic(
 ) -> None:
     # with more slots than jobs the agent sees the whole queue, as the heuristics' disciplines:
     # taking the earliest-arrived allowed job on its first allowed machine is fcfs+strict or
-    # fcfs+easy (first fit), whose kernel (cluster/backfill.py) was written apart
+    # fcfs+easy (first fit), whose kernel (cluster/easy.py) was written apart
     config = ClusterConfig(machines=machines, slots=64)
     engine = BatchedEngine.from_jobset(small, config, queue=queue)
     rollout(engine, view=DeepRMImage(), act=_fcfs_first_fit(engine))

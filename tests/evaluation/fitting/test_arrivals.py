@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from schedlab.evaluation.fitting import arrivals as fa
-from schedlab.loaders.workload.model import ArrivalModel
+from schedlab.loaders.workload.components import ArrivalModel
 from tests.fit_helpers import PROFILE
 
 STEP = 60.0

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from schedlab.evaluation.fitting.durations import DurationData, fit_family, tail_threshold
+from schedlab.evaluation.fitting.durations import fit_family, tail_threshold
 from schedlab.evaluation.fitting.gof import goodness, kaplan_meier, ks_ad, randomized_pit
+from schedlab.evaluation.fitting.observations import DurationData
 from schedlab.loaders.workload import families
 from tests.fit_helpers import quantised
 

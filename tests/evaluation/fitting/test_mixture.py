@@ -9,7 +9,8 @@ import pytest
 from scipy import integrate
 
 from schedlab.evaluation.fitting import mixture as mx
-from schedlab.evaluation.fitting.durations import DurationData, fit_family
+from schedlab.evaluation.fitting.durations import fit_family
+from schedlab.evaluation.fitting.observations import DurationData
 from schedlab.loaders.traces.alibaba2017 import read_alibaba2017
 from schedlab.loaders.workload import families
 from tests.fit_helpers import quantised

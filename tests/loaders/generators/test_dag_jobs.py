@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from schedlab import dag
+from schedlab import dag_measures
 from schedlab.errors import WorkloadModelError
 from schedlab.jobset import offered_load
 from schedlab.loaders.generators.dag_jobs import DagGenerator
@@ -19,16 +19,16 @@ from tests.loader_helpers import assert_seed_reproducible
 
 
 def _shapes(gen: DagGenerator, n_jobsets: int = 50) -> pl.DataFrame:
-    return dag.shapes(gen.generate(0.8, n_jobsets=n_jobsets, seed=3).jobs)
+    return dag_measures.shapes(gen.generate(0.8, n_jobsets=n_jobsets, seed=3).jobs)
 
 
 @pytest.mark.parametrize("size", [1, 2, 6])
 def test_chain_depth_is_its_tasks(size: int) -> None:
     gen = DagGenerator(shape="chain", size=size)
     js = gen.generate(0.8, n_jobsets=20, seed=1)
-    s = dag.shapes(js.jobs)
+    s = dag_measures.shapes(js.jobs)
     assert s.select("tasks", "depth", "width").unique().rows() == [(size, size, 1)]
-    cp = dag.critical_paths(js.jobs).get_column("critical_path")
+    cp = dag_measures.critical_paths(js.jobs).get_column("critical_path")
     work = js.jobs.group_by("jobset", "dag").agg(pl.col("duration").sum()).sort("jobset", "dag")
     assert cp.to_list() == work.get_column("duration").to_list()  # a chain's path is all of it
 
@@ -36,7 +36,7 @@ def test_chain_depth_is_its_tasks(size: int) -> None:
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_fork_join_width_and_edges(size: int) -> None:
     js = DagGenerator(shape="fork_join", size=size).generate(0.8, n_jobsets=20, seed=2)
-    s = dag.shapes(js.jobs)
+    s = dag_measures.shapes(js.jobs)
     assert s.select("tasks", "depth", "width").unique().rows() == [(size + 2, 3, size)]
     lens = js.jobs.get_column("parents").list.len().to_numpy().reshape(-1, size + 2)
     assert (lens == [0] + [1] * size + [size]).all()
@@ -74,7 +74,7 @@ def test_fitted_shapes_follow_the_model(tmp_path: Path) -> None:
     gen = DagGenerator(shape="fitted", shape_model=str(_model(tmp_path / "shape.json")))
     assert gen.tasks_per_job() == pytest.approx(2 * 1.75)
     js = gen.generate(1.0, n_jobsets=400, seed=5)
-    s = dag.shapes(js.jobs)
+    s = dag_measures.shapes(js.jobs)
     assert set(s.get_column("depth").unique().to_list()) == {1, 3}
     assert s.get_column("depth").mean() == pytest.approx(2.0, rel=0.1)
     assert s.get_column("width").max() == 2
@@ -88,8 +88,10 @@ def test_fitted_needs_a_valid_model(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="needs shape_model="):
         DagGenerator(shape="fitted").generate(0.5, n_jobsets=1, seed=0)
     bad = tmp_path / "bad.json"
-    bad.write_text('{"kind": "schedlab-dag-shape", "schema_version": 1, "depth": [0.5], '
-                   '"width": [1.0], "parents": [1.0]}')  # fmt: skip
+    bad.write_text(
+        '{"kind": "schedlab-dag-shape", "schema_version": 1, "depth": [0.5], '
+        '"width": [1.0], "parents": [1.0]}'
+    )
     with pytest.raises(WorkloadModelError, match=r"bad.json: depth: expected probabilities"):
         DagGenerator(shape="fitted", shape_model=str(bad)).generate(0.5, n_jobsets=1, seed=0)
 
