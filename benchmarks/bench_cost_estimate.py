@@ -1,8 +1,8 @@
 """Benchmark: the up-front cost estimate of long simulations (issue 36) against measured time.
 
 The bundled KTH-SP2 log (28,475 jobs) with its arrivals compressed to offered loads 1.4 and 2.8
-(``arrival // k``), its first N jobs as one jobset, simulated under conservative backfilling's
-fast path (``fcfs+conservative``) and general path (``wfp3+conservative``) and under EASY:
+(``arrival // k``), its first N jobs as one jobset, simulated under conservative backfilling
+with a static and a dynamic order (``fcfs+conservative``, ``wfp3+conservative``) and under EASY:
 estimated CPU seconds (:func:`schedlab.simulator.cost.estimate`), measured CPU seconds, and
 their ratio (target: within a factor of 4 either way where the measured time exceeds 1 s; the
 estimate is an order of magnitude, made to announce long runs). ``--jobs`` sets the prefixes

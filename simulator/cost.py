@@ -9,11 +9,11 @@ What costs time is the queue. Per decision (an arrival, a completion, a reservat
 * greedy list scheduling scans the waiting jobs for a dynamic order (``O(Q·m)``); a static
   order over the whole queue and the M visible slots cost next to nothing;
 * EASY backfilling walks the running jobs' expected ends and the queue (``O(Q·m·d)``);
-* conservative backfilling's general path (a dynamic order such as WFP3 or UNICEP, or a rule
-  other than first fit) rebuilds a profile of every reservation (``O(Q·P·m·d)``, ``P ≈ 2Q``);
-  its fast path (a static order and first fit) compresses the queue's reservations whenever a
-  job ends before its estimate (``O(Q·s)``, ``s`` a machine's segments, up to ``Q/m``, per
-  reservation); on overloaded logs its time was measured to grow as ``Q^3/m`` per decision.
+* conservative backfilling (one path for every order and placement rule) compresses the
+  queue's reservations whenever a job ends before its estimate (``O(Q·s)``, ``s`` a machine's
+  segments, up to ``Q/m``, per reservation); on overloaded logs its time was measured to grow
+  as ``Q^3/m`` per decision, for static and dynamic orders alike (WFP3 took 0.6–0.8 of FCFS's
+  time).
 
 The queue length ``Q`` is estimated by a fluid model: the work each job brings (its largest
 share of the cluster's capacity times its run time) against a cluster that clears one unit of
@@ -38,13 +38,11 @@ LONG_SECONDS = 20.0
 """An estimate above this many seconds is announced (:attr:`Cost.long`)."""
 UNINTERRUPTIBLE = "Ctrl-C takes effect when the jobset being simulated ends"
 """What an announcement adds: a compiled engine cannot be interrupted inside a jobset."""
-SECONDS_PER_OP = {"general": 0.5e-9, "fast": 6e-12, "easy": 2e-9, "greedy": 2e-9}
+SECONDS_PER_OP = {"conservative": 6e-12, "easy": 2e-9, "greedy": 2e-9}
 """Seconds per operation of each path's count (module docstring), measured."""
 PATHS = {
-    "general": "conservative backfilling's general path (a dynamic order or a rule other than "
-    "first fit: O(Q^2·m·d) per decision)",
-    "fast": "conservative backfilling (a compression of the whole queue at every early end: "
-    "about O(Q^3/m) per decision, measured)",
+    "conservative": "conservative backfilling (a compression of the whole queue at every early "
+    "end: about O(Q^3/m) per decision, measured)",
     "easy": "EASY backfilling (O(Q·m·d) per decision)",
     "greedy": "list scheduling with a dynamic order over the queue (O(Q·m) per decision)",
 }
@@ -93,11 +91,8 @@ def path_of(policy: Any, config: ClusterConfig) -> str:
     """Which path of :data:`PATHS` ``policy`` takes (``""``: one whose cost stays small)."""
     queue = getattr(policy, "queue", None)
     static = bool(getattr(policy, "static", False))
-    if queue == "conservative":
-        fast = static and getattr(policy, "placement", "firstfit") == "firstfit"
-        return "fast" if fast else "general"
-    if queue == "easy":
-        return "easy"
+    if queue in ("conservative", "easy"):
+        return queue
     if queue == "greedy" and not static and config.slots is None:
         return "greedy"
     return ""
@@ -134,8 +129,7 @@ def estimate(jobset: JobSet, policy: Any, config: ClusterConfig) -> Cost:
         end = float(q[-1])
         sums = {p: float((q**p).sum()) + end ** (p + 1) / (p + 1) for p in (1, 2, 3)}
         ops = {
-            "general": 2 * sums[2] * m * d,
-            "fast": sums[3] * d / m,
+            "conservative": sums[3] * d / m,
             "easy": sums[1] * m * d,
             "greedy": sums[1] * m,
         }[path]

@@ -173,7 +173,7 @@ KTH_SHA256 = {
 @pytest.mark.parametrize("spec", sorted(KTH_SHA256))
 def test_kth_replayed_whole_as_before(spec: str) -> None:
     """The bundled KTH-SP2 log whole (requests as estimates, jobs ending early): the schedule
-    recorded from the general path before the fast one existed."""
+    recorded before conservative backfilling had one compiled path (general and fast then)."""
     s = run_policy(read_swf(KTH).jobs, make_policy(spec), ClusterConfig(slots=None))
     digest = hashlib.sha256()
     for a in (s.start, s.machine, s.reserved):
