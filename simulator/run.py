@@ -3,10 +3,12 @@
 Every policy is driven through the :class:`~schedlab.policies.base.Policy` contract
 (``act_batch`` on its view of a :class:`~schedlab.simulator.model.Model`); a policy that is also
 a :class:`ListSchedulingRule` (the heuristics) takes the compiled, event-driven fast path of
-:mod:`schedlab.simulator.cluster.list_scheduler` instead. ``engine`` chooses an implementation
-explicitly (tests compare them): ``"fast"`` (list scheduler), ``"batched"`` (the compiled
-:class:`~schedlab.simulator.cluster.batched.BatchedEngine`) or ``"step"`` (the readable
-:class:`~schedlab.simulator.cluster.engine.Engine`, one jobset at a time).
+:mod:`schedlab.simulator.cluster.list_scheduler` instead, and one that observes the pick engine
+(a learned job order, :mod:`schedlab.simulator.pick`) runs there under its discipline.
+``engine`` chooses an implementation explicitly (tests compare them): ``"fast"`` (list
+scheduler), ``"batched"`` (the compiled :class:`~schedlab.simulator.cluster.batched.BatchedEngine`)
+or ``"step"`` (the readable :class:`~schedlab.simulator.cluster.engine.Engine`, one jobset at a
+time).
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from dataclasses import asdict, replace
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -53,46 +55,10 @@ from schedlab.simulator.cluster.precedence import (
 )
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import ModelKind, Policy, model_kind, rollout
+from schedlab.simulator.pick.run import is_pick_agent, run_picks
+from schedlab.simulator.schedule import ListSchedulingRule, Schedule
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
-
-
-@runtime_checkable
-class ListSchedulingRule(Protocol):
-    """A policy that is a work-conserving list scheduler with compiled parts (the heuristics):
-    the fast paths take its ``score`` and placement ``rule`` as arguments."""
-
-    score: Any
-    """Job-order score (:data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`)."""
-    knob: float
-    static: bool
-    """The score depends only on the job."""
-    uniform: bool
-    """Pick uniformly among fitting jobs (draws from :meth:`uniforms`)."""
-
-    @property
-    def rule(self) -> int:
-        """Placement rule (a code of :data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
-        ...
-
-    def uniforms(self, n: int) -> np.ndarray:
-        """``n`` uniform draws of the current stream."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    """Start step and machine of every job (rows in ``jobset.jobs`` order), and for batched
-    agents their withholding statistics."""
-
-    start: np.ndarray
-    machine: np.ndarray
-    stats: dict[str, Any] | None = None
-    reserved: np.ndarray | None = None
-    """Under a queue discipline: the first reservation of every job (``NEVER``: none)."""
-    ready: np.ndarray | None = None
-    """For a DAG workload: when each task became ready (its release and its parents' finish,
-    :mod:`.cluster.precedence`); None: at its arrival."""
 
 
 def schedule(
@@ -114,6 +80,9 @@ def run_policy(
     rule = isinstance(policy, ListSchedulingRule)
     if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
+    if is_pick_agent(policy):  # picks from the whole queue: simulator/pick
+        p = run_picks(jobset, policy, config)
+        return Schedule(p.start, p.target)
     check_size(jobset, config, batched=engine == "batched" or not rule)
     prec = Precedence.of(jobset, config.release)
     if rule and getattr(policy, "queue", "greedy") != "greedy":

@@ -22,6 +22,7 @@ from schedlab.simulator.config import Overrun, job_times
 from schedlab.simulator.model import Placements, View
 from schedlab.simulator.pick import kernels as k
 from schedlab.simulator.pick.features import N_FEATURES, PickSnapshot, step_observe
+from schedlab.simulator.pick.state import pack, unpack
 
 PickQueue = Literal["greedy", "strict", "easy"]
 """Queue disciplines an agent picks under (:data:`.kernels.QUEUES`)."""
@@ -61,8 +62,11 @@ class PickConfig:
         if not self.tau > 0:
             msg = f"PickConfig.tau must be > 0 seconds, got {self.tau}"
             raise ValueError(msg)
-        for name, known in (("queue", k.QUEUES), ("placement", PLACEMENTS),
-                            ("objective", k.OBJECTIVES)):  # fmt: skip
+        for name, known in (
+            ("queue", k.QUEUES),
+            ("placement", PLACEMENTS),
+            ("objective", k.OBJECTIVES),
+        ):
             if getattr(self, name) not in known:
                 msg = f"PickConfig.{name}: {getattr(self, name)!r} is not one of {list(known)}"
                 raise ValueError(msg)
@@ -106,14 +110,18 @@ class PickEngine:
         m = config.machines if config.machines is not None else jobset.meta.machines
         capacity = np.asarray(jobset.machine_capacity, dtype=np.float64)
         d, n, K = capacity.size, len(jobset), config.visible
-        self.packed = k.pack(n, d, n_envs, m, width, K)
-        self.state = s = k.unpack(self.packed)
+        self.packed = pack(n, d, n_envs, m, width, K)
+        self.state = s = unpack(self.packed)
         s.arrival[:] = jobs.get_column("arrival").to_numpy()
         s.runtime[:], s.estimate[:] = runtime, estimate
         s.demand[:], s.run_s[:] = jobset.demands(), runtime * self.step_s
         s.capacity[:], s.fparams[:] = capacity, (self.step_s, config.tau)
-        s.iparams[:] = (K, PLACEMENTS[config.placement], config.skip_forced,
-                        k.OBJECTIVES[config.objective])  # fmt: skip
+        s.iparams[:] = (
+            K,
+            PLACEMENTS[config.placement],
+            config.skip_forced,
+            k.OBJECTIVES[config.objective],
+        )
         s.queue[:], s.done[:], s.hm[:], s.head[:] = k.QUEUES[config.queue], 1, -1, -1
         self.width = width
 

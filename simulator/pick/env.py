@@ -55,9 +55,13 @@ class _Adapter:
     features = FEATURES
 
     def _setup(
-        self, jobset: JobSet, config: PickConfig, window: int | None,
-        queue: PickQueue | Sequence[PickQueue] | None, num_envs: int,
-    ) -> None:  # fmt: skip
+        self,
+        jobset: JobSet,
+        config: PickConfig,
+        window: int | None,
+        queue: PickQueue | Sequence[PickQueue] | None,
+        num_envs: int,
+    ) -> None:
         queues = [config.queue] if queue is None else [queue] if isinstance(queue, str) else queue
         if not queues or any(q not in QUEUES for q in queues):
             msg = f"queue must be one or more of {list(QUEUES)}, got {queue!r}"
@@ -146,8 +150,15 @@ class PickEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         skip_forced: bool | None = None,
     ) -> None:
         js = episode_jobset(jobset, trace, workload, load, jobsets, workload_seed, workload_params)
-        cfg = _config(config, visible=visible, objective=objective, placement=placement,
-                      machines=machines, overrun=overrun, skip_forced=skip_forced)  # fmt: skip
+        cfg = _config(
+            config,
+            visible=visible,
+            objective=objective,
+            placement=placement,
+            machines=machines,
+            overrun=overrun,
+            skip_forced=skip_forced,
+        )
         self._setup(js, cfg, window, queue, 1)
         self._one = np.zeros(1, np.int64)
         self.observation_space, self.action_space = self._single_spaces
@@ -176,8 +187,12 @@ class PickEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         self._start(np.zeros(1, np.int64), lo, hi, self.np_random)
         k = int(np.searchsorted(self.windows.bounds, lo[0], side="right") - 1)
         queue = list(QUEUES)[int(self.engine.state.queue[0])]
-        self._episode = {"jobset": int(self._ids[k]), "start": int(lo[0] - self.windows.bounds[k]),
-                         "jobs": int(hi[0] - lo[0]), "queue": queue}  # fmt: skip
+        self._episode = {
+            "jobset": int(self._ids[k]),
+            "start": int(lo[0] - self.windows.bounds[k]),
+            "jobs": int(hi[0] - lo[0]),
+            "queue": queue,
+        }
         obs, mask = self._observe(self._one)
         return obs[0], self._info(mask[0])
 
@@ -255,8 +270,12 @@ class PickVectorEnv(_Adapter, VectorEnv):
                 final[key] = np.zeros(self.num_envs)
                 final[key][envs] = values
                 final[f"_{key}"] = ended
-            info |= {"final_obs": obs.copy(), "_final_obs": ended,
-                     "final_info": final, "_final_info": ended}  # fmt: skip
+            info |= {
+                "final_obs": obs.copy(),
+                "_final_obs": ended,
+                "final_info": final,
+                "_final_info": ended,
+            }
             self._restart(envs)
             obs[envs], info["action_mask"][envs] = self._observe(envs)
         return obs, rewards, ended, np.zeros(self.num_envs, bool), info

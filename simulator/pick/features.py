@@ -27,11 +27,9 @@ from schedlab.simulator.pick.kernels import (
     K_,
     NEVER,
     RULE_,
-    Packed,
-    PickState,
     step_state,
-    views,
 )
+from schedlab.simulator.pick.state import Packed, PickState, views
 
 JOB_FEATURES = ("wait", "estimate", "size", "max_share", "fits_now", "wait_ratio")
 """Per job: time waited so far and requested time (the estimate the scheduler sees), both
@@ -39,8 +37,15 @@ JOB_FEATURES = ("wait", "estimate", "size", "max_share", "fits_now", "wait_ratio
 resources, as shares of one machine; 1 if it fits now on some machine (always 1 in the greedy
 and backfill phases, whose candidates all fit); ``wait / (wait + estimate)``."""
 CLUSTER_FEATURES = (
-    "free", "queue", "next_end", "backfill", "to_reservation", "greedy", "strict", "easy",
-)  # fmt: skip
+    "free",
+    "queue",
+    "next_end",
+    "backfill",
+    "to_reservation",
+    "greedy",
+    "strict",
+    "easy",
+)
 """Per env: free share of the first resource over the cluster; waiting jobs,
 ``log1p(n) / log1p(1024)`` (at most 1); time to the running jobs' first expected end
 (``start + estimate``; 0 if none) and, in the backfill phase, to the head's reservation, both

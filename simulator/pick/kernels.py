@@ -1,7 +1,8 @@
 """Compiled kernels of the pick engine (:mod:`.engine`; numba, ``cache=True``).
 
-Every kernel takes the :data:`PickState` (a namedtuple of arrays) and env indices. The
-semantics, written once here and documented in :mod:`schedlab.simulator.pick`:
+Every kernel takes the :data:`~.state.Packed` arrays (through their named views,
+:data:`~.state.PickState`) and env indices. The semantics, written once here and documented in
+docs/environments.md:
 
 * an env replays the job rows ``lo .. hi − 1`` of the shared job arrays (arrival order) from an
   empty cluster; time jumps from event to event (an arrival, or a job's end);
@@ -21,98 +22,27 @@ semantics, written once here and documented in :mod:`schedlab.simulator.pick`:
               what the head leaves free on its machine then, or run on another machine); each
               pick starts, until none is left.
 
-  A decision with a single candidate is taken without asking (``skip_forced``). The rules are
+  A decision no pick can change is taken without asking (``skip_forced``): a single
+  candidate, or, on one machine, candidates that all start now together whatever the order
+  (:func:`_order_free`); candidate 0 is picked. The rules are
   those of :mod:`schedlab.simulator.cluster.backfill_steps` with the agent's picks as the job
   order, so an agent that always picks the job a heuristic's order puts first gets that
   heuristic's schedule under the same discipline.
-* rewards are paid as jobs start (``bounded_slowdown``: ``−bsld_j / n``; ``wait``: ``−wait_j /
-  (3600 s · n)``), or once at the end (``utilisation``: busy processor time over the window's
-  span), so an episode's return is minus the window's mean (or its utilisation).
+* rewards are paid as time passes: every waiting job costs ``Δt / max(run_j, τ) / n``
+  (``bounded_slowdown``) or ``Δt / (3600 s · n)`` (``wait``) per ``Δt`` it waits, and a job
+  starting pays the rest of its bounded slowdown, ``(max(1, (wait + run) / max(run, τ)) −
+  wait / max(run, τ)) / n``; or once at the end (``utilisation``: busy processor time over the
+  window's span). An episode's return is minus the window's mean (or its utilisation), and a
+  decision pays for the jobs it leaves waiting until the next one.
 """
 
 from __future__ import annotations
-
-from collections import namedtuple
 
 import numba
 import numpy as np
 
 from schedlab.simulator.cluster.placement import EPS, place
-
-PickState = namedtuple(
-    "PickState",
-    "arrival runtime estimate demand run_s capacity iparams fparams "
-    "lo hi now nxt free wq wn rq rn start machine phase queue head shadow hm extra cand cn "
-    "n_started done stalled paid first last busy",
-)
-"""Views of the pick engine's arrays by name (``B`` envs, ``n`` jobs, ``W`` jobs per env at most,
-``m`` machines, ``d`` resources, ``K`` candidates); kernels and the engine read and write the
-state through them (:func:`unpack`).
-
-Jobs (shared): ``arrival``, ``runtime`` (steps it runs), ``estimate`` (steps the scheduler
-sees) (int64, ``(n,)``), ``demand`` (float64, ``(n, d)``), ``run_s`` (float64, ``(n,)``: run time
-in seconds), ``capacity`` (float64, ``(d,)``: one machine), ``iparams`` (int64: ``K``, placement
-rule, skip forced decisions, objective), ``fparams`` (float64: seconds per step, τ of the
-bounded slowdown in seconds). Per env: ``lo``/``hi`` (rows), ``now``, ``nxt`` (next row to
-arrive), ``free`` (``(B, m, d)``), ``wq``/``wn`` (waiting rows in arrival order, ``(B, W)``, and
-their count), ``rq``/``rn`` (running rows), ``start``/``machine`` (``(B, W)``, by row − lo, -1
-before), ``phase`` (:data:`HEAD`, :data:`BACKFILL` or :data:`IDLE`), ``queue`` (the discipline,
-:data:`QUEUES`), ``head`` (EASY's head row), ``shadow``/``hm``/``extra`` (its reservation: time,
-machine, ``(B, d)`` capacity it leaves free there), ``cand``/``cn`` (``(B, K)`` candidate rows of
-the pending decision, and their count), ``n_started``, ``done``, ``stalled`` (0 or 1), ``paid``
-(reward since the last decision), ``first``/``last`` (first arrival, last finish), ``busy``
-(processor seconds run, as a share of the cluster).
-"""
-
-Packed = namedtuple("Packed", "jobs_i jobs_f params iparams env_i env_f lists cand free")
-"""The same arrays packed into nine, which is what crosses into compiled code (unboxing a
-namedtuple costs about half a microsecond per array, per call): ``jobs_i`` (``(n, 3)``:
-arrival, runtime, estimate), ``jobs_f`` (``(n, 1 + d)``: run_s, demand), ``params`` (``2 + d``:
-fparams, capacity), ``iparams``, ``env_i`` (``(B, 17)``: the per-env integers in
-:data:`ENV_INTS` order), ``env_f`` (``(B, 2 + d)``: paid, busy, extra), ``lists`` (``(B, 4, W)``:
-wq, rq, start, machine), ``cand``, ``free``."""
-ENV_INTS = (
-    "lo", "hi", "now", "nxt", "wn", "rn", "phase", "queue", "head", "shadow", "hm", "cn",
-    "n_started", "done", "stalled", "first", "last",
-)  # fmt: skip
-"""Columns of ``env_i``."""
-
-
-def pack(n: int, d: int, n_envs: int, m: int, width: int, visible: int) -> Packed:
-    """Zeroed arrays for ``n`` jobs, ``d`` resources, ``n_envs`` envs of ``m`` machines, at
-    most ``width`` jobs each, ``visible`` candidates."""
-    i64 = np.int64
-    return Packed(
-        np.zeros((n, 3), i64), np.zeros((n, 1 + d)), np.zeros(2 + d), np.zeros(4, i64),
-        np.zeros((n_envs, len(ENV_INTS)), i64), np.zeros((n_envs, 2 + d)),
-        np.zeros((n_envs, 4, width), i64), np.zeros((n_envs, visible), i64),
-        np.zeros((n_envs, m, d)),
-    )  # fmt: skip
-
-
-@numba.njit(cache=True, inline="always")
-def views(p: Packed) -> PickState:
-    e, f, q = p.env_i, p.env_f, p.lists
-    return PickState(
-        p.jobs_i[:, 0], p.jobs_i[:, 1], p.jobs_i[:, 2], p.jobs_f[:, 1:], p.jobs_f[:, 0],
-        p.params[2:], p.iparams, p.params[:2], e[:, 0], e[:, 1], e[:, 2], e[:, 3], p.free,
-        q[:, 0], e[:, 4], q[:, 1], e[:, 5], q[:, 2], q[:, 3], e[:, 6], e[:, 7], e[:, 8], e[:, 9],
-        e[:, 10], f[:, 2:], p.cand, e[:, 11], e[:, 12], e[:, 13], e[:, 14], f[:, 0], e[:, 15],
-        e[:, 16], f[:, 1],
-    )  # fmt: skip
-
-
-def unpack(p: Packed) -> PickState:
-    """The named views of ``p`` (numpy views: writing them writes ``p``)."""
-    e, f, q = p.env_i, p.env_f, p.lists
-    named = dict(zip(ENV_INTS, e.T, strict=True))
-    return PickState(
-        arrival=p.jobs_i[:, 0], runtime=p.jobs_i[:, 1], estimate=p.jobs_i[:, 2],
-        demand=p.jobs_f[:, 1:], run_s=p.jobs_f[:, 0], capacity=p.params[2:], iparams=p.iparams,
-        fparams=p.params[:2], free=p.free, wq=q[:, 0], rq=q[:, 1], start=q[:, 2],
-        machine=q[:, 3], extra=f[:, 2:], cand=p.cand, paid=f[:, 0], busy=f[:, 1], **named,
-    )  # fmt: skip
-
+from schedlab.simulator.pick.state import Packed, PickState, views
 
 QUEUES = {"greedy": 0, "strict": 1, "easy": 2}
 """Queue discipline name -> code."""
@@ -177,14 +107,23 @@ def _start(s: PickState, b: int, j: int, i: int) -> None:
     s.last[b] = max(s.last[b], now + s.runtime[j])
     m = s.free.shape[1]
     s.busy[b] += s.run_s[j] * s.demand[j, 0] / (s.capacity[0] * m)
-    n = s.hi[b] - s.lo[b]
-    wait_s = (now - s.arrival[j]) * s.fparams[0]
-    objective = s.iparams[OBJ_]
-    if objective == BSLD:
-        run = s.run_s[j]
-        s.paid[b] -= max(1.0, (wait_s + run) / max(run, s.fparams[1])) / n
-    elif objective == WAIT:
-        s.paid[b] -= wait_s / 3600.0 / n
+    if s.iparams[OBJ_] == BSLD:  # the rest of its bounded slowdown (the wait was paid)
+        wait_s, run, tau = (now - s.arrival[j]) * s.fparams[0], s.run_s[j], s.fparams[1]
+        rest = max(1.0, (wait_s + run) / max(run, tau)) - wait_s / max(run, tau)
+        s.paid[b] -= rest / (s.hi[b] - s.lo[b])
+
+
+@numba.njit(cache=True, inline="always")
+def _accrue(s: PickState, b: int, t: int) -> None:
+    """Pay the waiting jobs' cost from now to ``t``: ``Δt / max(run, τ)`` each (bounded
+    slowdown) or ``Δt / 3600 s`` (wait), over the window's jobs."""
+    objective, dt = s.iparams[OBJ_], (t - s.now[b]) * s.fparams[0]
+    if objective == UTIL or dt <= 0:
+        return
+    cost = 0.0
+    for x in range(s.wn[b]):
+        cost += dt / max(s.run_s[s.wq[b, x]], s.fparams[1]) if objective == BSLD else dt / 3600.0
+    s.paid[b] -= cost / (s.hi[b] - s.lo[b])
 
 
 @numba.njit(cache=True, inline="always")
@@ -199,6 +138,7 @@ def _next_event(s: PickState, b: int) -> bool:
         t = min(t, s.start[b, j - lo] + s.runtime[j])
     if t == NEVER:
         return False
+    _accrue(s, b, t)
     s.now[b] = t
     x = 0
     while x < s.rn[b]:
@@ -302,9 +242,37 @@ def _apply(s: PickState, b: int, q: int) -> None:
 
 
 @numba.njit(cache=True, inline="always")
+def _order_free(s: PickState, b: int) -> bool:
+    """Whether no pick can change what env ``b`` does now: on one machine, every job the
+    phase could start (the waiting jobs that fit now; in strict and EASY's head phase every
+    waiting job; in the backfill phase every eligible one) fits together (backfill jobs that
+    would run at the head's reservation also in what it leaves free), so all of them start,
+    in any order."""
+    if s.free.shape[1] != 1:
+        return False
+    d, rule, phase = s.demand.shape[1], s.iparams[RULE_], s.phase[b]
+    total, late = np.zeros(d), np.zeros(d)
+    room = _room(s, b) if phase == BACKFILL else s.free[b]
+    for x in range(s.wn[b]):
+        j = s.wq[b, x]
+        if phase == BACKFILL:
+            if j == s.head[b] or _backfill_machine(s, b, j, room) < 0:
+                continue
+            if _late(s, b, j):
+                late += s.demand[j]
+        elif s.queue[b] == GREEDY and place(rule, room, s.capacity, s.demand[j]) < 0:
+            continue
+        total += s.demand[j]
+    for r in range(d):
+        if total[r] > s.free[b, 0, r] + EPS or (phase == BACKFILL and late[r] > s.extra[b, r]):
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
 def _advance(s: PickState, b: int) -> None:
-    """Run env ``b`` until a decision with several candidates (or one, without
-    ``skip_forced``) is pending, or until every job has started."""
+    """Run env ``b`` until a decision with several candidates whose order matters (or, without
+    ``skip_forced``, any decision) is pending, or until every job has started."""
     skip = s.iparams[SKIP_] != 0
     while True:
         if s.n_started[b] == s.hi[b] - s.lo[b]:
@@ -316,6 +284,8 @@ def _advance(s: PickState, b: int) -> None:
             return
         _candidates(s, b)
         c = s.cn[b]
+        if c >= 2 and skip and _order_free(s, b):
+            c = 1
         if c >= 2 or (c == 1 and not skip):
             return
         if c == 1:

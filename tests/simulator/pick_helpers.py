@@ -27,8 +27,9 @@ def with_estimates(js: JobSet, seed: int) -> JobSet:
     rng = np.random.default_rng(seed)
     duration = js.jobs.get_column("duration").to_numpy()
     estimate = np.maximum(1, np.round(duration * rng.uniform(0.5, 2.0, duration.size)))
-    return JobSet.create(js.jobs.with_columns(pl.Series("estimate", estimate.astype(np.int64))),
-                         js.meta)  # fmt: skip
+    return JobSet.create(
+        js.jobs.with_columns(pl.Series("estimate", estimate.astype(np.int64))), js.meta
+    )
 
 
 def order_picks(engine: PickEngine, policy: Any) -> Any:
@@ -43,10 +44,18 @@ def order_picks(engine: PickEngine, policy: Any) -> Any:
             rows, lo = s.cand[b, : s.cn[b]], int(s.lo[b])
             now = 0 if policy.static else int(s.now[b])
             scores = [
-                score(int(s.estimate[j]), int(s.arrival[j]), int(j - lo), now,
-                      float(policy.knob), 0.0, 0.0, float(s.demand[j, 0]))
+                score(
+                    int(s.estimate[j]),
+                    int(s.arrival[j]),
+                    int(j - lo),
+                    now,
+                    float(policy.knob),
+                    0.0,
+                    0.0,
+                    float(s.demand[j, 0]),
+                )
                 for j in rows
-            ]  # fmt: skip
+            ]
             out[x] = 1 + int(np.argmax(scores))
         return out
 

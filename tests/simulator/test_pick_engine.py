@@ -41,8 +41,9 @@ def _assert_same(js: JobSet, order: str, queue: str, config: ClusterConfig, visi
     )
     engine = PickEngine.for_jobsets(js, pick)
     run_picks(engine, order_picks(engine, policy))
-    want = run_policy(js, policy, ClusterConfig(slots=None, machines=config.machines,
-                                                overrun=config.overrun))  # fmt: skip
+    want = run_policy(
+        js, policy, ClusterConfig(slots=None, machines=config.machines, overrun=config.overrun)
+    )
     got = engine.placements()
     np.testing.assert_array_equal(got.start, want.start)
     np.testing.assert_array_equal(got.target, want.machine)
