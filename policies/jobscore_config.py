@@ -88,8 +88,9 @@ class JobScoreConfig:
     """λ of generalised advantage estimation."""
     clip: float = 0.2
     """PPO's clipping of the probability ratio."""
-    ent_coef: float = 0.01
-    """Weight of the entropy bonus."""
+    ent_coef: float = 0.0
+    """Weight of the entropy bonus (0, as RLScheduler's PPO: a bonus kept the sampled policy
+    near uniform over the candidates, far from the highest-score policy that is evaluated)."""
     vf_coef: float = 0.5
     """Weight of the value loss."""
     max_grad_norm: float = 0.5

@@ -31,11 +31,13 @@ from schedlab.simulator.pick.kernels import (
 )
 from schedlab.simulator.pick.state import Packed, PickState, views
 
-JOB_FEATURES = ("wait", "estimate", "size", "max_share", "fits_now", "wait_ratio")
+JOB_FEATURES = ("wait", "estimate", "size", "log_size", "max_share", "fits_now", "wait_ratio")
 """Per job: time waited so far and requested time (the estimate the scheduler sees), both
-:func:`squash`-ed; demand of the first resource (processors) and the largest demand over the
-resources, as shares of one machine; 1 if it fits now on some machine (always 1 in the greedy
-and backfill phases, whose candidates all fit); ``wait / (wait + estimate)``."""
+:func:`squash`-ed; demand of the first resource (processors) as a share of one machine, and on
+a log scale, ``log1p(demand) / log1p(capacity)`` (so that ``estimate + log_size`` orders by
+requested area); the largest demand share over the resources; 1 if it fits now on some machine
+(always 1 in the greedy and backfill phases, whose candidates all fit); ``wait / (wait +
+estimate)``."""
 CLUSTER_FEATURES = (
     "free",
     "queue",
@@ -126,10 +128,11 @@ def _observe(s: PickState, envs: np.ndarray, out: np.ndarray) -> None:
             for r in range(s.demand.shape[1]):
                 share = max(share, s.demand[j, r] / s.capacity[r])
             row[2] = s.demand[j, 0] / s.capacity[0]
-            row[3] = share
+            row[3] = np.log1p(s.demand[j, 0]) / np.log1p(s.capacity[0])
+            row[4] = share
             fits = not check or place(s.iparams[RULE_], s.free[b], s.capacity, s.demand[j]) >= 0
-            row[4] = 1.0 if fits else 0.0
-            row[5] = wait / max(wait + est, 1e-12)
+            row[5] = 1.0 if fits else 0.0
+            row[6] = wait / max(wait + est, 1e-12)
             row[nj:] = cluster
 
 

@@ -55,5 +55,5 @@ def test_maskable_ppo_enters_the_same_comparison(kth, model) -> None:
 def test_a_model_of_another_environment_is_refused(kth, tmp_path) -> None:
     other = tmp_path / "deeprm.zip"
     MaskablePPO("MlpPolicy", ClusterEnv(deeprm_jobset(0.7, n_jobsets=2)), n_steps=64).save(other)
-    with pytest.raises(ModelMismatchError, match=r"not on the pick environment's \(K, 14\)"):
+    with pytest.raises(ModelMismatchError, match=r"not on the pick environment's \(K, 15\)"):
         simulate(kth, [make_policy(f"sb3-pick:{other}")], ClusterConfig(slots=None))
