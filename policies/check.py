@@ -32,6 +32,8 @@ from schedlab.simulator.check import check_schedule
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.model import Policy, model_kind, rollout
+from schedlab.simulator.pick.engine import PickConfig, PickEngine
+from schedlab.simulator.pick.run import is_pick_agent
 from schedlab.simulator.run import run_policy
 
 
@@ -113,11 +115,22 @@ def check_policy(policy: Policy, *, seed: int = 0) -> None:
     kind.load_policy_check()(policy, seed=seed)
 
 
+def _model(policy: Any, jobset: JobSet, config: ClusterConfig) -> Any:
+    """The engine ``policy`` acts on, fresh: the pick engine for a pick agent (a learned job
+    order under its discipline), else the batched engine."""
+    if not is_pick_agent(policy):
+        return BatchedEngine.from_jobset(jobset, config)
+    pick = PickConfig(visible=policy.candidates, queue=policy.queue, machines=config.machines)
+    engine = PickEngine.for_jobsets(jobset, pick)
+    engine.reset()
+    return engine
+
+
 def check_cluster_policy(policy: Policy, *, seed: int = 0) -> None:
     """The cluster model's part of :func:`check_policy` (module docstring)."""
     jobset = _jobsets(seed)
     for config in _configs(policy):
-        check_actions(copy.deepcopy(policy), BatchedEngine.from_jobset(jobset, config))
+        check_actions(copy.deepcopy(policy), _model(policy, jobset, config))
 
         def run(p: Any, config: ClusterConfig = config) -> tuple[np.ndarray, ...]:
             result = run_policy(jobset, p, config)

@@ -409,13 +409,19 @@ for _name, _target, _model, _summary in [
     ("liu-rl", "liu_networks:LiuValuePolicy", "multicluster",
      "Liu et al.'s value model (RL-LSFC/RL-FC) trained by `schedlab train liu` "
      "(liu-rl:PATH.pt or a shipped name: liu-lsfc, liu-lsfcb, liu-fc)"),
+    ("jobscore", "jobscore:JobScorePolicy", "cluster",
+     "a learned priority function over the waiting jobs (per-job scores, RLScheduler-style) "
+     "trained by `schedlab train jobscore` (jobscore:PATH.pt or a shipped name; +easy, +strict)"),
     ("sb3", "external:SB3Policy", "cluster",
      "an agent saved by Stable-Baselines3/sb3-contrib after training on a schedlab env "
      "(sb3:PATH.zip; needs the rl extra)"),
+    ("sb3-pick", "pick_sb3:SB3PickPolicy", "cluster",
+     "a Stable-Baselines3/sb3-contrib agent trained on schedlab/Pick-v0, picking from the queue "
+     "(sb3-pick:PATH.zip, +easy, +strict; needs the rl extra)"),
 ]:  # fmt: skip
     policies.register(
         _name, f"schedlab.policies.{_target}", _summary, positional="checkpoint",
-        tags=("learned", f"model:{_model}"), extra="rl" if _name == "sb3" else "learned",
+        tags=("learned", f"model:{_model}"), extra="rl" if _name.startswith("sb3") else "learned",
     )  # fmt: skip
 policies.register(
     "callable", "schedlab.policies.image_agent:CallablePolicy",
@@ -445,6 +451,14 @@ for _name, _module, _report, _tags, _summary in [
         ("model:cluster", "policy:deeprm-plus"),
         "DeepRM_Plus (Guo et al. 2021): CNN cloned from an expert (SJF), then REINFORCE; "
         "`deeprm-plus:`",
+    ),
+    (
+        "jobscore",
+        "jobscore_ppo",
+        "jobscore",
+        ("model:cluster", "policy:jobscore"),
+        "A per-job scoring network (RLScheduler's setting: picks from the whole queue of a log's "
+        "windows, under greedy/strict/EASY) trained by PPO; writes a `jobscore:` checkpoint",
     ),
     (
         "liu",

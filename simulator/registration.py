@@ -17,8 +17,14 @@ from typing import Any
 ENV_IDS: dict[str, dict[str, Any]] = {
     "schedlab/DeepRM-v0": {},
     "schedlab/MultiMachine-v0": {"machines": 2, "slots": 5, "layout": "reshaped"},
+    "schedlab/Pick-v0": {"window": 256},
 }
-"""Registered ids and their default arguments (:class:`~schedlab.simulator.env.ClusterEnv`)."""
+"""Registered ids and their default arguments (:class:`~schedlab.simulator.env.ClusterEnv`
+unless :data:`ENTRY_POINTS` names another class)."""
+ENTRY_POINTS: dict[str, str] = {"schedlab/Pick-v0": "schedlab.simulator.pick.env:PickEnv"}
+"""Ids whose environment is not :class:`~schedlab.simulator.env.ClusterEnv`: the pick
+environment (:mod:`schedlab.simulator.pick.env`, windows of the bundled KTH-SP2 log)."""
+CLUSTER_ENV = "schedlab.simulator.env:ClusterEnv"
 
 
 def register_envs() -> None:
@@ -27,7 +33,8 @@ def register_envs() -> None:
 
     for env_id, kwargs in ENV_IDS.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point="schedlab.simulator.env:ClusterEnv", kwargs=kwargs)
+            entry = ENTRY_POINTS.get(env_id, CLUSTER_ENV)
+            gym.register(id=env_id, entry_point=entry, kwargs=kwargs)
 
 
 class _RegisterAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -3,10 +3,12 @@
 Every policy is driven through the :class:`~schedlab.policies.base.Policy` contract
 (``act_batch`` on its view of a :class:`~schedlab.simulator.model.Model`); a policy that is also
 a :class:`ListSchedulingRule` (the heuristics) takes the compiled, event-driven fast path of
-:mod:`schedlab.simulator.cluster.disciplines` instead. ``engine`` chooses an implementation
-explicitly (tests compare them): ``"fast"`` (the compiled rules), ``"batched"`` (the compiled
-:class:`~schedlab.simulator.cluster.batched.BatchedEngine`) or ``"step"`` (the readable
-:class:`~schedlab.simulator.cluster.engine.Engine`, one jobset at a time).
+:mod:`schedlab.simulator.cluster.disciplines` instead, and one that observes the pick engine
+(a learned job order, :mod:`schedlab.simulator.pick`) runs there under its discipline.
+``engine`` chooses an implementation explicitly (tests compare them): ``"fast"`` (the compiled
+rules), ``"batched"`` (the compiled :class:`~schedlab.simulator.cluster.batched.BatchedEngine`)
+or ``"step"`` (the readable :class:`~schedlab.simulator.cluster.engine.Engine`, one jobset at a
+time).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -62,23 +64,10 @@ from schedlab.simulator.model import (
     model_kind,
     rollout,
 )
+from schedlab.simulator.pick.run import is_pick_agent, run_picks
+from schedlab.simulator.schedule import Schedule
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
-
-
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    """Start step and machine of every job (rows in ``jobset.jobs`` order), and for batched
-    agents their withholding statistics."""
-
-    start: np.ndarray
-    machine: np.ndarray
-    stats: dict[str, Any] | None = None
-    reserved: np.ndarray | None = None
-    """Under a queue discipline: the first reservation of every job (``NEVER``: none)."""
-    ready: np.ndarray | None = None
-    """For a DAG workload: when each task became ready (its release and its parents' finish,
-    :mod:`.cluster.precedence`); None: at its arrival."""
 
 
 def schedule(
@@ -102,6 +91,9 @@ def run_policy(
         checked_knob(policy)
     if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
+    if is_pick_agent(policy):  # picks from the whole queue: simulator/pick
+        p = run_picks(jobset, policy, config)
+        return Schedule(p.start, p.target)
     check_size(jobset, config, batched=engine == "batched" or not rule)
     prec = Precedence.of(jobset, config.release)
     if rule and getattr(policy, "queue", "greedy") != "greedy":

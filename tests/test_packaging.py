@@ -66,6 +66,7 @@ def test_every_declared_dependency_is_pinned() -> None:
         ("import schedlab.registry", ("torch", "numba")),
         ("import schedlab; schedlab.generators.names()", ("torch", "numba", "matplotlib")),
         ("import schedlab.cli", ("torch", "numba", "matplotlib", "polars", "scipy")),
+        ("import schedlab.simulator.pick.env", ("torch",)),  # torch: the `learned` extra only
     ],
 )
 def test_imports_are_light(imports: str, heavy: tuple[str, ...]) -> None:

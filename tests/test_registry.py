@@ -40,11 +40,19 @@ def test_names_in_registration_order_and_by_tag() -> None:
     assert "deeprm" in generators.names()
     assert policies.names(tag="heuristic") == HEURISTICS  # the report order
     assert policies.names(tag="baseline") == ["sjf", "packer", "tetris"]
-    assert policies.names(tag="learned") == ["deeprm", "deeprm-plus", "liu-rl", "sb3", "callable"]
-    learned = {"deeprm", "deeprm-plus", "sb3", "callable"}
+    assert policies.names(tag="learned") == [
+        "deeprm",
+        "deeprm-plus",
+        "liu-rl",
+        "jobscore",
+        "sb3",
+        "sb3-pick",
+        "callable",
+    ]
+    learned = {"deeprm", "deeprm-plus", "jobscore", "sb3", "sb3-pick", "callable"}
     assert set(policies.names(tag="model:cluster")) == {*HEURISTICS, *learned}
     assert policies.names(tag="model:multicluster") == ["liu-ran", "liu-rr", "liu-maf", "liu-rl"]
-    assert trainers.names() == ["deeprm", "deeprm-plus", "liu"]
+    assert trainers.names() == ["deeprm", "deeprm-plus", "jobscore", "liu"]
     assert policies.names(tag="no-such-tag") == []
     for reg in (generators, policies, loaders, trainers):
         assert [e.name for e in reg] == reg.names()

@@ -35,9 +35,34 @@ def sb3_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"sb3:{path},deterministic=false"
 
 
+@pytest.fixture(scope="module")
+def sb3_pick_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An untrained MaskablePPO model of the pick environment (skip without the rl extra)."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from schedlab.simulator.pick.env import PickEnv
+
+    path = tmp_path_factory.mktemp("sb3-pick") / "model.zip"
+    env = PickEnv(deeprm_jobset(1.1, n_jobsets=2, seed=0), visible=8)
+    sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0).save(path)
+    return f"sb3-pick+easy:{path}"
+
+
+@pytest.fixture(scope="module")
+def jobscore_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An untrained per-job scoring network under EASY."""
+    from schedlab.policies.jobscore import JobScoreNet, network_spec, save_network
+    from schedlab.simulator.pick.features import N_FEATURES
+
+    net = JobScoreNet(N_FEATURES)
+    path = tmp_path_factory.mktemp("jobscore") / "net.pt"
+    save_network(path, net, network_spec(net, (32, 16, 8), 32))
+    return f"jobscore+easy:{path}"
+
+
 @pytest.mark.parametrize("name", registry.policies.names())
 def test_every_registered_policy_conforms(name: str, request: pytest.FixtureRequest) -> None:
-    spec = request.getfixturevalue("sb3_model") if name == "sb3" else SHIPPED.get(name, name)
+    fixtures = {"sb3": "sb3_model", "sb3-pick": "sb3_pick_model", "jobscore": "jobscore_model"}
+    spec = request.getfixturevalue(fixtures[name]) if name in fixtures else SHIPPED.get(name, name)
     check_policy(registry.make_policy(spec))
 
 

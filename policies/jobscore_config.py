@@ -1,0 +1,206 @@
+"""What a ``jobscore`` PPO run is made of: its config (:class:`JobScoreConfig`), the jobs it
+trains and validates on (:func:`make_data`), and the heuristics it is measured against
+(:func:`heuristic_values`).
+
+On a trace, the log is split **in time**: training episodes are windows drawn from the jobs
+arriving before ``train_end`` seconds (since the log's first arrival), validation windows from
+those arriving in ``[train_end, val_end)``, and everything from ``val_end`` on is left for the
+test (never read here). The defaults split the bundled KTH-SP2 log (333 days) at days 230 and
+265; validation follows the replay guide's sampling (windows of consecutive jobs at seeded start
+points), as the held-out test of ``experiments/jobscore_kth.toml`` does after day 265.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import numpy as np
+
+from schedlab.jobset import JobSet
+from schedlab.simulator.config import ClusterConfig, job_times
+from schedlab.simulator.pick.engine import PickConfig, PickQueue
+
+Queues = Literal[
+    "greedy", "strict", "easy", "greedy+easy", "greedy+strict", "strict+easy", "greedy+strict+easy"
+]
+"""The disciplines a run trains and validates under (each episode draws one)."""
+HEURISTICS = ("fcfs", "sjf", "f1", "wfp3", "unicep")
+"""The job orders the learning curves are measured against, under each discipline."""
+DAY = 86_400.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JobScoreConfig:
+    """Everything that determines a ``jobscore`` training run (written as ``config.json``)."""
+
+    workload: str = "kth-sp2"
+    """A bundled trace (``kth-sp2``), an SWF file, or a registered generator's name."""
+    time_step: float = 1.0
+    """Seconds per step of a trace."""
+    train_end: float = 230 * DAY
+    """Training episodes come from the trace's jobs arriving before this (seconds since its
+    first arrival)."""
+    val_end: float = 265 * DAY
+    """Validation windows from those arriving in ``[train_end, val_end)``; later jobs are the
+    test's and are never read."""
+    load: float = 0.7
+    """Offered load of a generator's jobsets."""
+    jobsets: int = 50
+    """Training jobsets of a generator (validation: ``val_windows`` more, another seed)."""
+    workload_params: dict[str, Any] = field(default_factory=dict)
+    """A generator's parameters."""
+    window: int = 256
+    """Jobs per training episode (RLScheduler's sequences of 256)."""
+    val_windows: int = 20
+    """Validation windows."""
+    val_size: int = 500
+    """Jobs per validation window (the replay guide's 500)."""
+    val_seed: int = 0
+    """Seed of the validation windows' start points."""
+    queues: Queues = "greedy+easy"
+    """Disciplines of the training episodes (drawn per episode; the observation says which)
+    and of the validation."""
+    visible: int = 128
+    """K: candidates the network chooses among (RLScheduler's 128)."""
+    objective: Literal["bounded_slowdown", "wait"] = "bounded_slowdown"
+    """Reward and validation metric: the mean bounded slowdown (τ = 10 s) or the mean wait
+    (seconds) of a window (:class:`~schedlab.simulator.pick.engine.PickConfig`)."""
+    iterations: int = 1000
+    """PPO iterations (one rollout and one update each)."""
+    envs: int = 16
+    """Environments stepped together."""
+    steps: int = 256
+    """Decisions per environment and iteration."""
+    epochs: int = 10
+    """Passes over each rollout."""
+    minibatches: int = 8
+    """Minibatches per pass."""
+    lr: float = 1e-3
+    """Adam learning rate (annealed linearly to 0 over ``iterations`` if ``anneal_lr``)."""
+    anneal_lr: bool = True
+    """Anneal the learning rate linearly to 0."""
+    gamma: float = 1.0
+    """Discount over decisions (1: the window's mean, undiscounted)."""
+    gae_lambda: float = 0.95
+    """λ of generalised advantage estimation."""
+    clip: float = 0.2
+    """PPO's clipping of the probability ratio."""
+    ent_coef: float = 0.0
+    """Weight of the entropy bonus (0, as RLScheduler's PPO: a bonus kept the sampled policy
+    near uniform over the candidates, far from the highest-score policy that is evaluated)."""
+    vf_coef: float = 0.5
+    """Weight of the value loss."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clip."""
+    hidden: tuple[int, int, int] = (32, 16, 8)
+    """Hidden sizes of the per-job scoring MLP (RLScheduler's kernel)."""
+    critic: int = 32
+    """Width of the critic."""
+    eval_every: int = 10
+    """Validate every this many iterations (and after the first and the last)."""
+    eval_greedy: bool = True
+    """Validate (and select ``best.pt`` on) the highest-score policy; false: sampled."""
+    checkpoint_every: int = 10
+    """Write ``last.pt`` (for ``--resume``) every this many iterations."""
+    seed: int = 0
+    """Seed of the network, the episodes and the sampling."""
+    threads: int = 1
+    """torch intra-op threads."""
+
+    def queue_list(self) -> list[PickQueue]:
+        """The disciplines, in order."""
+        return [cast(PickQueue, q) for q in self.queues.split("+")]
+
+    def pick(self) -> PickConfig:
+        """The environment's settings."""
+        return PickConfig(visible=self.visible, objective=self.objective)
+
+
+def _trace_path(workload: str) -> Path | None:
+    """The file a trace workload names (a bundled name or a path), None for a generator."""
+    from schedlab.registry import generators
+    from schedlab.traces import BUNDLED, bundled
+
+    if workload in BUNDLED:
+        return bundled(workload)
+    if Path(workload).is_file() or workload not in generators:
+        return Path(workload)
+    return None
+
+
+def make_data(config: JobScoreConfig) -> tuple[JobSet, JobSet, dict[str, Any]]:
+    """Training jobs (one jobset per trace part, or a generator's jobsets), validation
+    windows, and where they came from."""
+    path = _trace_path(config.workload)
+    if path is None:
+        from schedlab.registry import generators
+
+        gen = generators.create(config.workload, config.workload_params, where="workload_params")
+        seeds = [
+            int(s.generate_state(1)[0])
+            for s in np.random.SeedSequence([config.seed, 0x70B5]).spawn(2)
+        ]
+        train = gen.generate(config.load, n_jobsets=config.jobsets, seed=seeds[0])
+        val = gen.generate(config.load, n_jobsets=config.val_windows, seed=seeds[1])
+        return train, val, {"generator": config.workload, "seeds": seeds}
+    from schedlab.loaders.traces.load import load_trace
+    from schedlab.loaders.traces.options import TraceOptions
+
+    step = config.time_step
+    train, _ = load_trace("swf", path, options=TraceOptions(time_step=step, end=config.train_end))
+    options = TraceOptions(
+        time_step=step,
+        start=config.train_end,
+        end=config.val_end,
+        jobset_size=config.val_size,
+        windows=config.val_windows,
+        seed=config.val_seed,
+    )
+    val, _ = load_trace("swf", path, options=options)
+    where = {
+        "trace": str(path),
+        "train": [0.0, config.train_end],
+        "validation": [config.train_end, config.val_end],
+    }
+    return train.jobs, val.jobs, where
+
+
+def window_metric(
+    jobset: JobSet, start: np.ndarray, metric: str = "bounded_slowdown", tau: float = 10.0
+) -> np.ndarray:
+    """Per jobset (in order), the mean ``bounded_slowdown`` (τ = ``tau``) or ``wait`` of the
+    schedule ``start`` (steps, rows in ``jobset.jobs`` order; jobs killed at their request), in
+    seconds: the pick engine's measure (:meth:`~.PickEngine.window_means`) and ``schedlab
+    report``'s."""
+    jobs = jobset.jobs
+    runtime, _ = job_times(jobset, "kill")
+    step = float(jobset.meta.time_step_seconds or 1.0)
+    run = runtime * step
+    wait = (start - jobs.get_column("arrival").to_numpy()) * step
+    value = np.maximum(1.0, (wait + run) / np.maximum(run, tau)) if metric != "wait" else wait
+    ids = jobs.get_column("jobset").to_numpy()
+    _, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    out: np.ndarray = np.add.reduceat(value, first) / counts
+    return out
+
+
+def heuristic_values(
+    jobset: JobSet, queues: Sequence[str], metric: str = "bounded_slowdown"
+) -> dict[str, dict[str, float]]:
+    """Mean over the windows of ``jobset`` of the per-window ``metric`` of every order of
+    :data:`HEURISTICS` under every discipline of ``queues``: ``{queue: {order: value}}``."""
+    from schedlab.registry import make_policy
+    from schedlab.simulator.run import run_policy
+
+    whole = ClusterConfig(slots=None)
+    out: dict[str, dict[str, float]] = {}
+    for queue in queues:
+        out[queue] = {}
+        for order in HEURISTICS:
+            spec = order if queue == "greedy" else f"{order}+{queue}"
+            start = run_policy(jobset, make_policy(spec), whole).start
+            out[queue][order] = float(window_metric(jobset, start, metric).mean())
+    return out
