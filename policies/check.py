@@ -31,7 +31,7 @@ from schedlab.jobset import JobSet
 from schedlab.simulator.check import check_schedule
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.model import Policy, model_kind, rollout
+from schedlab.simulator.model import Policy, model_kind, rollout, traits
 from schedlab.simulator.pick.engine import PickConfig, PickEngine
 from schedlab.simulator.pick.run import is_pick_agent
 from schedlab.simulator.run import run_policy
@@ -88,7 +88,7 @@ def check_reproducible(
 
 def _configs(policy: Any) -> list[ClusterConfig]:
     """One pool and two machines; a learned policy only on the geometry it was trained on."""
-    g = getattr(policy, "geometry", None)
+    g = traits(policy).geometry
     if g is None:
         return [ClusterConfig(machines=1), ClusterConfig(machines=2)]
     return [

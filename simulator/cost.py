@@ -33,6 +33,7 @@ import numpy as np
 
 from schedlab.jobset import JobSet
 from schedlab.simulator.config import ClusterConfig, job_times
+from schedlab.simulator.model import traits
 
 LONG_SECONDS = 20.0
 """An estimate above this many seconds is announced (:attr:`Cost.long`)."""
@@ -89,11 +90,10 @@ def _duration(seconds: float) -> str:
 
 def path_of(policy: Any, config: ClusterConfig) -> str:
     """Which path of :data:`PATHS` ``policy`` takes (``""``: one whose cost stays small)."""
-    queue = getattr(policy, "queue", None)
-    static = bool(getattr(policy, "static", False))
-    if queue in ("conservative", "easy"):
-        return queue
-    if queue == "greedy" and not static and config.slots is None:
+    said = traits(policy)
+    if said.queue in ("conservative", "easy"):
+        return said.queue
+    if said.queue == "greedy" and not said.static and config.slots is None:
         return "greedy"
     return ""
 

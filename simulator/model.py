@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -94,9 +94,52 @@ class View(Protocol[S_contra]):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """What a policy tells the simulator besides its actions: the declared part of the policy
+    contract, read once per simulation by :func:`traits` (a policy declares any of them as an
+    attribute; one it leaves out takes the default here)."""
+
+    queue: str = "greedy"
+    """Its queue discipline: ``greedy``, ``strict``, ``easy`` or ``conservative``
+    (:data:`~schedlab.simulator.cluster.disciplines.DISCIPLINES`; agents: no ``conservative``)."""
+    clairvoyant: bool = False
+    """It sees jobs' real run times instead of their estimates."""
+    sees: str = "length"
+    """What its job order sees of a DAG task: its ``length`` or its ``rank`` (upward rank)."""
+    geometry: Any = None
+    """The cluster a learned network was trained on (``machines``, ``slots``, ``horizon``
+    attributes, None where any cluster goes)."""
+    static: bool = False
+    """Its job order depends only on the job (a heuristic's score)."""
+    candidates: int = 128
+    """K: the waiting jobs an agent of the pick engine chooses among (:mod:`.pick`)."""
+
+
+QUEUES = ("greedy", "strict", "easy", "conservative")
+SEES = ("length", "rank")
+
+
+def traits(policy: object) -> Traits:
+    """The :class:`Traits` ``policy`` declares, checked: the one place the simulator reads them
+    (a plug-in's wrong value is a one-line :class:`~schedlab.errors.ParameterError`)."""
+    declared = {f.name: getattr(policy, f.name) for f in fields(Traits) if hasattr(policy, f.name)}
+    t = Traits(**declared)
+    name = getattr(policy, "name", type(policy).__name__)
+    if t.queue not in QUEUES:
+        raise ParameterError(f"policy {name!r}: queue {t.queue!r} is not one of {QUEUES}")
+    if t.sees not in SEES:
+        raise ParameterError(f"policy {name!r}: sees {t.sees!r} is not one of {SEES}")
+    if not isinstance(t.clairvoyant, bool | np.bool_) or not isinstance(t.static, bool | np.bool_):
+        raise ParameterError(f"policy {name!r}: clairvoyant and static are booleans")
+    return t
+
+
 @runtime_checkable
 class Policy(Protocol):
-    """What every registered policy provides."""
+    """What every registered policy provides: these members, and any of :class:`Traits`'
+    (``queue``, ``clairvoyant``, ``sees``, ``geometry``, ``static``, ``candidates``) it does not
+    leave to their defaults."""
 
     name: str
     """Label in results (a policy made with parameters is named by its spec)."""

@@ -63,6 +63,7 @@ from schedlab.simulator.model import (
     checked_knob,
     model_kind,
     rollout,
+    traits,
 )
 from schedlab.simulator.pick.run import is_pick_agent, run_picks
 from schedlab.simulator.schedule import Schedule
@@ -86,7 +87,7 @@ def run_policy(
         msg = f"policy {policy.name!r} acts on {sorted(policy.models)} models, not on a cluster"
         raise ValueError(msg)
     config = resolve_machines(config, jobset)
-    rule = isinstance(policy, ListSchedulingRule)
+    rule, said = isinstance(policy, ListSchedulingRule), traits(policy)
     if rule:  # every engine: a NaN knob makes every score NaN and no job start
         checked_knob(policy)
     if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
@@ -96,7 +97,7 @@ def run_policy(
         return Schedule(p.start, p.target)
     check_size(jobset, config, batched=engine == "batched" or not rule)
     prec = Precedence.of(jobset, config.release)
-    if rule and getattr(policy, "queue", "greedy") != "greedy":
+    if rule and said.queue != "greedy":
         return _run_discipline(jobset, policy, config, engine, prec)
     if engine == "fast" and not rule:
         msg = f"policy {policy.name!r} is not a list-scheduling heuristic; it has no fast path"
@@ -105,7 +106,7 @@ def run_policy(
         msg = "the whole queue (slots=None) is for heuristics on the fast or step engines"
         raise ValueError(msg)
     if engine == "step":
-        if not rule and getattr(policy, "queue", "greedy") != "greedy":
+        if not rule and said.queue != "greedy":
             msg = (
                 f"policy {policy.name!r}: agents act under a queue discipline on the batched "
                 "engine only (engine='auto' or 'batched'), not on the step engine"
@@ -177,7 +178,7 @@ def _run_fast(
 def _ranks(policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
     """What ``policy``'s score sees of each job's length: ``seen``, or for a DAG order
     (``sees = "rank"``) on a DAG workload each task's remaining critical path over ``seen``."""
-    if getattr(policy, "sees", "length") == "rank" and prec.dag:
+    if traits(policy).sees == "rank" and prec.dag:
         return remaining_paths(prec, seen)
     return seen
 
@@ -253,11 +254,10 @@ def _run_batched_agent(
     view = policy.view
     if getattr(view, "backlog_view", None) is not None:  # a view parameter: the policy's own
         config = replace(config, backlog_view=view.backlog_view)
+    said = traits(policy)
     _check_trained_shape(policy, config)
     model = BatchedEngine.from_jobset(
-        jobset, config, queue=getattr(policy, "queue", "greedy"),
-        clairvoyant=bool(getattr(policy, "clairvoyant", False)),
-        ranks=getattr(policy, "sees", "length") == "rank",
+        jobset, config, queue=said.queue, clairvoyant=said.clairvoyant, ranks=said.sees == "rank",
     )  # fmt: skip
     policy.reset(seed=None)
     rollout(model, policy)
@@ -284,7 +284,7 @@ def _check_trained_shape(policy: Any, config: ClusterConfig) -> None:
     """Refuse, before any engine or observation is allocated, a cluster whose machines, slots or
     horizon differ from those a learned policy's network was trained on (``policy.geometry``,
     where it has one); the policy's own check compares the whole observation later."""
-    trained = getattr(policy, "geometry", None)
+    trained = traits(policy).geometry
     fields = {"machines": "--machines", "slots": "--slots", "horizon": "--horizon"}
     for field, option in fields.items():
         want, have = getattr(trained, field, None), getattr(config, field)
@@ -302,9 +302,7 @@ def _run_step(
     """The readable engine, one jobset at a time (the reference the compiled paths match)."""
     jobs = jobset.jobs
     arrival = jobs.get_column("arrival").to_numpy()
-    duration, seen = job_times(
-        jobset, config.overrun, clairvoyant=bool(getattr(policy, "clairvoyant", False))
-    )
+    duration, seen = job_times(jobset, config.overrun, clairvoyant=traits(policy).clairvoyant)
     seen = _ranks(policy, seen, prec)
     demand = writable(jobset.demands())
     ids = jobs.get_column("jobset").to_numpy()

@@ -10,21 +10,21 @@ and ``overrun`` apply.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.model import Placements, rollout
+from schedlab.simulator.model import Placements, rollout, traits
 from schedlab.simulator.pick.engine import PickConfig, PickEngine, PickQueue
 from schedlab.simulator.pick.features import PickView
 
 
 def is_pick_agent(policy: Any) -> bool:
     """Whether ``policy`` observes the pick engine."""
-    return isinstance(getattr(policy, "view", None), PickView)
+    return isinstance(policy.view, PickView)
 
 
 def run_picks(jobset: JobSet, policy: Any, config: ClusterConfig) -> Placements:
@@ -38,10 +38,10 @@ def run_picks(jobset: JobSet, policy: Any, config: ClusterConfig) -> Placements:
     SimulationError
         Waiting jobs that could never start.
     """
-    queue: PickQueue = getattr(policy, "queue", "greedy")
+    said = traits(policy)
     pick = PickConfig(
-        visible=int(getattr(policy, "candidates", 128)),
-        queue=queue,
+        visible=said.candidates,
+        queue=cast(PickQueue, said.queue),
         machines=config.machines,
         overrun=config.overrun,
     )
