@@ -108,14 +108,14 @@ class ImageAgent(QueueNamed, ParamsMixin):
 
 
 def import_object(target: str) -> Any:
-    """The object ``"package.module:attr"`` (:func:`schedlab.registry.import_target`).
+    """The object ``"package.module:attr"`` (:func:`schedlab.entries.import_target`).
 
     Raises
     ------
     ParameterError
         If ``target`` is malformed or names nothing importable.
     """
-    from schedlab.registry import import_target
+    from schedlab.entries import import_target
 
     module, colon, attr = target.partition(":")
     if not colon or not module or not attr:

@@ -115,7 +115,7 @@ class Trainer:
     report: Callable[..., Any] | None = None
     """A plug-in trainer's learning report, ``report(result, config_dict) -> Path`` (None: the
     learning-curve report). Built-in trainers name theirs in the registry instead, since
-    reports sit above policies (:attr:`schedlab.registry.Entry.report`)."""
+    reports sit above policies (:attr:`schedlab.entries.Entry.report`)."""
 
 
 # -- the run directory ------------------------------------------------------------------------

@@ -10,10 +10,11 @@ from types import ModuleType
 import pytest
 
 from schedlab.cli.config_options import option_name
+from schedlab.entries import Entry
 from schedlab.evaluation.train_check import TrainerCheckError, check_trainer
 from schedlab.params import flat
 from schedlab.policies import training
-from schedlab.registry import Entry, trainers
+from schedlab.registry import trainers
 from tests.cli_helpers import run_ok
 
 NAMES = trainers.names()
