@@ -14,9 +14,8 @@ time).
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any, Literal
 
 import numpy as np
@@ -36,37 +35,32 @@ from schedlab.results import (
     seconds_inputs,
     seconds_results,
 )
+from schedlab.simulator import stepped
 from schedlab.simulator.check import check_precedence, check_schedule
 from schedlab.simulator.cluster import backfill_steps, disciplines
 from schedlab.simulator.cluster.batched import BatchedEngine
-from schedlab.simulator.cluster.dispatch import arrival_order, choose
-from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.engine_inputs import (
-    default_time_limit,
     jobset_bounds,
     resolve_machines,
     writable,
 )
 from schedlab.simulator.cluster.greedy import WHOLE_QUEUE
-from schedlab.simulator.cluster.placement import FIRST_FIT
 from schedlab.simulator.cluster.precedence import (
     Precedence,
     Readiness,
     engine_arrays,
-    remaining_paths,
 )
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import (
     ListSchedulingRule,
     ModelKind,
-    Policy,
     checked_knob,
     model_kind,
-    rollout,
     traits,
 )
 from schedlab.simulator.pick.run import is_pick_agent, run_picks
 from schedlab.simulator.schedule import Schedule
+from schedlab.simulator.stepped import seen_lengths
 
 EngineChoice = Literal["auto", "fast", "step", "batched"]
 
@@ -112,10 +106,10 @@ def run_policy(
                 "engine only (engine='auto' or 'batched'), not on the step engine"
             )
             raise ValueError(msg)
-        return _run_step(jobset, policy, config, rule, prec)
+        return stepped.run_step(jobset, policy, config, rule, prec)
     if rule and engine != "batched":
         return _run_fast(jobset, policy, config, _uniforms(jobset, policy), prec)
-    return _run_batched_agent(jobset, policy, config, dag=prec.dag)
+    return stepped.run_batched_agent(jobset, policy, config, dag=prec.dag)
 
 
 def check_size(jobset: JobSet, config: ClusterConfig, *, batched: bool) -> None:
@@ -163,7 +157,7 @@ def _run_fast(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
-    seen = _ranks(policy, seen, prec)
+    seen = seen_lengths(policy, seen, prec)
     start, machine, ready, status = disciplines.run_greedy(
         jobs.get_column("arrival").to_numpy(), runtime, seen, jobset.demands(), bounds,
         jobset.machine_capacity, config.n_machines(),
@@ -173,14 +167,6 @@ def _run_fast(
     )  # fmt: skip
     _check_stalled(ids, bounds, status == disciplines.STALLED)
     return Schedule(start, machine, ready=ready if prec.dag else None)
-
-
-def _ranks(policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
-    """What ``policy``'s score sees of each job's length: ``seen``, or for a DAG order
-    (``sees = "rank"``) on a DAG workload each task's remaining critical path over ``seen``."""
-    if traits(policy).sees == "rank" and prec.dag:
-        return remaining_paths(prec, seen)
-    return seen
 
 
 def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> None:
@@ -210,7 +196,7 @@ def _run_discipline(
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
     runtime, estimate = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
-    seen = _ranks(policy, estimate, prec)
+    seen = seen_lengths(policy, estimate, prec)
     arrival, demand = jobs.get_column("arrival").to_numpy(), writable(jobset.demands())
     discipline = disciplines.DISCIPLINES[policy.queue]
     if engine == "step":
@@ -240,130 +226,6 @@ def _run_discipline(
         )  # fmt: skip
     _check_stalled(ids, bounds, status == disciplines.STALLED)
     return Schedule(start, machine, reserved=reserved, ready=ready if prec.dag else None)
-
-
-def _run_batched_agent(
-    jobset: JobSet, policy: Any, config: ClusterConfig, *, dag: bool = False
-) -> Schedule:
-    """Every jobset at once: one observation batch and one ``act_batch`` call per decision step,
-    under the policy's queue discipline (``policy.queue``, where it has one).
-
-    Every job finishes: a jobset still running at the engine's time limit is completed by FCFS
-    and its jobs so placed are counted (``forced_jobs``) and warned about.
-    """
-    view = policy.view
-    if getattr(view, "backlog_view", None) is not None:  # a view parameter: the policy's own
-        config = replace(config, backlog_view=view.backlog_view)
-    said = traits(policy)
-    _check_trained_shape(policy, config)
-    model = BatchedEngine.from_jobset(
-        jobset, config, queue=said.queue, clairvoyant=said.clairvoyant, ranks=said.sees == "rank",
-    )  # fmt: skip
-    policy.reset(seed=None)
-    rollout(model, policy)
-    stats = model.withholding()
-    if "load" in jobset.jobs.columns:  # per offered load too (envs are the jobsets, in order)
-        loads = jobset.jobs.group_by("jobset", maintain_order=True).agg(pl.col("load").first())
-        per_env = loads.get_column("load").to_numpy()
-        stats["by_load"] = {
-            str(load): model.withholding(np.flatnonzero(per_env == load))
-            for load in np.unique(per_env[~np.isnan(per_env)])
-        }
-    if stats["forced_jobs"]:
-        msg = (
-            f"policy {policy.name!r}: {stats['forced_jobs']} jobs in "
-            f"{int((model.forced > 0).sum())} jobsets were placed by the time-limit fallback "
-            "(FCFS); they are in the results"
-        )
-        warnings.warn(msg, RuntimeWarning, stacklevel=3)
-    p = model.placements()
-    return Schedule(p.start, p.target, stats, ready=model.ready_times() if dag else None)
-
-
-def _check_trained_shape(policy: Any, config: ClusterConfig) -> None:
-    """Refuse, before any engine or observation is allocated, a cluster whose machines, slots or
-    horizon differ from those a learned policy's network was trained on (``policy.geometry``,
-    where it has one); the policy's own check compares the whole observation later."""
-    trained = traits(policy).geometry
-    fields = {"machines": "--machines", "slots": "--slots", "horizon": "--horizon"}
-    for field, option in fields.items():
-        want, have = getattr(trained, field, None), getattr(config, field)
-        if want is not None and want != have:
-            msg = (
-                f"policy {policy.name!r} was trained on {want} {field} but this cluster has "
-                f"{have}; use {option} {want}"
-            )
-            raise ValueError(msg)
-
-
-def _run_step(
-    jobset: JobSet, policy: Any, config: ClusterConfig, rule: bool, prec: Precedence
-) -> Schedule:
-    """The readable engine, one jobset at a time (the reference the compiled paths match)."""
-    jobs = jobset.jobs
-    arrival = jobs.get_column("arrival").to_numpy()
-    duration, seen = job_times(jobset, config.overrun, clairvoyant=traits(policy).clairvoyant)
-    seen = _ranks(policy, seen, prec)
-    demand = writable(jobset.demands())
-    ids = jobs.get_column("jobset").to_numpy()
-    start = np.empty(len(jobs), dtype=np.int64)
-    machine = np.empty(len(jobs), dtype=np.int64)
-    ready = np.empty(len(jobs), dtype=np.int64)
-    for lo, hi in itertools.pairwise(jobset_bounds(ids)):
-        policy.reset(seed=int(ids[lo]))
-        sim = Engine(
-            Jobs(arrival[lo:hi], duration[lo:hi], demand[lo:hi], seen[lo:hi]),
-            jobset.machine_capacity, config, prec, int(lo),
-        )  # fmt: skip
-        (_run_work_conserving if rule else _run_agent)(sim, policy)
-        start[lo:hi], machine[lo:hi], ready[lo:hi] = sim.start, sim.machine, sim.ready
-    return Schedule(start, machine, ready=ready if prec.dag else None)
-
-
-def _start_decided(sim: Engine, action: int) -> bool:
-    """Start the job a start-now action names; False for void."""
-    if action == 0:
-        return False
-    machine, position = divmod(action - 1, len(sim.view()))
-    sim.start_now(position, machine)
-    return True
-
-
-def _run_work_conserving(sim: Engine, policy: Any) -> None:
-    while not sim.done:
-        while sim.fit_now_mask().any():
-            obs = policy.view.observe(sim.snapshot())
-            if not _start_decided(sim, int(policy.act_batch(obs, mask=None)[0])):
-                break
-        if not sim.done:
-            sim.advance_to_next_event()
-
-
-def _run_agent(sim: Engine, policy: Policy) -> None:
-    """Earliest-fit agent; at the time limit of the batched engine (last arrival + Σ duration
-    + T) the jobs left are placed first come, first served on the first fitting machine."""
-    ends = np.array([len(sim.jobs)])
-    limit = default_time_limit(
-        sim.jobs.arrival, sim.jobs.duration, ends * 0, ends, sim.config.horizon
-    )
-    M = len(sim.view())
-    while not sim.done and sim.now < int(limit[0]):
-        obs = policy.view.observe(sim.snapshot())
-        a = int(policy.act_batch(obs, mask=sim.action_mask()[None])[0])
-        if a == 0 or not sim.allocate((a - 1) % M, (a - 1) // M):
-            sim.advance()
-    while not sim.done:
-        snap = sim.snapshot()
-        scratch = np.empty(snap.free.shape[2:])
-        k, i = choose(
-            snap.view[0], snap.free[0], scratch, snap.capacity, snap.demand, snap.duration,
-            snap.seen, snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT,
-            np.empty((0, snap.capacity.size)), 0.0,
-        )  # fmt: skip
-        if k >= 0:
-            sim.start_now(k, i)
-        else:
-            sim.advance_to_next_event()
 
 
 def simulate(
