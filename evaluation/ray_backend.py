@@ -48,7 +48,7 @@ from typing import Any
 
 from schedlab import interrupts
 from schedlab.errors import BackendError, Interrupted
-from schedlab.evaluation.backends import THREAD_VARIABLES, Result, available_cpus
+from schedlab.evaluation.backend_base import THREAD_VARIABLES, Result, available_cpus
 from schedlab.extras import install_hint
 
 INSTALL_HINT = f"the ray backend needs Ray, which is not installed: {install_hint('ray')}"

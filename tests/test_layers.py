@@ -77,14 +77,6 @@ def test_no_import_against_the_flow(module: str) -> None:
     assert not against, f"{module} (layer {_layer(module)}) imports {against}"
 
 
-CYCLES_ALLOWED = [
-    # evaluation/backends.py is being changed on another branch; the lead removes this entry
-    # once the Ray session no longer needs a name of backends.py.
-    frozenset({"schedlab.evaluation.backends", "schedlab.evaluation.ray_backend"}),
-]
-"""Groups of modules allowed to import each other (strongly connected), for now."""
-
-
 def _resolved(module: str, path: Path) -> set[str]:
     """The first-party modules ``path`` imports anywhere: at module level, inside functions and
     under ``if TYPE_CHECKING:``; ``from pkg import sub`` counts as ``pkg.sub`` where ``sub`` is a
@@ -148,15 +140,8 @@ def test_no_import_cycles() -> None:
     graph = {module: _resolved(module, path) for module, path in MODULES.items()}
     for module, deps in graph.items():  # a package and its own submodules: not the flow's
         graph[module] = {d for d in deps if not _in_package(d, module)}
-    cycles = [sorted(g) for g in _strongly_connected(graph) if frozenset(g) not in CYCLES_ALLOWED]
+    cycles = [sorted(g) for g in _strongly_connected(graph)]
     assert not cycles, cycles
-
-
-def test_the_allowed_cycles_still_exist() -> None:
-    """An entry of :data:`CYCLES_ALLOWED` that is no longer a cycle is removed from the list."""
-    graph = {module: _resolved(module, path) for module, path in MODULES.items()}
-    groups = [frozenset(g) for g in _strongly_connected(graph)]
-    assert all(allowed in groups for allowed in CYCLES_ALLOWED)
 
 
 def test_cycles_are_found_through_every_kind_of_import(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from schedlab.evaluation.backends import LocalBackend, SerialBackend, make_backend, stop_pool
+from schedlab.evaluation.backends import LocalBackend, SerialBackend, make_backend
+from schedlab.evaluation.local_backend import stop_pool
 
 
 def test_processes_run_tasks_elsewhere_and_report_errors() -> None:

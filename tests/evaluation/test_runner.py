@@ -140,11 +140,11 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path: Path) -> None
 def test_parallel_workers_give_the_same_results_as_serial(
     done: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from schedlab.evaluation import backends
+    from schedlab.evaluation import local_backend
 
-    monkeypatch.setattr(backends, "WORKER_START_S", 0.0)  # start workers even for tiny runs
+    monkeypatch.setattr(local_backend, "WORKER_START_S", 0.0)  # start workers even for tiny runs
     spec = load_spec(done / "spec.toml")
-    ex = backends.LocalBackend(1, here=True)
+    ex = local_backend.LocalBackend(1, here=True)
     outcome = run_experiment(spec, tmp_path / "par", backend=ex, progress=False)
     assert outcome.ran == 6
     assert ex.workers_started
