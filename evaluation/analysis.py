@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -63,7 +64,7 @@ def conditions(df: pl.DataFrame) -> list[str]:
     return [c for c in ("workload", "load") if c in df.columns]
 
 
-def _groups(df: pl.DataFrame) -> list[tuple[tuple, pl.DataFrame]]:
+def _groups(df: pl.DataFrame) -> list[tuple[tuple[Any, ...], pl.DataFrame]]:
     cond = conditions(df)
     if not cond:
         return [((), df)]
@@ -85,12 +86,12 @@ def wide(df: pl.DataFrame, metric: str, order: Sequence[str]) -> tuple[np.ndarra
     return m.to_numpy().astype(np.float64).reshape(m.height, len(cols)), cols
 
 
-def _key(cond: Sequence[str], values: tuple) -> dict[str, object]:
+def _key(cond: Sequence[str], values: tuple[Any, ...]) -> dict[str, object]:
     return dict(zip(cond, values, strict=True))
 
 
 def _versus(
-    x: np.ndarray, ref: np.ndarray, cfg: AnalysisConfig, tag: tuple
+    x: np.ndarray, ref: np.ndarray, cfg: AnalysisConfig, tag: tuple[Any, ...]
 ) -> dict[str, float | int | None]:
     w, t, lo = cmp.wins_ties_losses(x, ref)
     conf, n_res = cfg.confidence, cfg.n_resamples

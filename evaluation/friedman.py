@@ -24,7 +24,8 @@ from schedlab.evaluation.ties import snap
 def within_block_ranks(matrix: np.ndarray) -> np.ndarray:
     """Ranks within each row (1 = lowest), ties averaged, after :func:`snap`; shape kept."""
     m = np.asarray(matrix, dtype=np.float64)
-    return sps.rankdata(snap(m), axis=1)
+    ranks: np.ndarray = sps.rankdata(snap(m), axis=1)
+    return ranks
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

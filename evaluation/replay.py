@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -45,7 +46,7 @@ MIN_BLOCKS = 8
 """Fewest blocks of a week (or a day) for that block length to be chosen."""
 
 
-def replay_conditions(pj: pl.DataFrame) -> list[tuple]:
+def replay_conditions(pj: pl.DataFrame) -> list[tuple[Any, ...]]:
     """The conditions (values of :func:`~schedlab.evaluation.analysis.conditions`) of a
     per-jobset table where every policy has a single jobset."""
     cond = an.conditions(pj)

@@ -163,7 +163,7 @@ def checked(t: Table, key: str, call: Callable[..., Any]) -> Any:
 
 def parse_policies(
     items: list[Any], base_dir: Path, source: str, workloads: list[str]
-) -> tuple[tuple, tuple]:
+) -> tuple[tuple[PolicySpec, ...], tuple[tuple[str, str], ...]]:
     """The spec's ``policies`` list: the :class:`PolicySpec` of every policy that runs (its
     checkpoint resolved) and ``(name, reason)`` of every optional one that cannot run here;
     ``workloads`` are the spec's workload names (a policy may run on some only)."""

@@ -165,7 +165,7 @@ def is_complete(run: SweepRun, out: Path) -> bool:
         done = json.loads(path.read_text())
     except (OSError, ValueError):
         return False
-    return done.get("train_config") == _config_json(run.config)
+    return bool(done.get("train_config") == _config_json(run.config))
 
 
 def sweep_record(trainer: str, runs: Sequence[SweepRun], base: Mapping[str, Any]) -> dict[str, Any]:

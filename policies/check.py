@@ -40,7 +40,8 @@ from schedlab.simulator.run import run_policy
 def _jobsets(seed: int) -> JobSet:
     from schedlab.registry import generators
 
-    return generators.make("deeprm").generate_sweep([0.5, 1.3], n_jobsets=3, seed=seed)
+    jobs: JobSet = generators.make("deeprm").generate_sweep([0.5, 1.3], n_jobsets=3, seed=seed)
+    return jobs
 
 
 def _arrays(obs: Any) -> list[np.ndarray]:

@@ -61,7 +61,8 @@ class ChenCNN(nn.Module):
     def reference(self, x: torch.Tensor) -> torch.Tensor:
         """Logits ``(N, n_actions)`` by the plain convolution (slow; the definition)."""
         h = torch.relu(self.conv(x.reshape(-1, 1, *self.shape)))
-        return self.fc(h.flatten(1))
+        logits: torch.Tensor = self.fc(h.flatten(1))
+        return logits
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits ``(N, n_actions)`` of images ``x`` (float32, ``(N, T, W)`` or flat), whose
@@ -85,7 +86,8 @@ class ChenCNN(nn.Module):
         )  # (N, T-1, 4)
         h = torch.relu(taps @ k.t() + bias)  # (N, T-1, 16)
         edge = h.flatten(1) @ w[..., W - 2].permute(2, 1, 0).reshape(-1, n_actions)
-        return main + edge + self.fc.bias
+        logits: torch.Tensor = main + edge + self.fc.bias
+        return logits
 
 
 class RowSum(torch.autograd.Function):

@@ -128,7 +128,8 @@ class CNNPlusNet(nn.Module):
         # the gradient reaches the pooling as a channels-last map (oneDNN's fast backward).
         weight = self.fc1.weight.view(-1, c, h, w).permute(0, 2, 3, 1).reshape(-1, c * h * w)
         hidden = F.linear(x.permute(0, 2, 3, 1).reshape(n, -1), weight, self.fc1.bias)
-        return self.fc2(torch.tanh(hidden))
+        logits: torch.Tensor = self.fc2(torch.tanh(hidden))
+        return logits
 
 
 @lru_cache(maxsize=16)
@@ -168,7 +169,7 @@ def _blocks(n: int) -> int:
     """Blocks of observations for the first layer's compiled loops, one per thread: as many
     threads as torch uses (the trainer's ``threads``; one in evaluation workers)."""
     torch_threads = torch.get_num_threads()
-    threads = max(1, min(torch_threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba sets its config at run time
+    threads: int = max(1, min(torch_threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba sets its config at run time
     numba.set_num_threads(threads)
     # The first call starts numba's OpenMP pool, which resets the OpenMP thread count torch
     # reads back as its own (to all the cores): keep the process's setting.

@@ -195,7 +195,8 @@ class DeepRMPolicy(QueueNamed, ParamsMixin):
         if spec.get("mask_invalid", True):
             logits = np.where(mask, logits, -np.inf)
         if self.greedy:
-            return logits.argmax(axis=1)
+            best: np.ndarray = logits.argmax(axis=1)
+            return best
         return sample_actions(logits, self._rng)
 
 
@@ -213,4 +214,5 @@ def sample_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     c = np.cumsum(p, axis=1)
     n: int = logits.shape[0]
     u = rng.random(n)[:, None] * c[:, -1:]
-    return np.minimum((c < u).sum(axis=1), logits.shape[1] - 1)
+    actions: np.ndarray = np.minimum((c < u).sum(axis=1), logits.shape[1] - 1)
+    return actions

@@ -104,7 +104,8 @@ class DeepRMPlusConfig:
         """The offered load of the jobsets: ``load``, or the generator's load for ``rate``."""
         if self.rate <= 0:
             return self.rl.load
-        return round(make_generator(self.rl).load_for_rate(self.rate), 12)
+        load: float = round(make_generator(self.rl).load_for_rate(self.rate), 12)
+        return load
 
     def reinforce_config(self, init: str = "") -> TrainConfig:
         """The policy-gradient stage's config at :meth:`offered_load`, starting from the
@@ -160,7 +161,9 @@ def _check_config(out: Path, config: DeepRMPlusConfig, resume: bool) -> None:
         raise SchedlabError(msg)
 
 
-def imitate(config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = False) -> dict:
+def imitate(
+    config: DeepRMPlusConfig, out_dir: str | Path, *, progress: bool = False
+) -> dict[str, Any]:
     """Stage 1: clone ``config.expert`` into a fresh CNN; write ``imitation.pt``, ``.csv`` and
     ``.json`` into ``out_dir`` and return the summary (the JSON's content)."""
     from schedlab.registry import make_policy

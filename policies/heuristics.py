@@ -59,43 +59,117 @@ def score_function(fn: Any) -> Any:
 
 
 @score_function
-def _shortest(duration, arrival, index, now, knob, alignment, capacity2, size):
+def _shortest(
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
     return 1.0 / duration
 
 
 @score_function
-def _longest(duration, arrival, index, now, knob, alignment, capacity2, size):
+def _longest(
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
     return float(duration)
 
 
 @score_function
-def _alignment(duration, arrival, index, now, knob, alignment, capacity2, size):
+def _alignment(
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
     return alignment
 
 
 @score_function
-def _tetris(duration, arrival, index, now, knob, alignment, capacity2, size):
+def _tetris(
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
     return knob * alignment / capacity2 + (1.0 - knob) / duration
 
 
 @score_function
-def _response_ratio(duration, arrival, index, now, knob, alignment, capacity2, size):
+def _response_ratio(
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
     return 1.0 + (now - arrival) / duration
 
 
 @score_function
-def _wfp3(duration, arrival, index, now, knob, alignment, capacity2, size):
+def _wfp3(
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
     return (float(now - arrival) / duration) ** 3 * size
 
 
 @score_function
-def _unicep(duration, arrival, index, now, knob, alignment, capacity2, size):
-    return float(now - arrival) / (np.log2(max(size, 2.0)) * duration)
+def _unicep(
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
+    score: float = float(now - arrival) / (np.log2(max(size, 2.0)) * duration)
+    return score
 
 
 @score_function
-def _f1(duration, arrival, index, now, knob, alignment, capacity2, size):
-    return -(np.log10(duration) * size + 870.0 * np.log10(max(arrival, 1)))
+def _f1(
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
+    score: float = -(np.log10(duration) * size + 870.0 * np.log10(max(arrival, 1)))
+    return score
 
 
 class Heuristic(ParamsMixin):
@@ -146,7 +220,7 @@ class Heuristic(ParamsMixin):
     def name(self) -> str:
         """``key``, with ``+queue`` unless greedy and ``+placement`` unless first fit
         (``sjf+easy+bestfit``), or a label given by assignment."""
-        label = getattr(self, "_label", None)
+        label: str | None = getattr(self, "_label", None)
         if label is not None:
             return label
         extras = [

@@ -142,7 +142,8 @@ def greedy_actions(logits_fn: Logits, obs: SparseObs, mask: np.ndarray) -> np.nd
     """The most probable valid action of each observation, int64, shape ``(n,)``."""
     with torch.no_grad():
         logits = logits_fn(obs).double().numpy()
-    return np.where(mask, logits, -np.inf).argmax(axis=1)
+    best: np.ndarray = np.where(mask, logits, -np.inf).argmax(axis=1)
+    return best
 
 
 def accuracy(logits_fn: Logits, demos: Demonstrations) -> float:

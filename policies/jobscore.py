@@ -85,7 +85,10 @@ class JobScoreNet(nn.Module):
         dense[mask] = emb
         count = mask.sum(dim=1, keepdim=True).clamp(min=1).to(emb.dtype)
         top = dense.masked_fill(~mask[..., None], -torch.inf).amax(dim=1).clamp(min=0.0)
-        return self.head(torch.cat([dense.sum(dim=1) / count, top], dim=1)).squeeze(-1)
+        value: torch.Tensor = self.head(torch.cat([dense.sum(dim=1) / count, top], dim=1)).squeeze(
+            -1
+        )
+        return value
 
 
 def network_spec(net: JobScoreNet, hidden: tuple[int, ...], critic: int) -> dict[str, Any]:

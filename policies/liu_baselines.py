@@ -27,12 +27,14 @@ from schedlab.simulator.multicluster.views import ClusterQueueView, QueueObs
 
 def least_request(obs: QueueObs) -> np.ndarray:
     """Buffer position of the job with the least worker request per env, int64 ``(n,)``."""
-    return np.argmin(obs.worker, axis=1)
+    position: np.ndarray = np.argmin(obs.worker, axis=1)
+    return position
 
 
 def actions(obs: QueueObs, position: np.ndarray, cluster: np.ndarray) -> np.ndarray:
     """The model's actions ``1 + i·M + q``, int64 ``(n,)``."""
-    return (1 + cluster * obs.slots + position).astype(np.int64)
+    acts: np.ndarray = (1 + cluster * obs.slots + position).astype(np.int64)
+    return acts
 
 
 class _Baseline(ParamsMixin):
@@ -121,7 +123,10 @@ class MAF(_Baseline):
     def clusters(self, obs: QueueObs, position: np.ndarray) -> np.ndarray:
         """``argmax (1 − RO_i) · CAP_i / ER_i`` (first on ties)."""
         request = obs.usual[np.arange(position.size), position]
-        return np.argmax((1 - obs.occupation) * obs.capacity / request, axis=1).astype(np.int64)
+        best: np.ndarray = np.argmax((1 - obs.occupation) * obs.capacity / request, axis=1).astype(
+            np.int64
+        )
+        return best
 
 
 BASELINES = (RAN, RR, MAF)

@@ -128,7 +128,8 @@ class FC(nn.Module):
         """As :meth:`LSFC.forward`, one head."""
         if env is not None:
             history, clusters = history[env], clusters[env]
-        return self.net(table1(history, clusters, job))[:, None, :] * self.scale
+        value: torch.Tensor = self.net(table1(history, clusters, job))[:, None, :] * self.scale
+        return value
 
 
 NETWORKS: dict[str, type[nn.Module]] = {"lsfc": LSFC, "fc": FC}

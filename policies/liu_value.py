@@ -250,7 +250,10 @@ def _write_curve(out: Path, rows: list[dict[str, Any]]) -> pl.DataFrame:
 def _load_buffer(out: Path) -> dict[str, Any]:
     """The knowledge buffer saved beside the training state."""
     try:
-        return torch.load(out / "buffer.pt", map_location="cpu", weights_only=True)
+        buffer: dict[str, Any] = torch.load(
+            out / "buffer.pt", map_location="cpu", weights_only=True
+        )
+        return buffer
     except Exception as exc:
         msg = f"{out}: not a readable training state ({type(exc).__name__}: {exc})"
         raise CheckpointError(msg) from exc

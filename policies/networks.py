@@ -54,7 +54,8 @@ class MLPPolicyNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits, shape ``(N, n_actions)``, of images ``x`` (float32, ``(N, T, W)`` or flat)."""
-        return self.fc2(torch.relu(self.fc1(x.reshape(x.shape[0], -1))))
+        logits: torch.Tensor = self.fc2(torch.relu(self.fc1(x.reshape(x.shape[0], -1))))
+        return logits
 
     def input_table(self, dictionary: torch.Tensor) -> torch.Tensor:
         """First-layer response of every dictionary entry, ``A · W₁ᵀ``, shape ``(E, hidden)``.
@@ -83,7 +84,8 @@ class MLPPolicyNet(nn.Module):
         """
         table = self.input_table(dictionary) if table is None else table
         h = BagSum.apply(table, terms, weights)
-        return self.fc2(torch.relu(h + self.fc1.bias))
+        logits: torch.Tensor = self.fc2(torch.relu(h + self.fc1.bias))
+        return logits
 
 
 class BagSum(torch.autograd.Function):

@@ -66,7 +66,8 @@ def advantages(batch: Rollout, gamma: float, rollouts: int) -> np.ndarray:
     """``v_t − b_t`` of every decision, float32, shape ``(n,)``."""
     v = discounted_returns(batch.rewards, gamma)
     a = v - time_baseline(v, rollouts)
-    return a[batch.step, batch.env].astype(np.float32)
+    adv: np.ndarray = a[batch.step, batch.env].astype(np.float32)
+    return adv
 
 
 # -- rollout --------------------------------------------------------------------------------

@@ -163,7 +163,8 @@ def check_resume(out: Path, config: Any, *, resume: bool, budget: str) -> dict[s
         msg = f"--resume with a different config ({diff}); use the saved one or a new -o"
         raise SchedlabError(msg)
     try:
-        return torch.load(state, map_location="cpu", weights_only=True)
+        loaded: dict[str, Any] = torch.load(state, map_location="cpu", weights_only=True)
+        return loaded
     except Exception as exc:
         msg = f"{state}: not a readable training state ({type(exc).__name__}: {exc})"
         raise CheckpointError(msg) from exc

@@ -146,11 +146,12 @@ def _tasks(jobset: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     if _strictly_sorted(jobset, key):  # a task per row, in order: no copies
         return np.arange(jobset.size, dtype=np.int64), jobset, key
     order = np.empty(0, np.int64) if _sorted(jobset, key) else np.lexsort((key, jobset))
-    return _number(jobset, key, order)
+    numbered: tuple[np.ndarray, np.ndarray, np.ndarray] = _number(jobset, key, order)
+    return numbered
 
 
 @numba.njit(cache=True)
-def _strictly_sorted(a, b):
+def _strictly_sorted(a: np.ndarray, b: np.ndarray) -> bool:
     for i in range(1, a.size):
         if a[i] < a[i - 1] or (a[i] == a[i - 1] and b[i] <= b[i - 1]):
             return False
@@ -158,7 +159,7 @@ def _strictly_sorted(a, b):
 
 
 @numba.njit(cache=True)
-def _sorted(a, b):
+def _sorted(a: np.ndarray, b: np.ndarray) -> bool:
     for i in range(1, a.size):
         if a[i] < a[i - 1] or (a[i] == a[i - 1] and b[i] < b[i - 1]):
             return False
@@ -166,7 +167,9 @@ def _sorted(a, b):
 
 
 @numba.njit(cache=True)
-def _number(jobset, key, order):
+def _number(
+    jobset: np.ndarray, key: np.ndarray, order: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Dense task numbers in (jobset, key) order (``order`` empty: rows already sorted)."""
     n = jobset.size
     task = np.empty(n, np.int64)
@@ -183,7 +186,7 @@ def _number(jobset, key, order):
 
 
 @numba.njit(cache=True)
-def _find(tj, tk, j, v):
+def _find(tj: np.ndarray, tk: np.ndarray, j: int, v: int) -> int:
     """The task (jobset ``j``, key ``v``) by binary search in the sorted tasks, -1 if none."""
     lo, hi = 0, tj.size
     while lo < hi:
@@ -196,7 +199,9 @@ def _find(tj, tk, j, v):
 
 
 @numba.njit(cache=True)
-def _lookup(jobset, starts, flat, tj, tk):
+def _lookup(
+    jobset: np.ndarray, starts: np.ndarray, flat: np.ndarray, tj: np.ndarray, tk: np.ndarray
+) -> np.ndarray:
     """The task each list entry names, in its row's jobset (-1 if none).
 
     Keys are usually dense within a jobset (job ids 0, 1, ...): the task of key ``v`` is then
@@ -229,7 +234,7 @@ def _lookup(jobset, starts, flat, tj, tk):
 
 
 @numba.njit(cache=True)
-def _csr(parent, starts, n_tasks):
+def _csr(parent: np.ndarray, starts: np.ndarray, n_tasks: int) -> tuple[np.ndarray, np.ndarray]:
     """Children of each task (a stable counting sort of the entries by the task they name)."""
     offsets = np.zeros(n_tasks + 1, np.int64)
     for e in range(parent.size):
@@ -248,7 +253,7 @@ def _csr(parent, starts, n_tasks):
 
 
 @numba.njit(cache=True)
-def _repeated(offsets, children):
+def _repeated(offsets: np.ndarray, children: np.ndarray) -> int:
     """The first edge repeating its predecessor (a row naming one task twice), or -1."""
     for t in range(offsets.size - 1):
         for e in range(offsets[t] + 1, offsets[t + 1]):
@@ -258,7 +263,7 @@ def _repeated(offsets, children):
 
 
 @numba.njit(cache=True)
-def _first_rows(task, n_tasks):
+def _first_rows(task: np.ndarray, n_tasks: int) -> np.ndarray:
     first = np.full(n_tasks, -1, np.int64)
     for r in range(task.size - 1, -1, -1):
         first[task[r]] = r
@@ -287,7 +292,9 @@ def _check_dags(
 
 
 @numba.njit(cache=True)
-def _dag_mismatch(d, task, first, starts, parent):
+def _dag_mismatch(
+    d: np.ndarray, task: np.ndarray, first: np.ndarray, starts: np.ndarray, parent: np.ndarray
+) -> tuple[int, int]:
     """The first row in another dag than its task's first row (row, -1), else the first entry
     naming a task of another dag (row, entry), else (-1, -1)."""
     for r in range(task.size):
@@ -301,7 +308,13 @@ def _dag_mismatch(d, task, first, starts, parent):
 
 
 @numba.njit(cache=True)
-def topological_order(task, task_rows, n_parents, offsets, children):
+def topological_order(
+    task: np.ndarray,
+    task_rows: np.ndarray,
+    n_parents: np.ndarray,
+    offsets: np.ndarray,
+    children: np.ndarray,
+) -> tuple[np.ndarray, int]:
     """Kahn's algorithm over rows (the arrays of :class:`Graph`): a task is done when its last
     row is; returns the order (int64, ``(n,)``) and how many rows it reached (fewer than all:
     a cycle, the rows on it last)."""
@@ -339,7 +352,15 @@ def topological_order(task, task_rows, n_parents, offsets, children):
 
 
 @numba.njit(cache=True)
-def _cycle(stuck, task, flat, starts, jobset, tj, tk):
+def _cycle(
+    stuck: np.ndarray,
+    task: np.ndarray,
+    flat: np.ndarray,
+    starts: np.ndarray,
+    jobset: np.ndarray,
+    tj: np.ndarray,
+    tk: np.ndarray,
+) -> np.ndarray:
     """Rows of one cycle among the ``stuck`` rows (each waits, through a stuck parent task, for
     another stuck row): walk to a stuck row of a stuck parent task until a row repeats."""
     row_of = np.full(tj.size, -1, np.int64)  # one stuck row per task

@@ -35,7 +35,10 @@ def upward_rank(g: Graph, duration: np.ndarray) -> np.ndarray:
     numpy.ndarray
         int64, shape ``(n_rows,)``, steps.
     """
-    return _rank(g.order, g.task, g.child_offsets, g.children, np.asarray(duration, np.int64))
+    rank: np.ndarray = _rank(
+        g.order, g.task, g.child_offsets, g.children, np.asarray(duration, np.int64)
+    )
+    return rank
 
 
 def earliest_starts(g: Graph, release: np.ndarray, duration: np.ndarray) -> np.ndarray:
@@ -60,7 +63,8 @@ def earliest_starts(g: Graph, release: np.ndarray, duration: np.ndarray) -> np.n
     """
     release = np.asarray(release, np.int64)
     duration = np.asarray(duration, np.int64)
-    return _earliest(g.order, g.task, g.child_offsets, g.children, release, duration)
+    start: np.ndarray = _earliest(g.order, g.task, g.child_offsets, g.children, release, duration)
+    return start
 
 
 def critical_paths(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
@@ -101,7 +105,8 @@ def levels(g: Graph) -> np.ndarray:
     numpy.ndarray
         int64, shape ``(n_rows,)``.
     """
-    return _levels(g.order, g.task, g.child_offsets, g.children)
+    level: np.ndarray = _levels(g.order, g.task, g.child_offsets, g.children)
+    return level
 
 
 def shapes(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
@@ -137,7 +142,13 @@ def shapes(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
 
 
 @numba.njit(cache=True)
-def _rank(order, task, offsets, children, duration):
+def _rank(
+    order: np.ndarray,
+    task: np.ndarray,
+    offsets: np.ndarray,
+    children: np.ndarray,
+    duration: np.ndarray,
+) -> np.ndarray:
     rank = np.zeros(order.size, np.int64)
     for i in range(order.size - 1, -1, -1):
         r = order[i]
@@ -150,7 +161,9 @@ def _rank(order, task, offsets, children, duration):
 
 
 @numba.njit(cache=True)
-def _levels(order, task, offsets, children):
+def _levels(
+    order: np.ndarray, task: np.ndarray, offsets: np.ndarray, children: np.ndarray
+) -> np.ndarray:
     level = np.zeros(order.size, np.int64)
     for r in order:
         t = task[r]
@@ -161,7 +174,14 @@ def _levels(order, task, offsets, children):
 
 
 @numba.njit(cache=True)
-def _earliest(order, task, offsets, children, release, duration):
+def _earliest(
+    order: np.ndarray,
+    task: np.ndarray,
+    offsets: np.ndarray,
+    children: np.ndarray,
+    release: np.ndarray,
+    duration: np.ndarray,
+) -> np.ndarray:
     start = release.copy()
     for r in order:  # a row's start is final once every row before it in the order is placed
         t = task[r]

@@ -55,7 +55,8 @@ class Timeline:
         """Distinct arrival steps and the jobs arriving at each (computed once)."""
         if "counts" not in self._memo:
             self._memo["counts"] = np.unique(self.times, return_counts=True)
-        return self._memo["counts"]
+        counts: tuple[np.ndarray, np.ndarray] = self._memo["counts"]
+        return counts
 
     @property
     def exposure(self) -> int:
@@ -168,7 +169,8 @@ def event_rates(model: ArrivalModel, tl: Timeline, steps: np.ndarray) -> np.ndar
     """Expected arrival *events* (batches, or jobs) per step at absolute ``steps``."""
     base = model.rate_per_step / model.mean_batch()
     if model.kind == "nhpp":
-        return base * np.asarray(model.profile)[tl.hour_bin(steps)]
+        rates: np.ndarray = base * np.asarray(model.profile)[tl.hour_bin(steps)]
+        return rates
     return np.full(steps.size, base)
 
 
@@ -285,7 +287,8 @@ def dispersion(tl: Timeline, rate: ArrivalModel | None) -> pl.DataFrame:
 
 def _job_rates(model: ArrivalModel, tl: Timeline, steps: np.ndarray) -> np.ndarray:
     if model.kind == "nhpp":
-        return model.rate_per_step * np.asarray(model.profile)[tl.hour_bin(steps)]
+        rates: np.ndarray = model.rate_per_step * np.asarray(model.profile)[tl.hour_bin(steps)]
+        return rates
     return np.full(steps.size, model.rate_per_step)
 
 

@@ -50,7 +50,8 @@ def km_quantile(times: np.ndarray, surv: np.ndarray, p: float) -> float:
 def model_quantile(dist: Any, max_steps: int, p: np.ndarray | float) -> np.ndarray:
     """Quantiles of the generated durations: ``max(1, ceil(F⁻¹(p · F(max))))`` steps."""
     q = np.asarray(p, dtype=np.float64) * float(dist.cdf(float(max_steps)))
-    return np.clip(np.ceil(dist.ppf(q)), 1, max_steps)
+    steps: np.ndarray = np.clip(np.ceil(dist.ppf(q)), 1, max_steps)
+    return steps
 
 
 def randomized_pit(

@@ -329,7 +329,8 @@ def _source(jobset: JobSet) -> dict[str, Any]:
         "offered_load": load,
         "schedlab_version": __version__,
     }
-    return json.loads(json.dumps(out, default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(out, default=str))
+    return plain
 
 
 def _notes(
