@@ -128,3 +128,20 @@ def test_results_convert_to_pandas() -> None:
     frame = res.table.to_pandas()
     assert list(frame.columns) == res.table.columns
     assert len(frame) == res.table.height
+
+
+def test_mypy_is_strict_on_every_module_of_the_core_folders() -> None:
+    """Every module of ``schedlab/`` and every package of ``simulator/``, ``policies/`` and
+    ``evaluation/`` is in the strict override (a new module joins it, or this fails)."""
+    strict = next(
+        o["module"]
+        for o in _pyproject()["tool"]["mypy"]["overrides"]
+        if o.get("disallow_untyped_defs")
+    )
+    modules = [
+        f"schedlab.{p.stem}" for p in (ROOT / "schedlab").glob("*.py") if p.stem != "__init__"
+    ]
+    missing = [m for m in modules if m not in strict]
+    assert not missing, f"add {missing} to the strict override in pyproject.toml"
+    for package in ("simulator", "policies", "evaluation", "cli"):
+        assert f"schedlab.{package}.*" in strict
