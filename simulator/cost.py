@@ -27,7 +27,6 @@ loads up to 2.8 on a shared 2-core machine, not a promise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -88,7 +87,7 @@ def _duration(seconds: float) -> str:
     return f"about {seconds / 3600:.1f} h"
 
 
-def path_of(policy: Any, config: ClusterConfig) -> str:
+def path_of(policy: object, config: ClusterConfig) -> str:
     """Which path of :data:`PATHS` ``policy`` takes (``""``: one whose cost stays small)."""
     said = traits(policy)
     if said.queue in ("conservative", "easy"):
@@ -108,7 +107,7 @@ def queue_lengths(arrival: np.ndarray, work: np.ndarray) -> tuple[np.ndarray, fl
     return found / max(mean, 1e-300), mean
 
 
-def estimate(jobset: JobSet, policy: Any, config: ClusterConfig) -> Cost:
+def estimate(jobset: JobSet, policy: object, config: ClusterConfig) -> Cost:
     """The :class:`Cost` of simulating every jobset of ``jobset`` under ``policy`` (a
     heuristic; other policies cost what their network costs, estimated as nothing here)."""
     path = path_of(policy, config)

@@ -326,11 +326,10 @@ def _policy_act(policy: Policy | None) -> Callable[[Any, np.ndarray, np.ndarray]
 
 
 @runtime_checkable
-class ListSchedulingRule(Protocol):
+class ListSchedulingRule(Policy, Protocol):
     """A policy that is a work-conserving list scheduler with compiled parts (the heuristics):
     the fast paths take its ``score`` and placement ``rule`` as arguments."""
 
-    name: str
     score: Any
     """Job-order score (:data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`)."""
     knob: float
@@ -346,6 +345,11 @@ class ListSchedulingRule(Protocol):
 
     def uniforms(self, n: int) -> np.ndarray:
         """``n`` uniform draws of the current stream."""
+        ...
+
+    def act_batch(self, obs: Any, *, mask: np.ndarray | None = None) -> np.ndarray:
+        """As :meth:`Policy.act_batch`; a work-conserving rule needs no ``mask`` (its choice
+        always fits)."""
         ...
 
 

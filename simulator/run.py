@@ -54,6 +54,7 @@ from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import (
     ListSchedulingRule,
     ModelKind,
+    Policy,
     checked_knob,
     model_kind,
     traits,
@@ -66,7 +67,7 @@ EngineChoice = Literal["auto", "fast", "step", "batched"]
 
 
 def schedule(
-    jobset: JobSet, policy: Any, config: ClusterConfig, *, engine: EngineChoice = "auto"
+    jobset: JobSet, policy: Policy, config: ClusterConfig, *, engine: EngineChoice = "auto"
 ) -> np.ndarray:
     """Start step of every job (rows in ``jobset.jobs`` order) under ``policy``; every engine
     gives the same schedule."""
@@ -74,41 +75,42 @@ def schedule(
 
 
 def run_policy(
-    jobset: JobSet, policy: Any, config: ClusterConfig, *, engine: EngineChoice = "auto"
+    jobset: JobSet, policy: Policy, config: ClusterConfig, *, engine: EngineChoice = "auto"
 ) -> Schedule:
     """Schedule every jobset of ``jobset`` with ``policy`` on ``config``'s cluster."""
-    if BatchedEngine.kind not in getattr(policy, "models", ()):
+    if BatchedEngine.kind not in policy.models:
         msg = f"policy {policy.name!r} acts on {sorted(policy.models)} models, not on a cluster"
         raise ValueError(msg)
     config = resolve_machines(config, jobset)
-    rule, said = isinstance(policy, ListSchedulingRule), traits(policy)
-    if rule:  # every engine: a NaN knob makes every score NaN and no job start
-        checked_knob(policy)
+    rule = policy if isinstance(policy, ListSchedulingRule) else None  # a heuristic
+    said = traits(policy)
+    if rule is not None:  # every engine: a NaN knob makes every score NaN and no job start
+        checked_knob(rule)
     if len(jobset) == 0:  # nothing to place (e.g. every jobset of a tiny load is empty)
         return Schedule(np.empty(0, np.int64), np.empty(0, np.int64))
     if is_pick_agent(policy):  # picks from the whole queue: simulator/pick
         p = run_picks(jobset, policy, config)
         return Schedule(p.start, p.target)
-    check_size(jobset, config, batched=engine == "batched" or not rule)
+    check_size(jobset, config, batched=engine == "batched" or rule is None)
     prec = Precedence.of(jobset, config.release)
-    if rule and said.queue != "greedy":
-        return _run_discipline(jobset, policy, config, engine, prec)
-    if engine == "fast" and not rule:
+    if rule is not None and said.queue != "greedy":
+        return _run_discipline(jobset, rule, config, engine, prec)
+    if engine == "fast" and rule is None:
         msg = f"policy {policy.name!r} is not a list-scheduling heuristic; it has no fast path"
         raise ValueError(msg)
-    if config.slots is None and (engine == "batched" or not rule):
+    if config.slots is None and (engine == "batched" or rule is None):
         msg = "the whole queue (slots=None) is for heuristics on the fast or step engines"
         raise ValueError(msg)
     if engine == "step":
-        if not rule and said.queue != "greedy":
+        if rule is None and said.queue != "greedy":
             msg = (
                 f"policy {policy.name!r}: agents act under a queue discipline on the batched "
                 "engine only (engine='auto' or 'batched'), not on the step engine"
             )
             raise ValueError(msg)
         return stepped.run_step(jobset, policy, config, rule, prec)
-    if rule and engine != "batched":
-        return _run_fast(jobset, policy, config, _uniforms(jobset, policy), prec)
+    if rule is not None and engine != "batched":
+        return _run_fast(jobset, rule, config, _uniforms(jobset, rule), prec)
     return stepped.run_batched_agent(jobset, policy, config, dag=prec.dag)
 
 
@@ -138,7 +140,7 @@ def check_size(jobset: JobSet, config: ClusterConfig, *, batched: bool) -> None:
     )  # fmt: skip
 
 
-def _uniforms(jobset: JobSet, policy: Any) -> np.ndarray:
+def _uniforms(jobset: JobSet, policy: ListSchedulingRule) -> np.ndarray:
     """The Random mode's draws: one stream per jobset, reset with its id (none for an order)."""
     if not policy.uniform:
         return np.empty(0)
@@ -151,12 +153,16 @@ def _uniforms(jobset: JobSet, policy: Any) -> np.ndarray:
 
 
 def _run_fast(
-    jobset: JobSet, policy: Any, config: ClusterConfig, uniforms: np.ndarray, prec: Precedence
+    jobset: JobSet,
+    policy: ListSchedulingRule,
+    config: ClusterConfig,
+    uniforms: np.ndarray,
+    prec: Precedence,
 ) -> Schedule:
     jobs = jobset.jobs
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
-    runtime, seen = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
+    runtime, seen = job_times(jobset, config.overrun, clairvoyant=traits(policy).clairvoyant)
     seen = seen_lengths(policy, seen, prec)
     start, machine, ready, status = disciplines.run_greedy(
         jobs.get_column("arrival").to_numpy(), runtime, seen, jobset.demands(), bounds,
@@ -178,7 +184,11 @@ def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> 
 
 
 def _run_discipline(
-    jobset: JobSet, policy: Any, config: ClusterConfig, engine: EngineChoice, prec: Precedence
+    jobset: JobSet,
+    policy: ListSchedulingRule,
+    config: ClusterConfig,
+    engine: EngineChoice,
+    prec: Precedence,
 ) -> Schedule:
     """A heuristic under a queue discipline (:mod:`.cluster.disciplines`), over the whole queue
     (the discipline sees every waiting job whatever ``config.slots``), ordering and reserving by
@@ -186,19 +196,20 @@ def _run_discipline(
     as :func:`~schedlab.simulator.config.job_times` says; the compiled rules
     (:func:`.cluster.disciplines.run_jobsets`), or their readable reference
     :mod:`.cluster.backfill_steps` on the step engine."""
+    said = traits(policy)
     if engine == "batched":
-        msg = f"queue discipline {policy.queue!r} runs on the fast and step engines, not batched"
+        msg = f"queue discipline {said.queue!r} runs on the fast and step engines, not batched"
         raise ValueError(msg)
     if policy.uniform:
-        msg = f"{policy.key!r} picks at random: it has no job order to queue by"
+        msg = f"{policy.name!r} picks at random: it has no job order to queue by"
         raise ValueError(msg)
     jobs = jobset.jobs
     ids = jobs.get_column("jobset").to_numpy()
     bounds = jobset_bounds(ids)
-    runtime, estimate = job_times(jobset, config.overrun, clairvoyant=policy.clairvoyant)
+    runtime, estimate = job_times(jobset, config.overrun, clairvoyant=said.clairvoyant)
     seen = seen_lengths(policy, estimate, prec)
     arrival, demand = jobs.get_column("arrival").to_numpy(), writable(jobset.demands())
-    discipline = disciplines.DISCIPLINES[policy.queue]
+    discipline = disciplines.DISCIPLINES[said.queue]
     if engine == "step":
         capacity, m = jobset.machine_capacity, config.n_machines()
         parts = [

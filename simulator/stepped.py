@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import warnings
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -20,11 +19,11 @@ from schedlab.simulator.cluster.engine_inputs import default_time_limit, jobset_
 from schedlab.simulator.cluster.placement import FIRST_FIT
 from schedlab.simulator.cluster.precedence import Precedence, remaining_paths
 from schedlab.simulator.config import ClusterConfig, job_times
-from schedlab.simulator.model import Policy, rollout, traits
+from schedlab.simulator.model import ListSchedulingRule, Policy, rollout, traits
 from schedlab.simulator.schedule import Schedule
 
 
-def seen_lengths(policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
+def seen_lengths(policy: object, seen: np.ndarray, prec: Precedence) -> np.ndarray:
     """What ``policy``'s score sees of each job's length: ``seen``, or for a DAG order
     (``sees = "rank"``) on a DAG workload each task's remaining critical path over ``seen``."""
     if traits(policy).sees == "rank" and prec.dag:
@@ -33,7 +32,7 @@ def seen_lengths(policy: Any, seen: np.ndarray, prec: Precedence) -> np.ndarray:
 
 
 def run_batched_agent(
-    jobset: JobSet, policy: Any, config: ClusterConfig, *, dag: bool = False
+    jobset: JobSet, policy: Policy, config: ClusterConfig, *, dag: bool = False
 ) -> Schedule:
     """Every jobset at once: one observation batch and one ``act_batch`` call per decision step,
     under the policy's queue discipline (``policy.queue``, where it has one).
@@ -41,9 +40,9 @@ def run_batched_agent(
     Every job finishes: a jobset still running at the engine's time limit is completed by FCFS
     and its jobs so placed are counted (``forced_jobs``) and warned about.
     """
-    view = policy.view
-    if getattr(view, "backlog_view", None) is not None:  # a view parameter: the policy's own
-        config = replace(config, backlog_view=view.backlog_view)
+    backlog = getattr(policy.view, "backlog_view", None)  # a view parameter: the policy's own
+    if backlog is not None:
+        config = replace(config, backlog_view=backlog)
     said = traits(policy)
     _check_trained_shape(policy, config)
     model = BatchedEngine.from_jobset(
@@ -70,7 +69,7 @@ def run_batched_agent(
     return Schedule(p.start, p.target, stats, ready=model.ready_times() if dag else None)
 
 
-def _check_trained_shape(policy: Any, config: ClusterConfig) -> None:
+def _check_trained_shape(policy: Policy, config: ClusterConfig) -> None:
     """Refuse, before any engine or observation is allocated, a cluster whose machines, slots or
     horizon differ from those a learned policy's network was trained on (``policy.geometry``,
     where it has one); the policy's own check compares the whole observation later."""
@@ -87,9 +86,14 @@ def _check_trained_shape(policy: Any, config: ClusterConfig) -> None:
 
 
 def run_step(
-    jobset: JobSet, policy: Any, config: ClusterConfig, rule: bool, prec: Precedence
+    jobset: JobSet,
+    policy: Policy,
+    config: ClusterConfig,
+    rule: ListSchedulingRule | None,
+    prec: Precedence,
 ) -> Schedule:
-    """The readable engine, one jobset at a time (the reference the compiled paths match)."""
+    """The readable engine, one jobset at a time (the reference the compiled paths match);
+    ``rule``: ``policy`` as a heuristic (None: an agent)."""
     jobs = jobset.jobs
     arrival = jobs.get_column("arrival").to_numpy()
     duration, seen = job_times(jobset, config.overrun, clairvoyant=traits(policy).clairvoyant)
@@ -105,7 +109,10 @@ def run_step(
             Jobs(arrival[lo:hi], duration[lo:hi], demand[lo:hi], seen[lo:hi]),
             jobset.machine_capacity, config, prec, int(lo),
         )  # fmt: skip
-        (_run_work_conserving if rule else _run_agent)(sim, policy)
+        if rule is not None:
+            _run_work_conserving(sim, rule)
+        else:
+            _run_agent(sim, policy)
         start[lo:hi], machine[lo:hi], ready[lo:hi] = sim.start, sim.machine, sim.ready
     return Schedule(start, machine, ready=ready if prec.dag else None)
 
@@ -119,7 +126,7 @@ def _start_decided(sim: Engine, action: int) -> bool:
     return True
 
 
-def _run_work_conserving(sim: Engine, policy: Any) -> None:
+def _run_work_conserving(sim: Engine, policy: ListSchedulingRule) -> None:
     while not sim.done:
         while sim.fit_now_mask().any():
             obs = policy.view.observe(sim.snapshot())

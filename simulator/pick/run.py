@@ -10,24 +10,24 @@ and ``overrun`` apply.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
 from schedlab.errors import SimulationError
 from schedlab.jobset import JobSet
 from schedlab.simulator.config import ClusterConfig
-from schedlab.simulator.model import Placements, rollout, traits
+from schedlab.simulator.model import Placements, Policy, rollout, traits
 from schedlab.simulator.pick.engine import PickConfig, PickEngine, PickQueue
 from schedlab.simulator.pick.features import PickView
 
 
-def is_pick_agent(policy: Any) -> bool:
+def is_pick_agent(policy: Policy) -> bool:
     """Whether ``policy`` observes the pick engine."""
     return isinstance(policy.view, PickView)
 
 
-def run_picks(jobset: JobSet, policy: Any, config: ClusterConfig) -> Placements:
+def run_picks(jobset: JobSet, policy: Policy, config: ClusterConfig) -> Placements:
     """Start and machine of every job (rows in ``jobset.jobs`` order) under the pick agent
     ``policy``, every jobset replayed from an empty cluster.
 
