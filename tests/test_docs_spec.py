@@ -20,7 +20,7 @@ import pytest
 from schedlab.errors import SpecError
 from schedlab.evaluation.spec import parse_spec_dict
 from schedlab.registry import generators, loaders
-from schedlab.traces import bundled
+from schedlab.traces import bundled, sample_for
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = ROOT / "docs" / "hooks"
@@ -87,8 +87,7 @@ def _workload(**fields: Any) -> Callable[[dict[str, Any]], None]:
 
 
 def _trace(loader: str, **fields: Any) -> Callable[[dict[str, Any]], None]:
-    path = {"swf": "kth-sp2"}.get(loader, loader)
-    return _workload(loader=loader, path=str(bundled(path)), **fields)
+    return _workload(loader=loader, path=str(bundled(sample_for(loader) or loader)), **fields)
 
 
 def _multicluster(data: dict[str, Any]) -> None:

@@ -7,11 +7,20 @@ from pathlib import Path
 
 from schedlab.errors import UnknownNameError
 
-BUNDLED = {
-    "alibaba2018": "alibaba2018_batch_task_dags.csv.gz",
-    "alibaba2017": "alibaba2017_batch_task.csv.gz",
-    "kth-sp2": "KTH-SP2-1996-2.swf.gz",
+SAMPLES = {
+    "alibaba2018": ("alibaba2018_batch_task_dags.csv.gz", "alibaba2018"),
+    "alibaba2017": ("alibaba2017_batch_task.csv.gz", "alibaba2017"),
+    "kth-sp2": ("KTH-SP2-1996-2.swf.gz", "swf"),
 }
+"""Bundled sample name -> (its file in ``data/``, the loader that reads it): the one table a new
+built-in loader adds its sample to (its conformance test and the docs' examples read it)."""
+BUNDLED = {name: file for name, (file, _) in SAMPLES.items()}
+"""Bundled sample name -> its file in ``data/``."""
+
+
+def sample_for(loader: str) -> str | None:
+    """The name of the bundled sample ``loader`` reads (None: none is bundled)."""
+    return next((name for name, (_, reads) in SAMPLES.items() if reads == loader), None)
 
 
 def bundled(name: str) -> Path:
