@@ -13,6 +13,7 @@ import click
 from schedlab.cli.options import Command
 
 PARTS = {
+    "pick": "the pick environment (an agent picks from the queue)",
     "conservative": "conservative backfilling",
     "scan": "the greedy list scheduler",
     "tree": "the greedy whole-queue scheduler",
@@ -40,6 +41,14 @@ def compile_part(part: str) -> float:
     whole, slots = ClusterConfig(slots=None), ClusterConfig(slots=10)
     if part == "dag":
         jobs = generators.make("dag").generate(0.8, n_jobsets=1, seed=0)
+    if part == "pick":
+        from schedlab.simulator.pick.env import PickEnv, PickVectorEnv
+
+        for env in (PickVectorEnv(jobs, 2, window=20), PickEnv(jobs, window=20)):
+            _, info = env.reset(seed=0)
+            mask = info["action_mask"] if "action_mask" in info else env.action_masks()
+            env.step(mask.argmax(axis=-1))
+        return time.perf_counter() - t0
     specs = {
         "tree": [("fcfs", whole)],
         "scan": [("wfp3", whole), ("random", slots)],

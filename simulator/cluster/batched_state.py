@@ -89,8 +89,13 @@ def new_state(
     precedence
         The DAG workload's graph and release times, or None.
     """
-    arrival, duration, seen, demand, weight = jobs
+    # one array type per field (C-contiguous, writable): a read-only twin (an Arrow-backed
+    # column) would compile every kernel of the engine once more (about 20 s each)
+    arrival, duration, seen, demand, weight, lo, hi, time_limit, capacity = (
+        np.require(a, requirements=["C", "W"]) for a in (*jobs, lo, hi, time_limit, capacity)
+    )
     alpha, beta, gamma = weights
+    alpha = np.require(alpha, requirements=["C", "W"])
     B, d, m = lo.size, capacity.size, machines
     longest = int(duration.max(initial=1))
     H = horizon + 2 * longest + 1
@@ -165,12 +170,10 @@ def _precedence_arrays(
     tasks = max(int((task_hi - task_lo).max(initial=1)), 1)
     per_env = np.zeros((B, n_max), np.int64)
     return {
-        "release": prec.release,
-        "n_parents": prec.n_parents,
-        "task": prec.task,
-        "task_rows": prec.task_rows,
-        "child_offsets": prec.child_offsets,
-        "children": prec.children,
+        **{
+            name: np.require(getattr(prec, name), requirements=["C", "W"])
+            for name in ("release", "n_parents", "task", "task_rows", "child_offsets", "children")
+        },
         "task_lo": task_lo,
         "task_left": np.zeros((B, tasks), np.int64),
         "task_end": np.zeros((B, tasks), np.int64),

@@ -89,7 +89,7 @@ def step_observe(
             mask[x, q] = q < c or (q == 0 and c == 0)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _observe(s: PickState, envs: np.ndarray, out: np.ndarray) -> None:
     step = s.fparams[0]
     m = s.free.shape[1]

@@ -86,7 +86,7 @@ def _room(s: PickState, b: int) -> np.ndarray:
     return room
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _start(s: PickState, b: int, j: int, i: int) -> None:
     """Start job ``j`` on machine ``i`` now; pay its reward."""
     lo, now = s.lo[b], s.now[b]
@@ -126,7 +126,7 @@ def _accrue(s: PickState, b: int, t: int) -> None:
     s.paid[b] -= cost / (s.hi[b] - s.lo[b])
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _next_event(s: PickState, b: int) -> bool:
     """Move env ``b`` to its next event (ends, then arrivals); False if there is none."""
     t = NEVER
@@ -159,7 +159,7 @@ def _next_event(s: PickState, b: int) -> bool:
     return True
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _reserve(s: PickState, b: int, h: int) -> None:
     """EASY's reservation for the head ``h``: walking the running jobs' expected ends
     (``start + estimate``, at least the next step), the first at which ``h`` fits."""
@@ -188,7 +188,7 @@ def _reserve(s: PickState, b: int, h: int) -> None:
             return
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _candidates(s: PickState, b: int) -> None:
     """Fill ``cand[b]`` with the first ``K`` jobs the phase lets env ``b`` pick now."""
     k, rule, c = s.iparams[K_], s.iparams[RULE_], 0
@@ -220,7 +220,7 @@ def _candidates(s: PickState, b: int) -> None:
     s.cn[b] = c
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _apply(s: PickState, b: int, q: int) -> None:
     """Env ``b`` picks its candidate ``q``."""
     j = s.cand[b, q]
@@ -241,7 +241,7 @@ def _apply(s: PickState, b: int, q: int) -> None:
     _start(s, b, j, i)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _order_free(s: PickState, b: int) -> bool:
     """Whether no pick can change what env ``b`` does now: on one machine, every job the
     phase could start (the waiting jobs that fit now; in strict and EASY's head phase every
@@ -269,7 +269,7 @@ def _order_free(s: PickState, b: int) -> bool:
     return True
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _advance(s: PickState, b: int) -> None:
     """Run env ``b`` until a decision with several candidates whose order matters (or, without
     ``skip_forced``, any decision) is pending, or until every job has started."""
