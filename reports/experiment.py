@@ -231,19 +231,20 @@ def _write_index(
             )
         )
     table = ranks_table(across)
-    blocks += [
-        ("table", table),
-        (
-            "p",
-            f"Average rank (1 = best) of each policy over the conditions (workload × offered "
-            f"load) of each workload, ranked within each condition by the mean over jobsets of "
-            f"its per-jobset {cfg.primary}; bold: best in the column.",
-        ),
-    ]
-    if across.left_out:
-        blocks.append(
-            ("note", f"Not in every condition, so left out: {', '.join(across.left_out)}.")
-        )
+    if len(across.policies) > 1:  # ranks of a single policy say nothing (see the headline)
+        blocks += [
+            ("table", table),
+            (
+                "p",
+                f"Average rank (1 = best) of each policy over the conditions (workload × "
+                f"offered load) of each workload, ranked within each condition by the mean over "
+                f"jobsets of its per-jobset {cfg.primary}; bold: best in the column.",
+            ),
+        ]
+        if across.left_out:
+            blocks.append(
+                ("note", f"Not in every condition, so left out: {', '.join(across.left_out)}.")
+            )
     means = means_table(across)
     blocks += [
         ("table", means),
@@ -291,8 +292,16 @@ def _write_index(
 def across_headline(across: AcrossConditions, cfg: AnalysisConfig) -> str:
     """One sentence: the best policy over all conditions and the omnibus test."""
     overall = across.ranks.filter(pl.col("workload") == "all")
-    if overall.height == 0:
-        return "No policy ran in every condition."
+    if overall.height < 2:
+        who = (
+            f"only {overall.row(0, named=True)['policy']} ran"
+            if overall.height
+            else "no policy ran"
+        )
+        return (
+            f"No ranking across conditions: {who} in every condition. The table below gives "
+            "every policy's mean where it ran; each workload's report compares its policies."
+        )
     best = overall.row(0, named=True)
     n = best["n_conditions"]
     text = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import matplotlib
 
@@ -19,7 +20,7 @@ from schedlab.evaluation.runner import run_experiment
 from schedlab.evaluation.spec import load_spec
 from schedlab.reports.comparison import headline, power_warnings
 from schedlab.reports.comparison_data import compare_policies
-from schedlab.reports.experiment import write_experiment_report
+from schedlab.reports.experiment import across_headline, write_experiment_report
 from schedlab.reports.learning import plot_learning_curve, write_training_report
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.ratio_figures import plot_ratio_to_reference
@@ -129,6 +130,19 @@ def test_too_few_jobsets_give_a_warning() -> None:
     assert "At least 7 jobsets are needed" in warning
     seven = pl.DataFrame([{**r, "jobset": r["jobset"] + 4 * i} for i in (0, 1) for r in rows])
     assert power_warnings(compare_policies(seven, pl.DataFrame(), cfg, ["a", "b", "c"], 1.0)) == []
+
+
+def test_one_policy_in_every_condition_is_no_ranking() -> None:
+    """A spec whose policies each run under one discipline (the reference in all) has no
+    ranking across conditions: the headline says so instead of crowning the only one."""
+    cfg = AnalysisConfig(reference="fcfs+easy", secondary=(), n_resamples=100)
+    ranks = pl.DataFrame(
+        {"workload": ["all"], "policy": ["fcfs+easy"], "n_conditions": [4], "mean_rank": [1.0]}
+    )
+    across = SimpleNamespace(ranks=ranks, omnibus=pl.DataFrame())
+    text = across_headline(across, cfg)  # type: ignore[arg-type]
+    assert text.startswith("No ranking across conditions: only fcfs+easy ran in every condition")
+    assert "best average rank" not in text
 
 
 def test_not_an_experiment_directory(tmp_path: Path) -> None:
