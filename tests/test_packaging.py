@@ -145,3 +145,12 @@ def test_mypy_is_strict_on_every_module_of_the_core_folders() -> None:
     assert not missing, f"add {missing} to the strict override in pyproject.toml"
     for package in ("simulator", "policies", "evaluation", "cli"):
         assert f"schedlab.{package}.*" in strict
+
+
+def test_every_benchmark_is_listed_in_the_docs() -> None:
+    """``make bench`` runs every ``benchmarks/bench_*.py``; the docs' table lists each one."""
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    missing = [
+        p.name for p in (ROOT / "benchmarks").glob("bench_*.py") if f"`{p.name}`" not in index
+    ]
+    assert not missing, f"add {missing} to the benchmarks table of docs/index.md"
