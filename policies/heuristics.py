@@ -13,11 +13,11 @@ A new heuristic is one class: a score decorated with :func:`score_function` (sig
 :data:`~schedlab.simulator.cluster.dispatch.SCORE_SIGNATURE`) and a name, plus one registry line::
 
     @score_function
-    def _longest(duration, arrival, index, now, knob, alignment, capacity2, size):
+    def longest(duration, arrival, index, now, knob, alignment, capacity2, size):
         return float(duration)
 
     class LJF(Heuristic):
-        key, score, static = "ljf", _longest, True
+        key, score, static = "ljf", longest, True
 
 The compiled paths take the score as an argument, so nothing in ``simulator/`` changes and no
 kernel is recompiled. A score's ``duration`` is the job's estimate (the user's request) where the
@@ -34,13 +34,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-import numba
 import numpy as np
 
 from schedlab.errors import UnknownNameError
 from schedlab.params import Typical
+from schedlab.policies import scores
 from schedlab.policies.base import ParamsMixin
-from schedlab.simulator.cluster.dispatch import SCORE_SIGNATURE, arrival_order, choose_batch
+from schedlab.policies.scores import score_function  # noqa: F401  (plug-ins import it here)
+from schedlab.simulator.cluster.dispatch import arrival_order, choose_batch
 from schedlab.simulator.cluster.placement import PLACEMENTS
 from schedlab.simulator.model import Snapshot
 from schedlab.simulator.views.queue import QueueView
@@ -49,127 +50,6 @@ Placement = Literal["firstfit", "bestfit", "worstfit", "align"]
 """Placement rules (:data:`schedlab.simulator.cluster.placement.PLACEMENTS`)."""
 Queue = Literal["greedy", "strict", "easy", "conservative"]
 """Queue disciplines (:data:`schedlab.simulator.cluster.disciplines.DISCIPLINES`)."""
-
-
-def score_function(fn: Any) -> Any:
-    """Compile ``fn(duration, arrival, index, now, knob, alignment, capacity2, size) -> float``
-    as a job-order score (a cached ``numba.cfunc`` of :data:`SCORE_SIGNATURE`, which documents
-    the features)."""
-    return numba.cfunc(SCORE_SIGNATURE, cache=True)(fn)
-
-
-@score_function
-def _shortest(
-    duration: int,
-    arrival: int,
-    index: int,
-    now: int,
-    knob: float,
-    alignment: float,
-    capacity2: float,
-    size: float,
-) -> float:
-    return 1.0 / duration
-
-
-@score_function
-def _longest(
-    duration: int,
-    arrival: int,
-    index: int,
-    now: int,
-    knob: float,
-    alignment: float,
-    capacity2: float,
-    size: float,
-) -> float:
-    return float(duration)
-
-
-@score_function
-def _alignment(
-    duration: int,
-    arrival: int,
-    index: int,
-    now: int,
-    knob: float,
-    alignment: float,
-    capacity2: float,
-    size: float,
-) -> float:
-    return alignment
-
-
-@score_function
-def _tetris(
-    duration: int,
-    arrival: int,
-    index: int,
-    now: int,
-    knob: float,
-    alignment: float,
-    capacity2: float,
-    size: float,
-) -> float:
-    return knob * alignment / capacity2 + (1.0 - knob) / duration
-
-
-@score_function
-def _response_ratio(
-    duration: int,
-    arrival: int,
-    index: int,
-    now: int,
-    knob: float,
-    alignment: float,
-    capacity2: float,
-    size: float,
-) -> float:
-    return 1.0 + (now - arrival) / duration
-
-
-@score_function
-def _wfp3(
-    duration: int,
-    arrival: int,
-    index: int,
-    now: int,
-    knob: float,
-    alignment: float,
-    capacity2: float,
-    size: float,
-) -> float:
-    return (float(now - arrival) / duration) ** 3 * size
-
-
-@score_function
-def _unicep(
-    duration: int,
-    arrival: int,
-    index: int,
-    now: int,
-    knob: float,
-    alignment: float,
-    capacity2: float,
-    size: float,
-) -> float:
-    score: float = float(now - arrival) / (np.log2(max(size, 2.0)) * duration)
-    return score
-
-
-@score_function
-def _f1(
-    duration: int,
-    arrival: int,
-    index: int,
-    now: int,
-    knob: float,
-    alignment: float,
-    capacity2: float,
-    size: float,
-) -> float:
-    score: float = -(np.log10(duration) * size + 870.0 * np.log10(max(arrival, 1)))
-    return score
 
 
 class Heuristic(ParamsMixin):
@@ -275,7 +155,7 @@ class Heuristic(ParamsMixin):
 class SJF(Heuristic):
     """Shortest job first: score ``1 / duration``."""
 
-    key, score, static = "sjf", _shortest, True
+    key, score, static = "sjf", scores.shortest, True
 
 
 class FCFS(Heuristic):
@@ -291,13 +171,13 @@ class FCFS(Heuristic):
 class Packer(Heuristic):
     """Packer (Tetris' packing term): score = free capacity of the machine · demand."""
 
-    key, score = "packer", _alignment
+    key, score = "packer", scores.alignment
 
 
 class HRRN(Heuristic):
     """Highest response ratio next: score ``(wait + duration) / duration``."""
 
-    key, score = "hrrn", _response_ratio
+    key, score = "hrrn", scores.response_ratio
 
 
 class TetrisStar(Heuristic):
@@ -309,7 +189,7 @@ class TetrisStar(Heuristic):
     SJF's order; the default 0.5 weighs them equally.
     """
 
-    key, score = "tetris", _tetris
+    key, score = "tetris", scores.tetris
 
     def __init__(
         self,
@@ -362,7 +242,7 @@ class WFP3(Heuristic):
     ``estimate`` the job's requested run time (steps) and ``size`` its processors. Jobs that
     waited long relative to their request, and wide jobs, go first."""
 
-    key, score = "wfp3", _wfp3
+    key, score = "wfp3", scores.wfp3
 
 
 class UNICEP(Heuristic):
@@ -372,7 +252,7 @@ class UNICEP(Heuristic):
     waited; ``log2(max(size, 2))`` is used instead, so a one-processor job ranks as a
     two-processor one."""
 
-    key, score = "unicep", _unicep
+    key, score = "unicep", scores.unicep
 
 
 class F1(Heuristic):
@@ -389,7 +269,7 @@ class F1(Heuristic):
     near 0. ``log10(max(arrival, 1))`` guards arrival 0 (it counts as 1).
     """
 
-    key, score, static = "f1", _f1, True
+    key, score, static = "f1", scores.f1, True
 
 
 class CPF(Heuristic):
@@ -399,7 +279,7 @@ class CPF(Heuristic):
     the lengths the scheduler sees: estimates unless clairvoyant). Without a DAG the rank is the
     job's length: longest job first."""
 
-    key, score, static = "cpf", _longest, True
+    key, score, static = "cpf", scores.longest, True
     sees = "rank"
 
 
@@ -410,5 +290,5 @@ class SRJF(Heuristic):
     task's own, not the maximum over its job's other ready branches (a job-level order would
     need a per-job aggregate the compiled scores do not see). Without a DAG: SJF."""
 
-    key, score, static = "srjf", _shortest, True
+    key, score, static = "srjf", scores.shortest, True
     sees = "rank"
