@@ -139,6 +139,12 @@ class RaySession:
             _restore(handlers)  # ray.init replaces SIGTERM's handler with its own
 
     @property
+    def owns_local(self) -> bool:
+        """Whether :meth:`start` started a local instance, which :meth:`stop` shuts down with
+        every task on it (a cluster connected to goes on running its tasks)."""
+        return self._owned and self.address is None
+
+    @property
     def active(self) -> ModuleType | None:
         """The ``ray`` module while this session uses Ray, else None."""
         return self._ray
@@ -248,9 +254,11 @@ class RayBackend:
 
     def cancel(self) -> None:
         """Cancel every task not completed: queued ones are dropped, running ones stopped
-        (their worker process is killed)."""
+        (their worker process is killed). On a local instance this session started, the tasks
+        stop with the instance (:meth:`close`): force-cancelling hundreds of them first races
+        Ray's own bookkeeping (a failed check in its task manager ends the process)."""
         ray = self.session.active
-        if ray is not None:
+        if ray is not None and not self.session.owns_local:
             for ref in list(self._pending):
                 with contextlib.suppress(ray.exceptions.RayError, ValueError, TypeError):
                     ray.cancel(ref, force=True)
