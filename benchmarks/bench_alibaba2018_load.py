@@ -44,15 +44,31 @@ MAX_PEAK_GB = 3.0
 
 # Each measurement runs in a fresh interpreter; argv after the code: the CSV, a scratch folder.
 PANDAS = ["-c", "import sys, pandas; pandas.read_csv(sys.argv[1], header=None)", "{csv}"]
-POLARS = ["-c", "import sys, polars; polars.scan_csv(sys.argv[1], has_header=False).collect()",
-          "{csv}"]  # fmt: skip
-SCHEDLAB = ["-c", "from schedlab.cli import main; main()", "load", "alibaba2018", "{csv}",
-            "-o", "{out}/jobs.parquet", "--no-cache"]  # fmt: skip
+POLARS = [
+    "-c",
+    "import sys, polars; polars.scan_csv(sys.argv[1], has_header=False).collect()",
+    "{csv}",
+]
+SCHEDLAB = [
+    "-c",
+    "from schedlab.cli import main; main()",
+    "load",
+    "alibaba2018",
+    "{csv}",
+    "-o",
+    "{out}/jobs.parquet",
+    "--no-cache",
+]
 """The full load through the CLI (``--no-cache``: parse, never read a cached conversion)."""
-SCHEDLAB_API = ["-c", "import sys; from schedlab.loaders.traces.alibaba2018 import "
-                "read_alibaba2018; "
-                "r = read_alibaba2018(sys.argv[1]); r.jobs.write_parquet(sys.argv[2]); "
-                "print(r.report.summary())", "{csv}", "{out}/jobs.parquet"]  # fmt: skip
+SCHEDLAB_API = [
+    "-c",
+    "import sys; from schedlab.loaders.traces.alibaba2018 import "
+    "read_alibaba2018; "
+    "r = read_alibaba2018(sys.argv[1]); r.jobs.write_parquet(sys.argv[2]); "
+    "print(r.report.summary())",
+    "{csv}",
+    "{out}/jobs.parquet",
+]
 """The same through the Python API (``--api``)."""
 
 
@@ -65,11 +81,17 @@ def build_big_file(path: Path, rows: int = FULL_ROWS, seed: int = 0) -> Path:
     sample = pl.read_csv(
         SAMPLE_CSV,
         schema={
-            "task_name": pl.Utf8, "instance_num": pl.Float64, "job_name": pl.Utf8,
-            "task_type": pl.Utf8, "status": pl.Utf8, "start_time": pl.Int64,
-            "end_time": pl.Int64, "plan_cpu": pl.Float64, "plan_mem": pl.Utf8,
+            "task_name": pl.Utf8,
+            "instance_num": pl.Float64,
+            "job_name": pl.Utf8,
+            "task_type": pl.Utf8,
+            "status": pl.Utf8,
+            "start_time": pl.Int64,
+            "end_time": pl.Int64,
+            "plan_cpu": pl.Float64,
+            "plan_mem": pl.Utf8,
         },
-    )  # fmt: skip
+    )
     sample = sample.with_columns(
         pl.col("instance_num").cast(pl.Int64), pl.col("plan_cpu").cast(pl.Int64)
     ).sort("job_name", maintain_order=True)
@@ -142,8 +164,11 @@ def main() -> None:
             subprocess.run(cmd, check=True)
             print(f"built {csv} in {time.perf_counter() - t0:.1f} s")
         print(f"file: {csv} ({csv.stat().st_size / 1e6:,.0f} MB, {args.rows:,} rows)")
-        methods = {"pandas.read_csv": PANDAS, "polars scan+collect": POLARS,
-                   "schedlab load": SCHEDLAB_API if args.api else SCHEDLAB}  # fmt: skip
+        methods = {
+            "pandas.read_csv": PANDAS,
+            "polars scan+collect": POLARS,
+            "schedlab load": SCHEDLAB_API if args.api else SCHEDLAB,
+        }
         walls: dict[str, list[float]] = {m: [] for m in methods}
         peaks: dict[str, list[float]] = {m: [] for m in methods}
         for r in range(args.repeats):

@@ -70,16 +70,24 @@ def main() -> None:
         csv = folder / f"alibaba2018_batch_task_{args.rows}.csv"
         if not csv.is_file():
             t0 = time.perf_counter()
-            build = [sys.executable, str(Path(__file__).with_name("bench_alibaba2018_load.py")),
-                     "--build", str(csv), "--rows", str(args.rows)]  # fmt: skip
+            build = [
+                sys.executable,
+                str(Path(__file__).with_name("bench_alibaba2018_load.py")),
+                "--build",
+                str(csv),
+                "--rows",
+                str(args.rows),
+            ]
             subprocess.run(build, check=True)
             print(f"built {csv} in {time.perf_counter() - t0:.1f} s")
         print(f"file: {csv} ({csv.stat().st_size / 1e6:,.0f} MB, {args.rows:,} rows)")
         wall, peak, fig = child(csv, Path(tmp), "dag", "sjf", "cpf")
         _, _, blind = child(csv, Path(tmp), "blind", "sjf")
     n = fig["tasks"]
-    print(f"{n:,} tasks, {fig['edges']:,} parent entries, {fig['machines']:,} machines, "
-          f"whole queue, dag release; load and replays {wall:.1f} s")  # fmt: skip
+    print(
+        f"{n:,} tasks, {fig['edges']:,} parent entries, {fig['machines']:,} machines, "
+        f"whole queue, dag release; load and replays {wall:.1f} s"
+    )
     fig["blind_sjf_s"] = blind["sjf_s"]
     rate = {k: n / fig[k] for k in ("sjf_s", "cpf_s", "blind_sjf_s")}
     ratio = fig["sjf_s"] / fig["blind_sjf_s"]
@@ -92,10 +100,14 @@ def main() -> None:
     ]
     for name, value, unit, target in rows:
         verdict = "PASS" if value < target else "FAIL"
-        print(f"  {name:32s} {value:8.2f} {unit:2s} (target < {target:g}: {verdict}; "
-              f"{value / target:.2f} of it)")  # fmt: skip
-    print(f"  jobs/s: sjf {rate['sjf_s']:,.0f}, cpf {rate['cpf_s']:,.0f}, DAG-blind sjf "
-          f"{rate['blind_sjf_s']:,.0f}")  # fmt: skip
+        print(
+            f"  {name:32s} {value:8.2f} {unit:2s} (target < {target:g}: {verdict}; "
+            f"{value / target:.2f} of it)"
+        )
+    print(
+        f"  jobs/s: sjf {rate['sjf_s']:,.0f}, cpf {rate['cpf_s']:,.0f}, DAG-blind sjf "
+        f"{rate['blind_sjf_s']:,.0f}"
+    )
 
 
 if __name__ == "__main__":

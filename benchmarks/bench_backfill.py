@@ -38,8 +38,9 @@ def main() -> None:
     args = parser.parse_args()
     kth = read_swf(KTH).jobs
     for spec in SPECS:  # load or compile the kernels once
-        schedule(kth.jobs.head(50).pipe(lambda j: JobSet.create(j, kth.meta)), make_policy(spec),
-                 WHOLE)  # fmt: skip
+        schedule(
+            kth.jobs.head(50).pipe(lambda j: JobSet.create(j, kth.meta)), make_policy(spec), WHOLE
+        )
     print(f"KTH-SP2 whole ({len(kth):,} jobs, one machine of 100 processors), simulation only:")
     greedy = best_of(lambda: schedule(kth, make_policy("fcfs"), WHOLE), 5)
     for spec in SPECS:
@@ -47,8 +48,10 @@ def main() -> None:
         verdict = ""
         if spec == "fcfs+easy":
             verdict = f" (target <= 2x: {'PASS' if seconds <= 2 * greedy else 'FAIL'})"
-        print(f"  {spec:18s} {seconds:7.3f} s = {len(kth) / seconds:>10,.0f} jobs/s, "
-              f"{seconds / greedy:5.2f}x greedy fcfs{verdict}")  # fmt: skip
+        print(
+            f"  {spec:18s} {seconds:7.3f} s = {len(kth) / seconds:>10,.0f} jobs/s, "
+            f"{seconds / greedy:5.2f}x greedy fcfs{verdict}"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         warm = Path(tmp) / "warm.parquet"  # read back as the timed replays are: the arrays
         trace_like(1000).write_parquet(warm)  # numba compiles for (read-only) are the same
@@ -64,9 +67,11 @@ def main() -> None:
             res.write_parquet(Path(tmp) / "res.parquet")
             seconds = time.perf_counter() - t0
             verdict = "PASS" if seconds < target else "FAIL"
-            print(f"replay of {n:,} trace-shaped jobs on 1,000 machines, {spec}, end to end: "
-                  f"{seconds:.2f} s = {n / seconds:,.0f} jobs/s (target < {target:g} s at "
-                  f"{args.jobs:,}: {verdict})")  # fmt: skip
+            print(
+                f"replay of {n:,} trace-shaped jobs on 1,000 machines, {spec}, end to end: "
+                f"{seconds:.2f} s = {n / seconds:,.0f} jobs/s (target < {target:g} s at "
+                f"{args.jobs:,}: {verdict})"
+            )
 
 
 if __name__ == "__main__":

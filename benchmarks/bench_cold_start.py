@@ -22,8 +22,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 KTH = ROOT / "traces" / "data" / "KTH-SP2-1996-2.swf.gz"
-POLICIES = ("fcfs", "wfp3", "fcfs+strict", "fcfs+easy", "sjf+easy", "fcfs+conservative",
-            "wfp3+conservative")  # fmt: skip
+POLICIES = (
+    "fcfs",
+    "wfp3",
+    "fcfs+strict",
+    "fcfs+easy",
+    "sjf+easy",
+    "fcfs+conservative",
+    "wfp3+conservative",
+)
 TARGET, BEFORE = 15.0, {"fcfs+easy": (113.0, 3.9)}
 SCHEDLAB = [str(Path(sys.executable).with_name("schedlab"))]
 
@@ -42,20 +49,25 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         jobs = Path(tmp) / "kth.parquet"
-        subprocess.run([*SCHEDLAB, "load", "swf", str(KTH), "-o", str(jobs)], check=True,
-                       capture_output=True)  # fmt: skip
-        print(f"first simulation of the KTH-SP2 log whole, one process each ({os.cpu_count()} "
-              f"CPUs); target cold <= {TARGET:.0f} s:")  # fmt: skip
+        subprocess.run(
+            [*SCHEDLAB, "load", "swf", str(KTH), "-o", str(jobs)], check=True, capture_output=True
+        )
+        print(
+            f"first simulation of the KTH-SP2 log whole, one process each ({os.cpu_count()} "
+            f"CPUs); target cold <= {TARGET:.0f} s:"
+        )
         for policy in args.policy or POLICIES:
             cache = Path(tmp) / f"cache-{policy}"
-            run = ["simulate", str(jobs), "--slots", "all", "--policy", policy,
-                   "-o", str(Path(tmp) / "r.parquet")]  # fmt: skip
+            out = Path(tmp) / "r.parquet"
+            run = ["simulate", str(jobs), "--slots", "all", "--policy", policy, "-o", str(out)]
             cold, warm = timed(run, cache), timed(run, cache)
             verdict = "PASS" if cold <= TARGET else "FAIL"
             before = BEFORE.get(policy)
             was = f"; before: {before[0]:.0f} s cold, {before[1]:.1f} s warm" if before else ""
-            print(f"  {policy:18s} cold {cold:5.1f} s ({cold / TARGET:4.2f}x target: {verdict}), "
-                  f"warm {warm:4.1f} s{was}")  # fmt: skip
+            print(
+                f"  {policy:18s} cold {cold:5.1f} s ({cold / TARGET:4.2f}x target: {verdict}), "
+                f"warm {warm:4.1f} s{was}"
+            )
 
 
 if __name__ == "__main__":

@@ -81,8 +81,9 @@ def main() -> None:
             for name in ("ray", "ray-warm"):  # the second run finds Ray's workers started
                 shutil.rmtree(base / name, ignore_errors=True)
                 t0 = time.perf_counter()
-                ray_outcome = run_experiment(spec, base / name, backend=RayBackend(RaySession()),
-                                             progress=False)  # fmt: skip
+                ray_outcome = run_experiment(
+                    spec, base / name, backend=RayBackend(RaySession()), progress=False
+                )
                 walls.append(time.perf_counter() - t0)
             empty_s = empty_round_trip_s(RayBackend(session))
         finally:
@@ -97,22 +98,33 @@ def main() -> None:
             for name in ("ray", "ray-warm")
         )
         ray_s, warm_s = walls
-        print(f"Figure 4 spec: {n} runs ({len(spec.policies)} policies x "
-              f"{len(spec.workloads[0].loads)} loads x {spec.workloads[0].jobsets} jobsets), "
-              f"{cpus} CPUs")  # fmt: skip
+        print(
+            f"Figure 4 spec: {n} runs ({len(spec.policies)} policies x "
+            f"{len(spec.workloads[0].loads)} loads x {spec.workloads[0].jobsets} jobsets), "
+            f"{cpus} CPUs"
+        )
         print(f"  local backend:      {local_s:6.1f} s  ({len(outcome.failures)} failed runs)")
-        print(f"  Ray (local):        {ray_s:6.1f} s  ({len(ray_outcome.failures)} failed runs); "
-              f"Ray start {start_s:.1f} s and stop {stop_s:.1f} s apart")  # fmt: skip
+        print(
+            f"  Ray (local):        {ray_s:6.1f} s  ({len(ray_outcome.failures)} failed runs); "
+            f"Ray start {start_s:.1f} s and stop {stop_s:.1f} s apart"
+        )
         print(f"  Ray, warm workers:  {warm_s:6.1f} s  (the same again on the same instance)")
         whole = (ray_s + start_s + stop_s) / local_s
-        print(f"  ratio Ray / local: {ray_s / local_s:.2f} ({whole:.2f} with Ray's start and "
-              f"stop; {warm_s / local_s:.2f} with warm workers)")  # fmt: skip
-        runs = (("local", local_s, base / "local"), ("Ray", ray_s, base / "ray"),
-                ("Ray, warm", warm_s, base / "ray-warm"))  # fmt: skip
+        print(
+            f"  ratio Ray / local: {ray_s / local_s:.2f} ({whole:.2f} with Ray's start and "
+            f"stop; {warm_s / local_s:.2f} with warm workers)"
+        )
+        runs = (
+            ("local", local_s, base / "local"),
+            ("Ray", ray_s, base / "ray"),
+            ("Ray, warm", warm_s, base / "ray-warm"),
+        )
         for name, wall, out in runs:
             busy = run_seconds(out)
-            print(f"  overhead per task, {name:9s}: {(wall * cpus - busy) / n:.3f} CPU-s "
-                  f"(runs' own time {busy:.1f} s of {wall * cpus:.1f} CPU-s)")  # fmt: skip
+            print(
+                f"  overhead per task, {name:9s}: {(wall * cpus - busy) / n:.3f} CPU-s "
+                f"(runs' own time {busy:.1f} s of {wall * cpus:.1f} CPU-s)"
+            )
         print(f"  Ray round trip of an empty task: {1000 * empty_s:.2f} ms ({EMPTY_TASKS} tasks)")
         print(f"  identical results.parquet: {'yes' if same else 'NO'}")
     finally:

@@ -46,10 +46,16 @@ def trace_like(n: int, *, load: float = 1.2, seed: int = 0) -> JobSet:
     work = (duration * cpu).sum() / (MACHINES * CORES)  # core-steps over the cluster
     span = work / load
     arrival = np.sort(rng.uniform(0, span, n)).astype(np.int64)
-    jobs = pl.DataFrame({
-        "jobset": np.zeros(n, np.int32), "job_id": np.arange(n, dtype=np.int64),
-        "arrival": arrival, "duration": duration, "cpu": cpu, "mem": mem,
-    })  # fmt: skip
+    jobs = pl.DataFrame(
+        {
+            "jobset": np.zeros(n, np.int32),
+            "job_id": np.arange(n, dtype=np.int64),
+            "arrival": arrival,
+            "duration": duration,
+            "cpu": cpu,
+            "mem": mem,
+        }
+    )
     meta = JobSetMeta(
         resources=("cpu", "mem"),
         capacity=(MACHINES * CORES, MACHINES * MEM),
@@ -88,13 +94,17 @@ def main() -> None:
             res = Results.read_parquet(out)
             wait = res.table["wait"].mean()
             rates.append(jobs / seconds)
-            print(f"  {jobs:>9,} jobs (load {load:.2f}, mean wait {wait:,.0f} s): end to end "
-                  f"{seconds:5.2f} s = {jobs / seconds:,.0f} jobs/s")  # fmt: skip
+            print(
+                f"  {jobs:>9,} jobs (load {load:.2f}, mean wait {wait:,.0f} s): end to end "
+                f"{seconds:5.2f} s = {jobs / seconds:,.0f} jobs/s"
+            )
         verdict = "PASS" if args.jobs / rates[-1] < TARGET_REPLAY_S else "FAIL"
-        print(f"  1M-job replay {args.jobs / rates[-1]:.2f} s vs target {TARGET_REPLAY_S:g} s "
-              f"({TARGET_REPLAY_S / (args.jobs / rates[-1]):.1f}x under): {verdict}; "
-              f"linearity: jobs/s at {args.jobs:,} / at {args.jobs // 4:,} = "
-              f"{rates[-1] / rates[0]:.2f}")  # fmt: skip
+        print(
+            f"  1M-job replay {args.jobs / rates[-1]:.2f} s vs target {TARGET_REPLAY_S:g} s "
+            f"({TARGET_REPLAY_S / (args.jobs / rates[-1]):.1f}x under): {verdict}; "
+            f"linearity: jobs/s at {args.jobs:,} / at {args.jobs // 4:,} = "
+            f"{rates[-1] / rates[0]:.2f}"
+        )
         js = trace_like(100_000)
         print("visible queue sweep on 100,000 jobs (kernel only):")
         for slots in (10, 100, 1000, None):

@@ -102,9 +102,14 @@ def main() -> None:
         "(24 cores)"
     )
     chen = TrainConfig(
-        load=0.7, slots=5, machines=2, layout="reshaped", network="chen-cnn", queue_weight=2.0,
+        load=0.7,
+        slots=5,
+        machines=2,
+        layout="reshaped",
+        network="chen-cnn",
+        queue_weight=2.0,
         **size,
-    )  # fmt: skip
+    )
     per_it, _ = time_iterations(chen, max(2, args.iterations // 2))
     hours = per_it * CHEN_ITERATIONS / 3600
     print(

@@ -69,18 +69,27 @@ def main(args: Args) -> Path:
         args.env_id, load=args.load, jobsets=args.jobsets, workload_seed=args.workload_seed
     )
     agent = MaskablePPO(
-        "MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, gamma=args.gamma, ent_coef=args.ent_coef,
-        seed=args.seed, device="cpu", verbose=0,
-    )  # fmt: skip
+        "MlpPolicy",
+        env,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        gamma=args.gamma,
+        ent_coef=args.ent_coef,
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
 
     t0 = time.perf_counter()
     agent.learn(total_timesteps=args.steps)
     wall = time.perf_counter() - t0
     returns = [e["r"] for e in agent.ep_info_buffer]
     mean = sum(returns) / len(returns) if returns else float("nan")
-    print(f"trained {args.steps:,} steps in {wall:.1f} s; mean return of the last "
-          f"{len(returns)} episodes {mean:.1f} (minus their total slowdown)")  # fmt: skip
+    print(
+        f"trained {args.steps:,} steps in {wall:.1f} s; mean return of the last "
+        f"{len(returns)} episodes {mean:.1f} (minus their total slowdown)"
+    )
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

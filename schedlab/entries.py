@@ -78,9 +78,11 @@ def described(entry: Entry) -> Entry:
         tags.add(f"model:{name}")
     positional = getattr(obj, "positional", None)
     return replace(
-        entry, summary=summary, tags=frozenset(tags),
+        entry,
+        summary=summary,
+        tags=frozenset(tags),
         positional=positional if isinstance(positional, str) else None,
-    )  # fmt: skip
+    )
 
 
 def _strings(value: Any) -> list[str]:

@@ -26,8 +26,12 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 """Extra -> the modules it installs that schedlab imports (smallest extra first)."""
 
-NAMES = {"torch": "torch", "stable_baselines3": "Stable-Baselines3",
-         "sb3_contrib": "sb3-contrib", "ray": "Ray"}  # fmt: skip
+NAMES = {
+    "torch": "torch",
+    "stable_baselines3": "Stable-Baselines3",
+    "sb3_contrib": "sb3-contrib",
+    "ray": "Ray",
+}
 """Module -> the name of its project, for messages."""
 
 

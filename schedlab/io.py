@@ -27,12 +27,21 @@ _INPUTS: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar(
     "schedlab_inputs", default=()
 )
 """Files the running command reads: no output may replace one (see :func:`reading`)."""
-_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
-_WRITE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
-                 errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
-                 errno.EROFS: "read-only file system", errno.EFBIG: "file too large",
-                 errno.EIO: "input/output error"}  # fmt: skip
+_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_WRITE_ERRNOS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EROFS: "read-only file system",
+    errno.EFBIG: "file too large",
+    errno.EIO: "input/output error",
+}
 
 
 @contextlib.contextmanager

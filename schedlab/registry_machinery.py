@@ -59,9 +59,15 @@ class Registry:
             )
             raise ValueError(msg)
         self._entries[key] = Entry(
-            name=key, target=target, summary=summary, positional=positional,
-            tags=frozenset(tags), config=config, report=report, extra=extra,
-        )  # fmt: skip
+            name=key,
+            target=target,
+            summary=summary,
+            positional=positional,
+            tags=frozenset(tags),
+            config=config,
+            report=report,
+            extra=extra,
+        )
 
     def entry(self, name: str) -> Entry:
         """The entry for ``name`` (built in, a plug-in or a ``package.module:attr``
@@ -129,8 +135,9 @@ class Registry:
                 else:
                     why = "is also registered by " + " and by ".join(
                         f"{o} ({e.value})"
-                        for o, e in zip(origins, eps, strict=True) if e is not eps[k]
-                    )  # fmt: skip
+                        for o, e in zip(origins, eps, strict=True)
+                        if e is not eps[k]
+                    )
                 msg = (
                     f"{self.kind} {key!r} of {origin} ({ep.value}, entry point group "
                     f"{self.group}) is refused: the name {why}; name it as {ep.value}"
@@ -268,9 +275,10 @@ class Registry:
         if tag == "plugin":
             return [n for n, e in self._entries.items() if e.origin != "schedlab"]
         return [
-            n for n, e in self._entries.items()
+            n
+            for n, e in self._entries.items()
             if tag is None or (tag in e.tags and e.origin == "schedlab")
-        ]  # fmt: skip
+        ]
 
     def __iter__(self) -> Iterator[Entry]:
         """Every entry, plug-ins described (imported) first; one that cannot be imported is
@@ -296,8 +304,9 @@ class Registry:
         return True
 
 
-GROUPS = {kind: f"schedlab.{kind}" for kind in
-          ("policies", "generators", "loaders", "trainers", "models")}  # fmt: skip
+GROUPS = {
+    kind: f"schedlab.{kind}" for kind in ("policies", "generators", "loaders", "trainers", "models")
+}
 """Entry-point group of each registry's plug-ins (``[project.entry-points."schedlab.policies"]``
 in a plug-in's ``pyproject.toml``)."""
 

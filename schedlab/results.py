@@ -15,9 +15,20 @@ if TYPE_CHECKING:
     import pandas as pd
 
 RESULT_COLUMNS = (
-    "policy", "jobset", "load", "seed", "job_id", "arrival", "start", "finish", "duration",
-    "machine", "slowdown", "completion", "wait",
-)  # fmt: skip
+    "policy",
+    "jobset",
+    "load",
+    "seed",
+    "job_id",
+    "arrival",
+    "start",
+    "finish",
+    "duration",
+    "machine",
+    "slowdown",
+    "completion",
+    "wait",
+)
 SECONDS_RESULT_COLUMNS = ("arrival_s", "run_s", "wait_s", "completion_s", "share")
 """Columns results add when the JobSet has real times (:data:`~schedlab.jobset.SECONDS_COLUMNS`),
 float64: ``arrival_s`` (seconds since the jobset's origin), ``run_s`` (seconds the job ran,

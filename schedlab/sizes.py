@@ -33,8 +33,17 @@ ALLOW_ENV = "SCHEDLAB_ALLOW_LARGE"
 BUDGET_ENV = "SCHEDLAB_MEMORY_BUDGET"
 """Bytes a request may use, replacing the measured available memory."""
 HOW_TO_PROCEED = "or go ahead: --allow-large, SCHEDLAB_ALLOW_LARGE=1"
-_UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "ki": 2**10, "mi": 2**20,
-          "gi": 2**30, "ti": 2**40}  # fmt: skip
+_UNITS = {
+    "": 1,
+    "k": 1e3,
+    "m": 1e6,
+    "g": 1e9,
+    "t": 1e12,
+    "ki": 2**10,
+    "mi": 2**20,
+    "gi": 2**30,
+    "ti": 2**40,
+}
 
 
 def human(nbytes: float) -> str:

@@ -46,8 +46,16 @@ def source_folder(package: str, package_dir: dict[str, str]) -> str:
 def main() -> int:
     tree = build_tree()
     config = ROOT / "pyproject.toml"
-    cmd = [sys.executable, "-m", "mypy", "--config-file", str(config), "-p", "schedlab",
-           *sys.argv[1:]]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--config-file",
+        str(config),
+        "-p",
+        "schedlab",
+        *sys.argv[1:],
+    ]
     done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=False)
     prefix = str(tree) + os.sep
     for line in (done.stdout + done.stderr).splitlines():

@@ -44,9 +44,15 @@ def _download(url: str, part: Path, *, timeout: float, progress: bool) -> None:
         size = int(total) + have if total is not None else None
         with (
             part.open("ab" if resumed else "wb") as out,
-            tqdm(total=size, initial=have, unit="B", unit_scale=True, desc=part.stem,
-                 disable=not progress) as bar,
-        ):  # fmt: skip
+            tqdm(
+                total=size,
+                initial=have,
+                unit="B",
+                unit_scale=True,
+                desc=part.stem,
+                disable=not progress,
+            ) as bar,
+        ):
             while block := response.read(CHUNK):
                 out.write(block)
                 bar.update(len(block))

@@ -65,10 +65,11 @@ def out_of_memory(command: str | None, exc: MemoryError) -> str:
 @click.group(cls=SchedlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="schedlab")
 @click.option(
-    "--allow-large", is_flag=True,
+    "--allow-large",
+    is_flag=True,
     help="Go ahead with requests estimated to need more memory than is available (refused "
     "otherwise, with the estimate and the option to change; = $SCHEDLAB_ALLOW_LARGE=1).",
-)  # fmt: skip
+)
 @click.pass_context
 def main(ctx: click.Context, allow_large: bool) -> None:
     """Evaluate cluster job schedulers on synthetic workloads and real traces."""

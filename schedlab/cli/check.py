@@ -167,8 +167,13 @@ def trainer_cmd(name: str) -> None:
 
 
 @check_group.command("plugins")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Seed of the policy and generator checks.")  # fmt: skip
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Seed of the policy and generator checks.",
+)
 @click.option(
     "--timeout",
     default=IMPORT_TIMEOUT,
@@ -182,8 +187,12 @@ def plugins_cmd(seed: int, timeout: float) -> None:
     names, else skipped with a note; a plug-in that cannot be imported, or whose import takes
     more than --timeout seconds, fails."""
     results: list[bool] = []
-    registries = {"policy": policies, "generator": generators, "loader": loaders,
-                  "trainer": trainers}  # fmt: skip
+    registries = {
+        "policy": policies,
+        "generator": generators,
+        "loader": loaders,
+        "trainer": trainers,
+    }
     for kind, registry in registries.items():
         _import_plugins(kind, registry, timeout)
         for entry in registry:

@@ -51,9 +51,12 @@ COUNT = click.IntRange(min=1)
 """An integer >= 1."""
 
 SIMULATION_TYPES: dict[str, AnyParamType] = {
-    "slots": SlotsType(), "horizon": COUNT, "machines": COUNT,
-    "overrun": click.Choice(["kill", "extend"]), "release": click.Choice(["dag", "trace"]),
-}  # fmt: skip
+    "slots": SlotsType(),
+    "horizon": COUNT,
+    "machines": COUNT,
+    "overrun": click.Choice(["kill", "extend"]),
+    "release": click.Choice(["dag", "trace"]),
+}
 """The :class:`~schedlab.simulator.config.ClusterConfig` fields ``schedlab simulate`` takes,
 with the types of their options."""
 
@@ -134,8 +137,9 @@ def config_option(p: Param, kind: AnyParamType | None = None) -> click.Option:
         number = float if float in args else int
         return click.Option([*decl, p.name], type=number, nargs=len(args), **common)
     if hint is dict or get_origin(hint) in (dict, Mapping):
-        return click.Option([*decl, p.name], multiple=True, metavar="KEY=VALUE",
-                            callback=key_values, help=doc)  # fmt: skip
+        return click.Option(
+            [*decl, p.name], multiple=True, metavar="KEY=VALUE", callback=key_values, help=doc
+        )
     msg = f"config field {p.name!r} of type {hint} cannot be given on the command line"
     raise TypeError(msg)
 

@@ -55,8 +55,9 @@ def demo_cmd(
 
     t0 = time.perf_counter()
     check_report_folder(output, output, force=force)
-    text = demo_spec(jobsets=jobsets, seed=seed, loads=list(loads or DEMO_LOADS), slots=slots,
-                     horizon=horizon)  # fmt: skip
+    text = demo_spec(
+        jobsets=jobsets, seed=seed, loads=list(loads or DEMO_LOADS), slots=slots, horizon=horizon
+    )
     spec_path = output / "spec.toml"
     spec = parse_spec_dict(tomllib.loads(text), base_dir=output.resolve(), source=str(spec_path))
     replaced = check_directory(spec, output, force=force)

@@ -74,6 +74,8 @@ def fail_on_failures(outcome: Any) -> None:
     """Exit with status 1, listing the runs that failed, if any did."""
     if outcome.failures:
         lines = "\n".join(f"  {rid}: {err}" for rid, err in sorted(outcome.failures.items()))
-        msg = (f"{len(outcome.failures)} runs failed (tracebacks in "
-               f"{outcome.out_dir / 'errors'}):\n{lines}")  # fmt: skip
+        msg = (
+            f"{len(outcome.failures)} runs failed (tracebacks in "
+            f"{outcome.out_dir / 'errors'}):\n{lines}"
+        )
         raise click.ClickException(msg)

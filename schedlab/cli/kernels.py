@@ -69,8 +69,12 @@ def compile_part(part: str) -> float:
 
 
 @click.command("compile", cls=Command)
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Processes compiling at once (default: the CPUs, at most 4).")  # fmt: skip
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes compiling at once (default: the CPUs, at most 4).",
+)
 def compile_cmd(workers: int | None) -> None:
     """Compile the simulator's kernels now (once per installation; later runs load them).
 
@@ -78,8 +82,10 @@ def compile_cmd(workers: int | None) -> None:
     line before it starts); make venv runs this once, in parallel.
     """
     workers = workers or min(4, os.cpu_count() or 1)
-    click.echo(f"compiling the simulator's kernels in {workers} processes (once per "
-               "installation, about a minute)...")  # fmt: skip
+    click.echo(
+        f"compiling the simulator's kernels in {workers} processes (once per "
+        "installation, about a minute)..."
+    )
     t0 = time.perf_counter()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         futures = {pool.submit(compile_part, part): part for part in PARTS}

@@ -18,10 +18,13 @@ DPI_HELP = "Resolution of the PNG figures (the HTML embeds lighter copies)."
 def _style_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--dpi and --style, shared by `report` and `show`."""
     fn = click.option(
-        "--style", type=click.Choice(FIGURE_STYLES), default="screen", show_default=True,
+        "--style",
+        type=click.Choice(FIGURE_STYLES),
+        default="screen",
+        show_default=True,
         help="screen: figures for the HTML report; paper: one column of a two-column paper "
         "(3.3 in wide, 8 pt text).",
-    )(fn)  # fmt: skip
+    )(fn)
     return click.option(
         "--dpi", default=200, show_default=True, type=click.IntRange(min=1), help=DPI_HELP
     )(fn)
@@ -29,10 +32,11 @@ def _style_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _jobs_option(purpose: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return click.option(
-        "--jobs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        "--jobs",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
         help=f"JobSet a results file was simulated on (not needed for an experiment directory), "
         f"{purpose}.",
-    )  # fmt: skip
+    )
 
 
 REPORT_FORCE_HELP = (
@@ -50,14 +54,23 @@ REPORT_FORCE_HELP = (
 @_jobs_option("for utilisation, queue and fragmentation over time")
 @_style_options
 @click.option(
-    "--vector", multiple=True, type=click.Choice(VECTOR_FORMATS),
+    "--vector",
+    multiple=True,
+    type=click.Choice(VECTOR_FORMATS),
     help="Also write every figure in this vector format (repeatable; default: pdf and svg with "
     "--style paper, none with --style screen).",
-)  # fmt: skip
+)
 def report_cmd(
-    results: Path, output: Path, force: bool, seed: int | None, reference: str | None,
-    jobs: Path | None, dpi: int, style: str, vector: tuple[str, ...],
-) -> None:  # fmt: skip
+    results: Path,
+    output: Path,
+    force: bool,
+    seed: int | None,
+    reference: str | None,
+    jobs: Path | None,
+    dpi: int,
+    style: str,
+    vector: tuple[str, ...],
+) -> None:
     """Render RESULTS (a results Parquet file or an experiment directory) as HTML and Markdown.
 
     CSV and LaTeX tables and the figures (PNG; PDF and SVG with --style paper or --vector) are
@@ -88,13 +101,20 @@ def report_cmd(
 
 @click.command("show", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
-@click.option("--jobset", type=int, help="Jobset id (default: the median one by the first "
-              "policy's average slowdown at the highest offered load).")  # fmt: skip
 @click.option(
-    "--policy", "policy_specs", multiple=True, metavar="NAME|SPEC",
+    "--jobset",
+    type=int,
+    help="Jobset id (default: the median one by the first "
+    "policy's average slowdown at the highest offered load).",
+)
+@click.option(
+    "--policy",
+    "policy_specs",
+    multiple=True,
+    metavar="NAME|SPEC",
     help="Policy, by its name in the results or the spec it was run with, e.g. sjf or "
     "deeprm:deeprm-1.3 (repeatable; two draw their difference; default: the first).",
-)  # fmt: skip
+)
 @click.option("--workload", help="Workload of an experiment directory (default: its only one).")
 @click.option(
     "--window",
@@ -107,9 +127,16 @@ def report_cmd(
 @_style_options
 @output_option("Figure file: .pdf, .svg or .png.")
 def show_cmd(
-    results: Path, jobset: int | None, policy_specs: tuple[str, ...], workload: str | None,
-    window: str | None, jobs: Path | None, dpi: int, style: str, output: Path,
-) -> None:  # fmt: skip
+    results: Path,
+    jobset: int | None,
+    policy_specs: tuple[str, ...],
+    workload: str | None,
+    window: str | None,
+    jobs: Path | None,
+    dpi: int,
+    style: str,
+    output: Path,
+) -> None:
     """Draw the schedules of one jobset of RESULTS (a results file or an experiment directory).
 
     One Gantt chart per policy (jobs in arrival order: waiting, then running; one lane per

@@ -49,26 +49,47 @@ def read_jobs_csv(
     tokens = pl.col("raw").str.split(",")
     rows = lines.slice(1).with_columns(
         tokens.list.len().alias("n_fields"),
-        *(tokens.list.get(i, null_on_oob=True).str.strip_chars().cast(pl.Float64, strict=False)
-          .alias(f) for i, f in enumerate(FIELDS)),
-    )  # fmt: skip
+        *(
+            tokens.list.get(i, null_on_oob=True)
+            .str.strip_chars()
+            .cast(pl.Float64, strict=False)
+            .alias(f)
+            for i, f in enumerate(FIELDS)
+        ),
+    )
     numbers = pl.all_horizontal(pl.col(f).is_finite() for f in FIELDS).fill_null(False)
-    rows = first_reason(rows, [
-        (pl.col("encoding").is_not_null(), "invalid_utf8", pl.col("encoding")),
-        (pl.col("n_fields") != 3, "wrong_field_count",
-         pl.format("expected 3 comma-separated fields, found {}", "n_fields")),
-        (~numbers, "not_a_number", pl.lit("submit, runtime and cpus must be numbers")),
-        ((pl.col("runtime") < 0) | (pl.col("cpus") <= 0), "negative_value",
-         pl.lit("runtime must be >= 0 and cpus > 0")),
-    ]).with_columns(
-        pl.col("submit").alias("arrival_s"), pl.col("runtime").alias("duration_s"),
-        pl.col("cpus").alias("cpu"), pl.col("line").cast(pl.Utf8).alias("source_id"),
-    )  # fmt: skip
+    rows = first_reason(
+        rows,
+        [
+            (pl.col("encoding").is_not_null(), "invalid_utf8", pl.col("encoding")),
+            (
+                pl.col("n_fields") != 3,
+                "wrong_field_count",
+                pl.format("expected 3 comma-separated fields, found {}", "n_fields"),
+            ),
+            (~numbers, "not_a_number", pl.lit("submit, runtime and cpus must be numbers")),
+            (
+                (pl.col("runtime") < 0) | (pl.col("cpus") <= 0),
+                "negative_value",
+                pl.lit("runtime must be >= 0 and cpus > 0"),
+            ),
+        ],
+    ).with_columns(
+        pl.col("submit").alias("arrival_s"),
+        pl.col("runtime").alias("duration_s"),
+        pl.col("cpus").alias("cpu"),
+        pl.col("line").cast(pl.Utf8).alias("source_id"),
+    )
     return finish(
-        rows, source=str(source), loader="jobs-csv", resources=["cpu"],
-        machine_size=[machine_cpus], units=["processor"], options=options,
+        rows,
+        source=str(source),
+        loader="jobs-csv",
+        resources=["cpu"],
+        machine_size=[machine_cpus],
+        units=["processor"],
+        options=options,
         notes=["line 1 is the header"],
-    )  # fmt: skip
+    )
 
 
 read_jobs_csv.sample = Path(__file__).parent / "data" / "sample.csv"  # type: ignore[attr-defined]
