@@ -32,9 +32,8 @@ class Backend(Protocol):
         ...
 
     def submit(
-        self, key: str, fn: Callable[..., Any], *args: Any, cpus: int = 1,
-        group: Hashable = None,
-    ) -> None:  # fmt: skip
+        self, key: str, fn: Callable[..., Any], *args: Any, cpus: int = 1, group: Hashable = None
+    ) -> None:
         """Run ``fn(*args)`` (a module-level function) as a task of ``cpus`` CPUs; tasks of
         one ``group`` (e.g. that import the same library) preferably run in the same process."""
         ...
@@ -78,9 +77,8 @@ class OnThisMachine:
         return value
 
     def submit(
-        self, key: str, fn: Callable[..., Any], *args: Any, cpus: int = 1,
-        group: Hashable = None,
-    ) -> None:  # fmt: skip
+        self, key: str, fn: Callable[..., Any], *args: Any, cpus: int = 1, group: Hashable = None
+    ) -> None:
         """Queue ``fn(*args)``."""
         self._add(Call(key, fn, args, group))
 

@@ -82,16 +82,23 @@ class BatchOutcome:
         """These fields for a batch of ``n_runs`` of which ``n_pending`` were to run when the
         call started at ``t0`` (:func:`time.perf_counter`)."""
         return {
-            "out_dir": out_dir, "n_runs": n_runs, "skipped": n_runs - n_pending,
-            "ran": n_pending - len(failures), "failures": failures,
+            "out_dir": out_dir,
+            "n_runs": n_runs,
+            "skipped": n_runs - n_pending,
+            "ran": n_pending - len(failures),
+            "failures": failures,
             "wall_s": time.perf_counter() - t0,
-        }  # fmt: skip
+        }
 
 
 def make_backend(
-    name: str = "local", *, workers: int | None = None, address: str | None = None,
-    n_tasks: int = 1, here: bool = False,
-) -> Backend:  # fmt: skip
+    name: str = "local",
+    *,
+    workers: int | None = None,
+    address: str | None = None,
+    n_tasks: int = 1,
+    here: bool = False,
+) -> Backend:
     """The backend called ``name``.
 
     Parameters
@@ -187,8 +194,9 @@ def run_batch(
 
     failures: dict[str, str] = {}
     now = 0
-    bar = tqdm(total=total, initial=total - pending, desc=desc, unit="run",
-               disable=not progress or None)  # fmt: skip
+    bar = tqdm(
+        total=total, initial=total - pending, desc=desc, unit="run", disable=not progress or None
+    )
     try:
         with interrupts.guard(), bar:
             start()
@@ -205,8 +213,10 @@ def run_batch(
     except KeyboardInterrupt as exc:
         backend.cancel()
         name = getattr(exc, "signal", None) or "SIGINT"
-        msg = (f"interrupted by {name} after {total - pending + now} of {total} {noun} "
-               f"({now} now); run the same command {again}")  # fmt: skip
+        msg = (
+            f"interrupted by {name} after {total - pending + now} of {total} {noun} "
+            f"({now} now); run the same command {again}"
+        )
         raise Interrupted(msg, name) from exc
     finally:
         backend.close()

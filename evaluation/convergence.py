@@ -110,10 +110,15 @@ def per_run(curves: pl.DataFrame, *, target: str | None = "sjf") -> pl.DataFrame
         sec = np.r_[pre_s, part.get_column("seconds").to_numpy()]
         reached = value[0] - value >= 0.95 * (value[0] - sign * final) - 1e-12
         row = {
-            "variant": variant, "run": run, "initial": initial, "final": final, "pretrain_s": pre_s,
-            "iterations": int(it.max()), "it_95": _first(it, reached),
+            "variant": variant,
+            "run": run,
+            "initial": initial,
+            "final": final,
+            "pretrain_s": pre_s,
+            "iterations": int(it.max()),
+            "it_95": _first(it, reached),
             "s_95": _first(sec, reached),
-        }  # fmt: skip
+        }
         column = f"baseline_{target}"
         if target is not None and column in part.columns:
             level = float(part.get_column(column)[0])

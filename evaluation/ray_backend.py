@@ -212,9 +212,8 @@ class RayBackend:
         return self.session.start().put(value)
 
     def submit(
-        self, key: str, fn: Callable[..., Any], *args: Any, cpus: int = 1,
-        group: Hashable = None,
-    ) -> None:  # fmt: skip
+        self, key: str, fn: Callable[..., Any], *args: Any, cpus: int = 1, group: Hashable = None
+    ) -> None:
         """Run ``fn(*args)`` as a task of ``cpus`` CPUs (arguments may be references from
         :meth:`put`); ``fn`` must be importable by the workers (a module-level function).
         ``group`` is moot: Ray places each task on any free CPU."""
@@ -238,8 +237,9 @@ class RayBackend:
             with _signal_named():
                 ready, _ = ray.wait(list(self._pending), num_returns=1, timeout=POLL_S)
                 if ready:  # take every result ready now, not one per wait
-                    ready, _ = ray.wait(list(self._pending), num_returns=len(self._pending),
-                                        timeout=0)  # fmt: skip
+                    ready, _ = ray.wait(
+                        list(self._pending), num_returns=len(self._pending), timeout=0
+                    )
             for ref in ready:
                 key = self._pending.pop(ref, None)
                 if key is None:  # cancelled meanwhile

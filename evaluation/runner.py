@@ -205,8 +205,13 @@ def run_experiment(
     replaced = check_directory(spec, out, force=force)
     tasks = plan(spec, out)
     pending = {t.run_id: t for t in tasks if not is_done(t)}
-    runs_on = backend if not isinstance(backend, str) else make_backend(
-        backend, workers=workers, address=address, n_tasks=len(pending), here=True)  # fmt: skip
+    runs_on = (
+        backend
+        if not isinstance(backend, str)
+        else make_backend(
+            backend, workers=workers, address=address, n_tasks=len(pending), here=True
+        )
+    )
     said: list[str] = []
 
     def start() -> None:
@@ -228,9 +233,17 @@ def run_experiment(
         return result.error
 
     try:
-        failures = run_batch(runs_on, start, take, total=len(tasks), pending=len(pending),
-                             noun="runs", again="again to resume", desc=spec.name,
-                             progress=progress)  # fmt: skip
+        failures = run_batch(
+            runs_on,
+            start,
+            take,
+            total=len(tasks),
+            pending=len(pending),
+            noun="runs",
+            again="again to resume",
+            desc=spec.name,
+            progress=progress,
+        )
     except Interrupted:
         _remove_partial_files(out)
         raise
@@ -345,8 +358,11 @@ def _differences(old: Any, new: Any, where: str = "") -> list[str]:
         same = [d for n in a if n in b for d in _differences(a[n], b[n], f"{where}[{n!r}]")]
         return gone + added + same
     if isinstance(old, list | tuple) and isinstance(new, list | tuple) and len(old) == len(new):
-        return [d for i, (a, b) in enumerate(zip(old, new, strict=True))
-                for d in _differences(a, b, f"{where}[{i}]")]  # fmt: skip
+        return [
+            d
+            for i, (a, b) in enumerate(zip(old, new, strict=True))
+            for d in _differences(a, b, f"{where}[{i}]")
+        ]
     return [] if old == new else [f"{where.lstrip('.')}: {_short(old)} -> {_short(new)}"]
 
 

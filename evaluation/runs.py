@@ -126,10 +126,13 @@ def plugin_code(spec: str, w: WorkloadSpec) -> list[str]:
     with another version of them is run again, never reused."""
     found = [
         code_version(registry, name)
-        for registry, name in ((policies, policy_name(spec)), (generators, w.generator),
-                               (loaders, w.loader))
+        for registry, name in (
+            (policies, policy_name(spec)),
+            (generators, w.generator),
+            (loaders, w.loader),
+        )
         if name and name in registry  # (a JobSet file's "loader" is none of the registry's)
-    ]  # fmt: skip
+    ]
     return [c for c in found if c is not None]
 
 
@@ -296,8 +299,9 @@ def compute(task: RunTask, jobsets: JobSet | None = None) -> RunOutput:
                 "complete": True,
             }
             results = Results(table, {**res.meta, "run": run})
-            return RunOutput(task=task, result=RunResult(run_id=task.run_id, warnings=said),
-                             results=results)  # fmt: skip
+            return RunOutput(
+                task=task, result=RunResult(run_id=task.run_id, warnings=said), results=results
+            )
         except Exception as exc:
             if (name := interrupts.requested()) is not None:
                 raise Interrupted(f"interrupted by {name}", name) from exc

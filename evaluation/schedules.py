@@ -113,9 +113,13 @@ def _join_demands(table: pl.DataFrame, jobs: JobSet) -> pl.DataFrame:
     extra = [c for c in ("category",) if c in jobs.jobs.columns and c not in table.columns]
     killable = "killed" in table.columns and "estimate" in jobs.jobs.columns
     demands = jobs.jobs.select(
-        "jobset", "job_id", pl.col("duration").alias("_duration"),
-        *([pl.col("estimate").alias("_estimate")] if killable else []), *jobs.resources, *extra,
-    )  # fmt: skip
+        "jobset",
+        "job_id",
+        pl.col("duration").alias("_duration"),
+        *([pl.col("estimate").alias("_estimate")] if killable else []),
+        *jobs.resources,
+        *extra,
+    )
     out = table.drop([r for r in jobs.resources if r in table.columns]).join(
         demands, on=["jobset", "job_id"], how="left"
     )

@@ -18,8 +18,12 @@ from typing import Any
 from schedlab.registry import loaders as registry
 
 entry, load, make, names, register = (
-    registry.entry, registry.load, registry.make, registry.names, registry.register
-)  # fmt: skip
+    registry.entry,
+    registry.load,
+    registry.make,
+    registry.names,
+    registry.register,
+)
 
 _LAZY = {
     "DropReport": "schedlab.loaders.traces.drop_report",

@@ -102,20 +102,17 @@ def figures(
             f"correlation of the row policy versus the column policy (> 0: row better) and the "
             f"Holm-adjusted Wilcoxon signed-rank p-value; * marks p ≤ {cfg.alpha:g}.",
         )
-    summ = comp.at_focus(comp.summary)
-    if summ.get_column("ratio").drop_nulls().len():
-        out["ratio_to_reference.png"] = (
-            figure(
-                lambda ax: rf.plot_ratio_to_reference(
-                    summ, reference=cfg.reference, metrics=cfg.metrics, palette=palette, ax=ax
-                ),
-                (9, 4.5),
-                paper=(3.3, 3.4),
-            ),
-            f"Objectives {where}: geometric-mean ratio of each policy's per-jobset value to "
-            f"{cfg.reference}'s on the same jobset, with paired bootstrap "
-            f"{100 * cfg.confidence:g}% CIs (< 1: better than {cfg.reference}).",
-        )
+    ratios = rf.ratio_figure(
+        comp.at_focus(comp.summary),
+        reference=cfg.reference,
+        metrics=cfg.metrics,
+        palette=palette,
+        caption=f"Objectives {where}: geometric-mean ratio of each policy's per-jobset value to "
+        f"{cfg.reference}'s on the same jobset, with paired bootstrap "
+        f"{100 * cfg.confidence:g}% CIs (< 1: better than {cfg.reference}).",
+    )
+    if ratios is not None:
+        out["ratio_to_reference.png"] = ratios
     return out
 
 

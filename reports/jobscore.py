@@ -15,7 +15,7 @@ import polars as pl
 from matplotlib.axes import Axes
 
 from schedlab.reports.content import Block, Table
-from schedlab.reports.learning import plot_learning_curve
+from schedlab.reports.learning import best_row, plot_learning_curve, training_time
 from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import Plot, figure
 from schedlab.reports.palette import policy_palette
@@ -78,8 +78,7 @@ def report_training(result: Any, config: Mapping[str, Any]) -> Path:
             "policy per iteration (faint: sampled, training episodes of every discipline), the "
             "heuristics under the same discipline as horizontal lines",
         )
-        val = part.drop_nulls(f"val_{metric}")
-        best = val.sort(f"val_{metric}").row(0, named=True) if val.height else None
+        best = best_row(part, f"val_{metric}")
         heuristics = {k: v for k, v in base.items() if k != "initial"}
         top = min(heuristics, key=heuristics.__getitem__) if heuristics else "-"
         nan = float("nan")
@@ -95,13 +94,12 @@ def report_training(result: Any, config: Mapping[str, Any]) -> Path:
         figure(lambda ax: plot_losses(curve, ax=ax), (8, 4)),
         "PPO diagnostics per iteration",
     )
-    seconds = float(curve.select(pl.sum_horizontal("rollout_s", "update_s", "eval_s")).sum().item())
     blocks: list[Block] = [
         ("h1", f"jobscore training on {config.get('workload')}"),
         (
             "p",
-            f"{curve.height} iterations, {seconds:.0f} s of training; best.pt at iteration "
-            f"{result.best_iteration} (mean over the disciplines {result.best_value:.3f}).",
+            f"{training_time(curve)}; best.pt at iteration {result.best_iteration} "
+            f"(mean over the disciplines {result.best_value:.3f}).",
         ),
         (
             "table",

@@ -149,6 +149,24 @@ def plot_rewards(curve: pl.DataFrame, *, color: Any = "black", ax: Axes | None =
     return ax
 
 
+def best_row(curve: pl.DataFrame, column: str) -> dict[str, Any] | None:
+    """The row of ``curve`` with the lowest non-null ``column``; ``None`` when every value is
+    null."""
+    val = curve.filter(pl.col(column).is_not_null())
+    return val.sort(column).row(0, named=True) if val.height else None
+
+
+def training_time(curve: pl.DataFrame, *, per_iteration: bool = False) -> str:
+    """``"<n> iterations, <s> s of training"`` from a ``curve.csv``'s ``rollout_s``,
+    ``update_s`` and ``eval_s`` (seconds per iteration), optionally followed by the mean time
+    per iteration in brackets."""
+    seconds = float(curve.select(pl.sum_horizontal("rollout_s", "update_s", "eval_s")).sum().item())
+    text = f"{curve.height} iterations, {seconds:.0f} s of training"
+    if per_iteration:
+        text += f" ({seconds / max(curve.height, 1):.2f} s per iteration)"
+    return text
+
+
 def report_training(result: Any, config: Mapping[str, Any]) -> Path:
     """The learning report of a REINFORCE result (:class:`~schedlab.policies.training.TrainResult`)
     in its run directory, for ``schedlab train`` (``config``: the trainer's flat config); the
@@ -206,19 +224,13 @@ def write_training_report(
         ),
     }
     column = f"val_{metric}"
-    val = curve.filter(pl.col(column).is_not_null())
-    best = val.sort(column).row(0, named=True) if val.height else None
+    best = best_row(curve, column)
     rows = [[k, f"{v:.3f}"] for k, v in baselines.items()]
     if best is not None:
         rows.append([f"{TRAINED} best (iteration {best['iteration']})", f"{best[column]:.3f}"])
-    seconds = float(curve.select(pl.sum_horizontal("rollout_s", "update_s", "eval_s")).sum().item())
     blocks: list[Block] = [
         ("h1", f"DeepRM training: {config.get('workload')} at load {config.get('load')}"),
-        (
-            "p",
-            f"{curve.height} iterations, {seconds:.0f} s of training "
-            f"({seconds / max(curve.height, 1):.2f} s per iteration).",
-        ),
+        ("p", f"{training_time(curve, per_iteration=True)}."),
         ("table", Table(["policy (validation jobsets)", f"average {words}"], rows)),
         (
             "p",

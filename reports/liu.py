@@ -28,11 +28,23 @@ def plot_learning_curve(
     """Validation S_log per training episode (Figure 6), baselines as dashed lines."""
     ax = ax or plt.gca()
     colors = sns.color_palette("colorblind", 10)
-    ax.plot(curve["episode"], curve["train_s_log"], color=colors[0], alpha=0.3, lw=1,
-            label="ε-greedy (training episodes)")  # fmt: skip
+    ax.plot(
+        curve["episode"],
+        curve["train_s_log"],
+        color=colors[0],
+        alpha=0.3,
+        lw=1,
+        label="ε-greedy (training episodes)",
+    )
     val = curve.filter(pl.col("val_s_log").is_not_null())
-    ax.plot(val["episode"], val["val_s_log"], color=colors[0], marker="o", ms=3,
-            label="greedy (validation episodes)")  # fmt: skip
+    ax.plot(
+        val["episode"],
+        val["val_s_log"],
+        color=colors[0],
+        marker="o",
+        ms=3,
+        label="greedy (validation episodes)",
+    )
     for i, (name, m) in enumerate((k, v) for k, v in baselines.items() if k != "initial"):
         ax.axhline(m["s_log"], color=colors[i + 1], ls="--", lw=1.2, label=name)
     ax.set_xlabel("Training episode")
@@ -67,8 +79,9 @@ def plot_episodes(per_ep: pl.DataFrame, reference: str, *, axes: Any = None) -> 
 def table_markdown(summary: pl.DataFrame, paper_tables: tuple[str, ...] = ()) -> str:
     """Markdown of one condition's :func:`~schedlab.evaluation.multicluster.summary` rows (mean
     [95% CI], F/S/N), each policy followed by its rows in the paper's ``paper_tables``."""
-    paper = [(t, {r["policy"]: r for r in paper_rows(t).iter_rows(named=True)})
-             for t in paper_tables]  # fmt: skip
+    paper = [
+        (t, {r["policy"]: r for r in paper_rows(t).iter_rows(named=True)}) for t in paper_tables
+    ]
     lines = ["| policy | TMDL (L) | AJER (L) | S_log (H) | F/S/N |", "|---|---|---|---|---|"]
     for r in summary.iter_rows(named=True):
         cells = [f"{r[m]:.2f} [{r[f'{m}_low']:.2f}, {r[f'{m}_high']:.2f}]" for m in LIU_METRICS]
@@ -105,16 +118,25 @@ def write_experiment_report(
     for name, frame in (("liu_per_episode.csv", per_ep), ("liu_summary.csv", summ)):
         with atomic_path(out / name) as tmp:
             frame.write_csv(tmp)
-    lines = [f"# {exp.spec.report.title or exp.spec.name}", "",
-             f"Mean over episodes [95% percentile-bootstrap CI]; F/S/N against {reference}; "
-             "the paper's means (Liu et al., ICPP'20) below ours.", ""]  # fmt: skip
+    lines = [
+        f"# {exp.spec.report.title or exp.spec.name}",
+        "",
+        f"Mean over episodes [95% percentile-bootstrap CI]; F/S/N against {reference}; "
+        "the paper's means (Liu et al., ICPP'20) below ours.",
+        "",
+    ]
     for workload in per_ep.get_column("workload").unique(maintain_order=True).to_list():
         part = per_ep.filter(pl.col("workload") == workload)
         rows = summ.filter(pl.col("workload") == workload)
-        lines += [f"## {workload} (offered load {rows['load'][0]:.3f}, "
-                  f"{cast('int', rows['n_episodes'].max())} episodes)", "",
-                  table_markdown(rows, PAPER_BY_WORKLOAD.get(workload, ())), "",
-                  f"![episodes](episodes_{workload}.png)", ""]  # fmt: skip
+        lines += [
+            f"## {workload} (offered load {rows['load'][0]:.3f}, "
+            f"{cast('int', rows['n_episodes'].max())} episodes)",
+            "",
+            table_markdown(rows, PAPER_BY_WORKLOAD.get(workload, ())),
+            "",
+            f"![episodes](episodes_{workload}.png)",
+            "",
+        ]
         if reference in part.get_column("policy").to_list():
             axes = plot_episodes(part, reference)
             fig = axes[0].figure
@@ -149,19 +171,31 @@ def write_training_report(
     val = curve.filter(pl.col("val_s_log").is_not_null())
     best = val.sort("val_s_log", descending=True).head(1).to_dicts()
     lines = [
-        f"# Liu value learning: {spec['label']} ({spec['network']})", "",
-        "Validation (greedy, held-out episodes), mean TMDL / AJER / S_log:", "",
-        "| policy | TMDL | AJER | S_log |", "|---|---|---|---|",
-        *(f"| {k} | {v['tmdl']:.2f} | {v['ajer']:.2f} | {v['s_log']:.2f} |"
-          for k, v in baselines.items()),
-    ]  # fmt: skip
+        f"# Liu value learning: {spec['label']} ({spec['network']})",
+        "",
+        "Validation (greedy, held-out episodes), mean TMDL / AJER / S_log:",
+        "",
+        "| policy | TMDL | AJER | S_log |",
+        "|---|---|---|---|",
+        *(
+            f"| {k} | {v['tmdl']:.2f} | {v['ajer']:.2f} | {v['s_log']:.2f} |"
+            for k, v in baselines.items()
+        ),
+    ]
     if best:
         b = best[0]
         lines.append(
             f"| {spec['label']} (best, episode {b['episode']}) | {b['val_tmdl']:.2f} | "
             f"{b['val_ajer']:.2f} | {b['val_s_log']:.2f} |"
         )
-    lines += ["", "![learning curve](learning_curve.png)", "", "```json",
-              json.dumps(spec["train_config"], indent=2), "```", ""]  # fmt: skip
+    lines += [
+        "",
+        "![learning curve](learning_curve.png)",
+        "",
+        "```json",
+        json.dumps(spec["train_config"], indent=2),
+        "```",
+        "",
+    ]
     write_text_atomic(out / "report.md", "\n".join(lines))
     return out / "report.md"

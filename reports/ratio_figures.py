@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 
 from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.reports.figures import SHORT_METRIC, band_lines, format_load, load_ticks
-from schedlab.reports.output import fit_text, is_narrow, place_legend
+from schedlab.reports.output import Plot, figure, fit_text, is_narrow, place_legend
 
 RATIO_TICK_LEVELS = (
     (1.0,),
@@ -116,6 +116,29 @@ def plot_ratio_to_reference(
     )
     place_legend(ax)
     return ax
+
+
+def ratio_figure(
+    summary: pl.DataFrame,
+    *,
+    reference: str,
+    metrics: Sequence[str],
+    palette: Mapping[str, Any],
+    caption: str,
+    **labels: str,
+) -> tuple[Plot, str] | None:
+    """A report's figure of :func:`plot_ratio_to_reference` (``labels``: its ``what`` and
+    ``per``) with its caption; ``None`` where ``summary`` has no ratio."""
+    if not summary.get_column("ratio").drop_nulls().len():
+        return None
+    draw = figure(
+        lambda ax: plot_ratio_to_reference(
+            summary, reference=reference, metrics=metrics, palette=palette, ax=ax, **labels
+        ),
+        (9, 4.5),
+        paper=(3.3, 3.4),
+    )
+    return draw, caption
 
 
 def plot_ratio_sweep(

@@ -22,7 +22,7 @@ from schedlab.reports import stats_figures as sf
 from schedlab.reports.comparison_data import Comparison
 from schedlab.reports.content import Block, Table
 from schedlab.reports.figures import plain_log_ticks
-from schedlab.reports.output import Plot, figure, panels, place_legend
+from schedlab.reports.output import Plot, panels, place_legend
 from schedlab.reports.palette import line_style
 from schedlab.reports.tables import ci, num
 from schedlab.reports.units import TimeScale
@@ -258,26 +258,19 @@ def figures(
     r, summ = _focus(comp)
     cfg = comp.cfg
     out: dict[str, tuple[Plot, str]] = {}
-    means = [m for m in cfg.metrics if m in MEAN_METRICS]
-    if summ.get_column("ratio").drop_nulls().len():
-        out["replay_ratios.png"] = (
-            figure(
-                lambda ax: rf.plot_ratio_to_reference(
-                    summ,
-                    reference=cfg.reference,
-                    metrics=means,
-                    palette=palette,
-                    what="Ratio of means",
-                    per="whole-log mean",
-                    ax=ax,
-                ),
-                (9, 4.5),
-                paper=(3.3, 3.4),
-            ),
-            f"Whole-log means of each policy over {cfg.reference}'s, with "
-            f"{100 * cfg.confidence:g}% block-bootstrap intervals (< 1: better than "
-            f"{cfg.reference}).",
-        )
+    ratios = rf.ratio_figure(
+        summ,
+        reference=cfg.reference,
+        metrics=[m for m in cfg.metrics if m in MEAN_METRICS],
+        palette=palette,
+        caption=f"Whole-log means of each policy over {cfg.reference}'s, with "
+        f"{100 * cfg.confidence:g}% block-bootstrap intervals (< 1: better than "
+        f"{cfg.reference}).",
+        what="Ratio of means",
+        per="whole-log mean",
+    )
+    if ratios is not None:
+        out["replay_ratios.png"] = ratios
     out["replay_cdf.png"] = (
         panels(
             lambda axes: plot_job_cdfs(r, jobs, palette, comp.time_unit, axes[0]),

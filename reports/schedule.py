@@ -35,6 +35,7 @@ from schedlab.evaluation.metrics import bucket_expr, length_column
 from schedlab.reports.figures import bucket_label
 from schedlab.reports.output import is_narrow
 from schedlab.reports.time_axis import TimeAxis
+from schedlab.results_check import REQUIRED
 
 WAIT_COLOR = "0.6"
 """Colour of the waiting lines."""
@@ -260,23 +261,7 @@ def _lanes(
     capacity: float | None,
 ) -> None:
     """Jobs stacked by their demand of ``resource``, one lane per machine (or the pool)."""
-    skip = {
-        "policy",
-        "workload",
-        "load",
-        "seed",
-        "jobset",
-        "job_id",
-        "arrival",
-        "start",
-        "finish",
-        "duration",
-        "slowdown",
-        "completion",
-        "wait",
-        "machine",
-        "category",
-    }
+    skip = {*REQUIRED, "workload", "load", "seed", "machine", "category"}  # not demands
     numeric = [c for c in df.columns if c not in skip and df.schema[c].is_numeric()]
     res = resource or (numeric[0] if numeric else None)
     if res is None or res not in df.columns:

@@ -212,9 +212,12 @@ class SyntheticGenerator:
         extra = dict(s.columns)
         if self.estimate != "exact":
             extra["estimate"] = draw_estimates(
-                self.estimate, s.duration, rng, factor=self.estimate_factor,
+                self.estimate,
+                s.duration,
+                rng,
+                factor=self.estimate_factor,
                 step_seconds=self.step_seconds,
-            )  # fmt: skip
+            )
         counts = np.bincount(s.jobset, minlength=int(s.jobset.max(initial=-1)) + 1)
         job_id = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)
         return pl.DataFrame(

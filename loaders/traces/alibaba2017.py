@@ -48,9 +48,15 @@ from schedlab.loaders.traces.textio import layout, read_lines, require_shape
 from schedlab.loaders.traces.transform import TraceOptions, finish, first_reason, parse_statuses
 
 FIELDS = (
-    "create_time", "end_time", "job_id", "task_id", "instance_num", "status", "plan_cpu",
+    "create_time",
+    "end_time",
+    "job_id",
+    "task_id",
+    "instance_num",
+    "status",
+    "plan_cpu",
     "plan_mem",
-)  # fmt: skip
+)
 """The 8 columns of v2017 ``batch_task.csv``, in file order."""
 NUMERIC = tuple(f for f in FIELDS if f != "status")
 STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled")

@@ -43,9 +43,16 @@ from schedlab.loaders.traces.textio import (
 )
 
 FIELDS = (
-    "task_name", "instance_num", "job_name", "task_type", "status", "start_time", "end_time",
-    "plan_cpu", "plan_mem",
-)  # fmt: skip
+    "task_name",
+    "instance_num",
+    "job_name",
+    "task_type",
+    "status",
+    "start_time",
+    "end_time",
+    "plan_cpu",
+    "plan_mem",
+)
 """The 9 columns of v2018 ``batch_task.csv``, in file order."""
 STATUSES = ("Terminated", "Failed", "Running", "Waiting", "Ready", "Cancelled", "Interrupted")
 """Task statuses of the v2018 trace."""
@@ -294,9 +301,10 @@ def _reject_other_tables(data: list[tuple[int, str]], source: str) -> None:
         return True
 
     v2017 = [
-        (i, ln) for i, ln, t in tokens
+        (i, ln)
+        for i, ln, t in tokens
         if len(t) == 8 and number(t[0]) and number(t[1]) and t[2].isdigit() and t[3].isdigit()
-    ]  # fmt: skip
+    ]
     v2018 = [(i, ln) for i, ln, t in tokens if len(t) == len(FIELDS) and not number(t[0])]
     inst = [(i, ln) for i, ln, t in tokens if len(t) == 14]
     if 2 * len(v2017) >= len(data) and not v2018:

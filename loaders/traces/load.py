@@ -103,8 +103,13 @@ def load_trace(
     if not use_cache:
         return _read(loader, read, path, options, kwargs), False
     code = code_version(loaders, loader)  # a plug-in's own version and source
-    key = _key(loader if code is None else f"{loader} {code}", str(path), source_sha256(path),
-               options, kwargs)  # fmt: skip
+    key = _key(
+        loader if code is None else f"{loader} {code}",
+        str(path),
+        source_sha256(path),
+        options,
+        kwargs,
+    )
     jobs_path = cache_dir() / "converted" / f"{key}.parquet"
     report_path = jobs_path.with_suffix(".report.json")
     if jobs_path.is_file() and report_path.is_file():

@@ -143,11 +143,13 @@ def finish(
         t0 = cast("float | None", good.get_column("arrival_s").min())  # a float64 column
         rel = pl.col("arrival_s") - (t0 if t0 is not None else 0.0)
         if opts.start is not None:
-            good = steps.drop_rows(good, parts, rel < opts.start, "outside_window",
-                         f"arrives before {opts.start} s")  # fmt: skip
+            good = steps.drop_rows(
+                good, parts, rel < opts.start, "outside_window", f"arrives before {opts.start} s"
+            )
         if opts.end is not None:
-            good = steps.drop_rows(good, parts, rel >= opts.end, "outside_window",
-                         f"arrives at or after {opts.end} s")  # fmt: skip
+            good = steps.drop_rows(
+                good, parts, rel >= opts.end, "outside_window", f"arrives at or after {opts.end} s"
+            )
         if not times_fit(good, opts.time_step, (t0 or 0.0) + (opts.start or 0.0)):
             good = steps.drop_rows(good, parts, *late(opts, t0))
         scale = [
@@ -173,8 +175,9 @@ def finish(
             rng = np.random.default_rng(opts.seed)
             sampled = np.zeros(good.height, dtype=bool)
             sampled[rng.choice(good.height, size=opts.sample, replace=False)] = True
-            good = steps.drop_rows(good, parts, ~pl.lit(pl.Series(sampled)), "not_sampled",
-                         "not in the random sample")  # fmt: skip
+            good = steps.drop_rows(
+                good, parts, ~pl.lit(pl.Series(sampled)), "not_sampled", "not in the random sample"
+            )
         bad = pl.concat(parts, how="vertical")
         if opts.strict:
             raise_first(steps.samples_of(bad.filter(pl.col("reason") == "out_of_range")), source)
@@ -189,11 +192,13 @@ def finish(
         kept = jobs.height
         jobs = steps.split_jobsets(jobs, opts)
         if opts.windows is not None:
-            notes = [*notes, (
+            unused = kept - jobs.get_column("line").n_unique()
+            notes = [
+                *notes,
                 f"windows: {opts.windows} windows of {opts.jobset_size} consecutive jobs at "
-                f"start points drawn with seed {opts.seed}; the other "
-                f"{kept - jobs.get_column('line').n_unique():,} of {kept:,} jobs are not replayed"
-            )]  # fmt: skip
+                f"start points drawn with seed {opts.seed}; the other {unused:,} of {kept:,} jobs "
+                "are not replayed",
+            ]
         if finalize is not None:
             jobs, more = finalize(jobs)
             for k, v in more.items():

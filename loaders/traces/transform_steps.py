@@ -143,9 +143,12 @@ def quantize(box: list[pl.DataFrame], opts: TraceOptions, t0: float | None) -> p
     since = pl.col("arrival_s") - (t0 or 0.0) - start
     good = good.with_columns(
         (since / opts.time_step).floor().cast(pl.Int64).alias("arrival"),
-        (pl.col("duration_s") / opts.time_step).ceil().clip(lower_bound=1).cast(pl.Int64)
+        (pl.col("duration_s") / opts.time_step)
+        .ceil()
+        .clip(lower_bound=1)
+        .cast(pl.Int64)
         .alias("duration"),
-    )  # fmt: skip
+    )
     if "estimate_s" in good.columns:
         steps = (pl.col("estimate_s") / opts.time_step).ceil().clip(lower_bound=1)
         good = good.with_columns(steps.cast(pl.Int64).alias("estimate"))
