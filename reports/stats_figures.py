@@ -246,14 +246,11 @@ def plot_jobset_values(
             legend=False,
             ax=ax,
         )
-    sns.stripplot(
-        **common,
-        size=2.5,
-        alpha=0.7,
-        jitter=0.25,
-        legend=False,
-        ax=ax,
-    )
+    rng = np.random.default_rng(0)  # seaborn's stripplot jitter has no seed: drawn here
+    for x, policy in enumerate(order):
+        y = data.loc[data["policy"] == policy, metric].to_numpy()
+        jitter = rng.uniform(-0.25, 0.25, y.size)
+        ax.scatter(x + jitter, y, s=2.5**2, alpha=0.7, color=colors[policy], linewidths=0)
     if log:
         plain_log_ticks(ax.yaxis)
     label = metric_label(metric, unit)
