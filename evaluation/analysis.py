@@ -94,13 +94,12 @@ def _versus(
     x: np.ndarray, ref: np.ndarray, cfg: AnalysisConfig, tag: tuple[Any, ...]
 ) -> dict[str, float | int | None]:
     w, t, lo = cmp.wins_ties_losses(x, ref)
-    conf, n_res = cfg.confidence, cfg.n_resamples
     ratio: tuple[float | None, float | None, float | None] = (None, None, None)
     if np.all(x > 0) and np.all(ref > 0):
         rng = group_rng(cfg.seed, ("ratio", *tag))
-        ratio = cmp.gm_ratio(x, ref, rng=rng, confidence=conf, n_resamples=n_res)
+        ratio = cmp.gm_ratio(x, ref, rng=rng, settings=cfg)
     rng = group_rng(cfg.seed, ("poi", *tag))
-    poi = cmp.prob_improvement(x, ref, rng=rng, confidence=conf, n_resamples=n_res)
+    poi = cmp.prob_improvement(x, ref, rng=rng, settings=cfg)
     return {
         "ratio": ratio[0],
         "ratio_low": ratio[1],

@@ -77,7 +77,7 @@ from schedlab.evaluation.friedman import (
     nemenyi_q,
     within_block_ranks,
 )
-from schedlab.evaluation.settings import DEFAULT_STATS
+from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings
 from schedlab.evaluation.stats import bootstrap_mean_ci, require_finite
 from schedlab.evaluation.ties import DECIMALS, TIE_RTOL, snap
 
@@ -139,8 +139,7 @@ def gm_ratio(
     ref: np.ndarray,
     *,
     rng: np.random.Generator,
-    confidence: float = DEFAULT_STATS.confidence,
-    n_resamples: int = DEFAULT_STATS.n_resamples,
+    settings: StatsSettings = DEFAULT_STATS,
 ) -> tuple[float, float, float]:
     """Geometric-mean ratio ``x / ref`` over jobsets and its paired percentile-bootstrap CI.
 
@@ -159,9 +158,7 @@ def gm_ratio(
         msg = "the geometric-mean ratio needs strictly positive values"
         raise ValueError(msg)
     log_ratio = np.log(a) - np.log(b)
-    mean, low, high = bootstrap_mean_ci(
-        np.sort(log_ratio), rng=rng, confidence=confidence, n_resamples=n_resamples
-    )
+    mean, low, high = bootstrap_mean_ci(np.sort(log_ratio), rng=rng, settings=settings)
     return math.exp(mean), math.exp(low), math.exp(high)
 
 
@@ -170,15 +167,12 @@ def prob_improvement(
     ref: np.ndarray,
     *,
     rng: np.random.Generator,
-    confidence: float = DEFAULT_STATS.confidence,
-    n_resamples: int = DEFAULT_STATS.n_resamples,
+    settings: StatsSettings = DEFAULT_STATS,
 ) -> tuple[float, float, float]:
     """``P(x < ref)`` on a random jobset, ties counted half, with a percentile-bootstrap CI."""
     d = _paired(x, ref)
     score = np.where(d > 0, 1.0, np.where(d == 0, 0.5, 0.0))
-    return bootstrap_mean_ci(
-        np.sort(score), rng=rng, confidence=confidence, n_resamples=n_resamples
-    )
+    return bootstrap_mean_ci(np.sort(score), rng=rng, settings=settings)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -86,11 +86,7 @@ def require_finite_rows(df: pl.DataFrame, metrics: Sequence[str]) -> None:
 
 
 def bootstrap_mean_ci(
-    values: np.ndarray,
-    *,
-    rng: np.random.Generator,
-    confidence: float = DEFAULT_STATS.confidence,
-    n_resamples: int = DEFAULT_STATS.n_resamples,
+    values: np.ndarray, *, rng: np.random.Generator, settings: StatsSettings = DEFAULT_STATS
 ) -> tuple[float, float, float]:
     """Mean of ``values`` and its percentile-bootstrap confidence interval.
 
@@ -100,10 +96,8 @@ def bootstrap_mean_ci(
         Observations, shape ``(n,)``, one per jobset; must be finite and non-empty.
     rng
         Source of the resampling randomness.
-    confidence
-        Confidence level of the two-sided interval, in (0, 1).
-    n_resamples
-        Number of bootstrap resamples.
+    settings
+        Its ``confidence`` (level of the two-sided interval, in (0, 1)) and ``n_resamples``.
 
     Returns
     -------
@@ -123,6 +117,7 @@ def bootstrap_mean_ci(
         msg = f"values must be a non-empty 1-d array, got shape {x.shape}"
         raise ValueError(msg)
     require_finite(x, "values")
+    confidence = settings.confidence
     if not 0 < confidence < 1:
         msg = f"confidence must be in (0, 1), got {confidence}"
         raise ValueError(msg)
@@ -132,7 +127,7 @@ def bootstrap_mean_ci(
     res = sps.bootstrap(
         (x,),
         np.mean,
-        n_resamples=n_resamples,
+        n_resamples=settings.n_resamples,
         vectorized=True,
         confidence_level=confidence,
         method="percentile",
@@ -229,8 +224,7 @@ def summarize(
         bootstrap_mean_ci(
             np.sort(vals.to_numpy()),
             rng=group_rng(settings.seed, key),
-            confidence=settings.confidence,
-            n_resamples=settings.n_resamples,
+            settings=settings,
         )[1:]
         for key, vals in zip(keys, agg.get_column("_values"), strict=True)
     ]

@@ -38,7 +38,7 @@ def test_bootstrap_ci_coverage_is_near_nominal() -> None:
     n_trials = 200
     for _ in range(n_trials):
         x = rng.exponential(2.0, size=40)
-        _, low, high = bootstrap_mean_ci(x, rng=rng, n_resamples=500)
+        _, low, high = bootstrap_mean_ci(x, rng=rng, settings=StatsSettings(n_resamples=500))
         hits += low <= 2.0 <= high
     assert 0.85 <= hits / n_trials <= 0.99
 
