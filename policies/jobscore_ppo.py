@@ -39,7 +39,7 @@ from schedlab.io import write_text_atomic
 from schedlab.policies import training
 from schedlab.policies.jobscore import JobScoreNet, network_spec, save_network
 from schedlab.policies.jobscore_config import JobScoreConfig, heuristic_values, make_data
-from schedlab.simulator.pick.engine import PickEngine
+from schedlab.simulator.pick.engine import PickEngine, candidates
 from schedlab.simulator.pick.env import PickVectorEnv
 from schedlab.simulator.pick.features import N_FEATURES, PickView
 
@@ -189,8 +189,7 @@ def validate(net: JobScoreNet, engines: Mapping[str, PickEngine], metric: str) -
         engine.reset()
         active = np.flatnonzero(~engine.done)
         while active.size:
-            mask = engine.action_mask(active)[:, 1:]
-            mask[:, 0] |= ~mask.any(axis=1)
+            mask = candidates(engine.action_mask(active))
             with torch.no_grad():
                 logits = net.logits(
                     torch.from_numpy(engine.observe(_VIEW, active)), torch.from_numpy(mask)
