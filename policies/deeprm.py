@@ -18,7 +18,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -32,6 +32,7 @@ from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
 FORMAT, VERSION = "schedlab.deeprm", 1
+Module = TypeVar("Module", bound=torch.nn.Module)
 
 
 class CheckpointError(SchedlabError, ValueError):
@@ -88,8 +89,8 @@ def geometry_from_spec(spec: dict[str, Any]) -> ObsGeometry:
 
 
 def build_network(
-    path: str | os.PathLike[str], build: Callable[[], torch.nn.Module], state: dict[str, Any]
-) -> torch.nn.Module:
+    path: str | os.PathLike[str], build: Callable[[], Module], state: dict[str, Any]
+) -> Module:
     """The network ``build()`` makes (from the spec of the checkpoint ``path``) with the
     checkpoint's weights ``state``, in eval mode; :class:`CheckpointError` if the spec builds
     nothing or the weights do not fit."""
@@ -97,7 +98,8 @@ def build_network(
         net = build()
         net.load_state_dict(state)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        msg = f"{path}: the weights do not fit the network its spec describes ({exc})"[:400]
+        why = f"{type(exc).__name__}: {exc}"
+        msg = f"{path}: the weights do not fit the network its spec describes ({why})"[:400]
         raise CheckpointError(msg) from exc
     net.eval()
     return net

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import os
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -128,7 +128,7 @@ def load_network(path: str | os.PathLike[str]) -> tuple[JobScoreNet, dict[str, A
         hidden, critic = tuple(int(h) for h in spec["hidden"]), int(spec["critic"])
         return JobScoreNet(len(FEATURES), hidden, critic)
 
-    return cast(JobScoreNet, build_network(path, build, state)), spec
+    return build_network(path, build, state), spec
 
 
 class JobScorePolicy(Checkpointed[JobScoreNet], Sampling, PickAgent):
