@@ -3,7 +3,8 @@
 The :class:`Policy` protocol itself is declared beside the model's, in
 :mod:`schedlab.simulator.model` (the simulator drives policies through it and may not import
 this layer); it is re-exported here. :class:`ParamsMixin` gives every policy scikit-learn's
-``get_params``.
+``get_params``; :class:`Reloaded` and :class:`Sampling` are what policies that load something
+on first use, or sample their actions, share.
 
 A policy observes a model through its ``view`` and answers every decision of a batch of
 environments at once with one action convention: ``0`` is void (let time advance), ``a ≥ 1`` a
@@ -18,9 +19,11 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar
 
+import numpy as np
+
 from schedlab.simulator.model import Policy
 
-__all__ = ["ParamsMixin", "Policy", "QueueNamed"]
+__all__ = ["ParamsMixin", "Policy", "QueueNamed", "Reloaded", "Sampling"]
 
 
 class ParamsMixin:
@@ -58,3 +61,25 @@ class QueueNamed:
     @name.setter
     def name(self, value: str) -> None:
         self._label = value
+
+
+class Reloaded:
+    """A policy holding what it loads or imports on first use (a network, a function): the
+    attributes named in ``transient`` are dropped when it is pickled (sent to a worker) and
+    rebuilt there on first use."""
+
+    transient: ClassVar[tuple[str, ...]] = ("_loaded",)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, **dict.fromkeys(self.transient)}
+
+
+class Sampling:
+    """A policy drawing from the stream ``default_rng(seed)``, restarted for each jobset."""
+
+    seed: int
+    _rng: np.random.Generator
+
+    def reset(self, *, seed: int | None = None) -> None:
+        """Restart the stream, from ``[self.seed, seed]`` (seed = jobset id) when given."""
+        self._rng = np.random.default_rng(self.seed if seed is None else [self.seed, seed])

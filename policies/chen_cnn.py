@@ -21,13 +21,12 @@ function as :meth:`ChenCNN.reference` (tested), with gradients for every paramet
 
 from __future__ import annotations
 
-from typing import Any
-
 import numba
 import numpy as np
 import torch
 from torch import nn
 
+from schedlab.policies.bag_sum import BagSum, unit_weights
 from schedlab.simulator.views.deeprm_image import ObsGeometry
 
 FILTERS = 16
@@ -79,7 +78,8 @@ class ChenCNN(nn.Module):
         _pattern_index(x.numpy(), index)
         table = torch.relu(_BITS @ k.t() + bias)  # (pattern, filter)
         g = torch.einsum("acm,pc->mpa", w[..., : W - 2].reshape(n_actions, FILTERS, -1), table)
-        main = RowSum.apply(g.reshape(-1, n_actions), torch.from_numpy(index))
+        terms = torch.from_numpy(index)
+        main = BagSum.apply(g.reshape(-1, n_actions), terms, unit_weights(terms))
         # patches touching the extra column: directly
         taps = torch.stack(
             [x[:, :-1, W - 2], x[:, :-1, W - 1], x[:, 1:, W - 2], x[:, 1:, W - 1]], dim=-1
@@ -88,28 +88,6 @@ class ChenCNN(nn.Module):
         edge = h.flatten(1) @ w[..., W - 2].permute(2, 1, 0).reshape(-1, n_actions)
         logits: torch.Tensor = main + edge + self.fc.bias
         return logits
-
-
-class RowSum(torch.autograd.Function):
-    """``out[i] = Σ_k table[index[i, k]]`` with a compiled scatter-add backward."""
-
-    @staticmethod
-    def forward(ctx: Any, table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """Gather-sum, float32, shape ``(N, A)``."""
-        t = table.detach().contiguous()
-        out = np.zeros((index.shape[0], t.shape[1]), dtype=np.float32)
-        _gather_rows(t.numpy(), index.numpy(), out)
-        ctx.save_for_backward(index)
-        ctx.n_rows = t.shape[0]
-        return torch.from_numpy(out)
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
-        """Gradient with respect to the table only."""
-        (index,) = ctx.saved_tensors
-        out = np.zeros((ctx.n_rows, grad.shape[1]), dtype=np.float32)
-        _scatter_rows(grad.contiguous().numpy(), index.numpy(), out)
-        return torch.from_numpy(out), None
 
 
 @numba.njit(cache=True)
@@ -123,21 +101,3 @@ def _pattern_index(x: np.ndarray, out: np.ndarray) -> None:
                 p = x[n, y, c] + 2 * x[n, y, c + 1] + 4 * x[n, y + 1, c] + 8 * x[n, y + 1, c + 1]
                 out[n, q] = 16 * q + int(p)
                 q += 1
-
-
-@numba.njit(cache=True)
-def _gather_rows(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
-    for n in range(index.shape[0]):
-        for k in range(index.shape[1]):
-            row = table[index[n, k]]
-            for a in range(out.shape[1]):
-                out[n, a] += row[a]
-
-
-@numba.njit(cache=True)
-def _scatter_rows(grad: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
-    for n in range(index.shape[0]):
-        for k in range(index.shape[1]):
-            row = out[index[n, k]]
-            for a in range(grad.shape[1]):
-                row[a] += grad[n, a]

@@ -16,20 +16,23 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
 
 from schedlab.errors import SchedlabError
-from schedlab.policies.base import ParamsMixin, QueueNamed
+from schedlab.policies.base import ParamsMixin, QueueNamed, Sampling
+from schedlab.policies.checkpointed import Checkpointed
 from schedlab.policies.networks import Logits, make_network
-from schedlab.policies.shipped import resolve_checkpoint
+from schedlab.policies.shipped import resolve_checkpoint as resolve_checkpoint  # re-exported
 from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry, SparseObs
 
 FORMAT, VERSION = "schedlab.deeprm", 1
+Module = TypeVar("Module", bound=torch.nn.Module)
 
 
 class CheckpointError(SchedlabError, ValueError):
@@ -85,6 +88,23 @@ def geometry_from_spec(spec: dict[str, Any]) -> ObsGeometry:
     return ObsGeometry.from_json(spec["geometry"])
 
 
+def build_network(
+    path: str | os.PathLike[str], build: Callable[[], Module], state: dict[str, Any]
+) -> Module:
+    """The network ``build()`` makes (from the spec of the checkpoint ``path``) with the
+    checkpoint's weights ``state``, in eval mode; :class:`CheckpointError` if the spec builds
+    nothing or the weights do not fit."""
+    try:
+        net = build()
+        net.load_state_dict(state)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+        msg = f"{path}: the weights do not fit the network its spec describes ({why})"[:400]
+        raise CheckpointError(msg) from exc
+    net.eval()
+    return net
+
+
 def load_network(path: str | os.PathLike[str]) -> tuple[torch.nn.Module, dict[str, Any]]:
     """The network of a checkpoint, weights loaded, in eval mode; and its spec."""
     spec, state = read_checkpoint(path)
@@ -109,7 +129,7 @@ def load_network(path: str | os.PathLike[str]) -> tuple[torch.nn.Module, dict[st
     return net, spec
 
 
-class DeepRMPolicy(QueueNamed, ParamsMixin):
+class DeepRMPolicy(Checkpointed[Logits], Sampling, QueueNamed, ParamsMixin):
     """A trained policy network acting on the DeepRM image (or Chen et al.'s reshaped one).
 
     Parameters
@@ -133,6 +153,7 @@ class DeepRMPolicy(QueueNamed, ParamsMixin):
 
     key: ClassVar[str] = "deeprm"
     models: ClassVar[frozenset[str]] = frozenset({"cluster"})
+    transient: ClassVar[tuple[str, ...]] = ("_loaded", "_table")
 
     def __init__(
         self, *, checkpoint: str, greedy: bool = False, seed: int = 0, queue: AgentQueue = "greedy"
@@ -141,28 +162,16 @@ class DeepRMPolicy(QueueNamed, ParamsMixin):
         self.greedy = greedy
         self.seed = seed
         self.queue = queue
-        self._rng = np.random.default_rng(seed)
+        self.reset()  # the sampling stream of ``seed``
         self._loaded: tuple[Logits, dict[str, Any]] | None = None
         self._table: torch.Tensor | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_loaded"] = state["_table"] = None  # reloaded on first use
-        return state
-
-    def _model(self) -> tuple[Logits, dict[str, Any]]:
-        if self._loaded is None:
-            net, spec = load_network(resolve_checkpoint(self.checkpoint))
-            logits_fn = Logits(net, geometry_from_spec(spec))
-            with torch.no_grad():
-                self._table = logits_fn.table()  # the weights never change here
-            self._loaded = (logits_fn, spec)
-        return self._loaded
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        """The checkpoint's spec (network, geometry, training config)."""
-        return self._model()[1]
+    def _load(self, path: Path) -> tuple[Logits, dict[str, Any]]:
+        net, spec = load_network(path)
+        logits_fn = Logits(net, geometry_from_spec(spec))
+        with torch.no_grad():
+            self._table = logits_fn.table()  # the weights never change here
+        return logits_fn, spec
 
     @property
     def geometry(self) -> ObsGeometry:
@@ -174,10 +183,6 @@ class DeepRMPolicy(QueueNamed, ParamsMixin):
         """The image the network was trained on (its layout and backlog shown)."""
         g = self.geometry
         return DeepRMImage(layout=g.layout, backlog_view=g.backlog_view)
-
-    def reset(self, *, seed: int | None = None) -> None:
-        """Restart the sampling stream (from ``[self.seed, seed]`` when given)."""
-        self._rng = np.random.default_rng(self.seed if seed is None else [self.seed, seed])
 
     def act_batch(self, obs: SparseObs, *, mask: np.ndarray) -> np.ndarray:
         """Actions (int64, shape ``(N,)``; 0 = void, ``1 + i·M + q`` = slot ``q`` on machine

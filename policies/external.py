@@ -22,6 +22,7 @@ import numpy as np
 import torch  # imported with the policy, so an experiment's run limits its threads (runs.py)
 
 from schedlab.errors import ParameterError
+from schedlab.policies.base import Reloaded, Sampling
 from schedlab.policies.image_agent import EnvSettings, ImageAgent
 from schedlab.policies.sb3_zip import (
     ModelMismatchError,
@@ -72,7 +73,7 @@ def detect_algo(path: str | os.PathLike[str]) -> str:
     return read_algo(read_data(path), path)
 
 
-class SB3Policy(ImageAgent):
+class SB3Policy(Reloaded, Sampling, ImageAgent):
     """A model saved by Stable-Baselines3 or sb3-contrib (``model.save("model.zip")``) after
     training on a schedlab environment, acting on what that environment observed.
 
@@ -101,6 +102,7 @@ class SB3Policy(ImageAgent):
     """
 
     key: ClassVar[str] = "sb3"
+    transient: ClassVar[tuple[str, ...]] = ("_loaded", "_checked")
 
     def __init__(
         self,
@@ -128,14 +130,9 @@ class SB3Policy(ImageAgent):
         self.machines = machines
         self.backlog_view = backlog_view
         self.queue = queue
-        self._rng = np.random.default_rng(seed)
+        self.reset()  # the sampling stream of ``seed``
         self._loaded: tuple[Any, str] | None = None
         self._checked: ObsGeometry | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_loaded"] = state["_checked"] = None  # reloaded on first use
-        return state
 
     @property
     def geometry(self) -> EnvSettings:
@@ -149,10 +146,6 @@ class SB3Policy(ImageAgent):
     def _view_settings(self) -> tuple[Layout, int | None]:
         g = self.geometry
         return g.layout, g.backlog_view
-
-    def reset(self, *, seed: int | None = None) -> None:
-        """Restart the sampling stream (from ``[self.seed, seed]`` when given)."""
-        self._rng = np.random.default_rng(self.seed if seed is None else [self.seed, seed])
 
     def load(self) -> tuple[Any, str]:
         """The saved policy network (Stable-Baselines3's policy object, on the CPU) and its

@@ -39,7 +39,7 @@ import numpy as np
 from schedlab.errors import UnknownNameError
 from schedlab.params import Typical
 from schedlab.policies import scores
-from schedlab.policies.base import ParamsMixin
+from schedlab.policies.base import ParamsMixin, Sampling
 from schedlab.policies.scores import score_function  # noqa: F401  (plug-ins import it here)
 from schedlab.simulator.cluster.dispatch import arrival_order, choose_batch
 from schedlab.simulator.cluster.placement import PLACEMENTS
@@ -203,7 +203,7 @@ class TetrisStar(Heuristic):
         self.knob = knob
 
 
-class RandomPolicy(Heuristic):
+class RandomPolicy(Sampling, Heuristic):
     """A uniformly random job among those that fit now.
 
     One uniform draw ``u`` per start picks the ``floor(u · k)``-th of the ``k`` fitting jobs in
@@ -223,12 +223,7 @@ class RandomPolicy(Heuristic):
     ) -> None:
         super().__init__(placement=placement, queue=queue, clairvoyant=clairvoyant)
         self.seed = seed
-        self._rng = np.random.default_rng(seed)
-
-    def reset(self, *, seed: int | None = None) -> None:
-        """Restart the stream, from ``[self.seed, seed]`` (seed = jobset id) when given."""
-        key = self.seed if seed is None else [self.seed, seed]
-        self._rng = np.random.default_rng(key)
+        self.reset()  # the sampling stream of ``seed``
 
     def uniforms(self, n: int) -> np.ndarray:
         """``n`` draws from the current stream (one per job start)."""

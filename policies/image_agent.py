@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from schedlab.errors import ParameterError, SchedlabError
-from schedlab.policies.base import ParamsMixin, QueueNamed
+from schedlab.policies.base import ParamsMixin, QueueNamed, Reloaded
 from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, SparseObs
@@ -132,7 +132,7 @@ class AgentError(SchedlabError, RuntimeError):
     """A callable agent raised while choosing actions; the message names it and where."""
 
 
-class CallablePolicy(ImageAgent):
+class CallablePolicy(Reloaded, ImageAgent):
     """Any function of the environments' observation and mask: ``fn(obs, mask) -> action``.
 
     Parameters
@@ -152,6 +152,7 @@ class CallablePolicy(ImageAgent):
     """
 
     key: ClassVar[str] = "callable"
+    transient: ClassVar[tuple[str, ...]] = ("_fn",)
 
     def __init__(
         self,
@@ -166,11 +167,6 @@ class CallablePolicy(ImageAgent):
         self.layout = layout
         self.queue = queue
         self._fn: Callable[[np.ndarray, np.ndarray], Any] | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_fn"] = None  # imported again on first use
-        return state
 
     def function(self) -> Callable[[np.ndarray, np.ndarray], Any]:
         """``fn``, imported if given by name (once), checked to take ``(obs, mask)``."""

@@ -18,25 +18,27 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Any, ClassVar, Literal
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from torch import nn
 
-from schedlab.policies.base import ParamsMixin, QueueNamed
+from schedlab.policies.base import Sampling
+from schedlab.policies.checkpointed import Checkpointed
 from schedlab.policies.deeprm import (
     CheckpointError,
+    build_network,
     read_checkpoint,
-    resolve_checkpoint,
     sample_actions,
     save_checkpoint,
 )
-from schedlab.simulator.pick.features import FEATURES, PickView
+from schedlab.policies.pick_agent import PickAgent
+from schedlab.simulator.pick.engine import PickQueue, candidates
+from schedlab.simulator.pick.features import FEATURES
 
 FORMAT = "schedlab.jobscore"
-PickQueue = Literal["greedy", "strict", "easy"]
-"""Disciplines a pick agent acts under (:mod:`schedlab.simulator.pick.kernels`)."""
 
 
 def _mlp(sizes: list[int]) -> nn.Sequential:
@@ -121,18 +123,15 @@ def load_network(path: str | os.PathLike[str]) -> tuple[JobScoreNet, dict[str, A
             f"schedlab observes {list(FEATURES)}; retrain it"
         )
         raise CheckpointError(msg)
-    try:
+
+    def build() -> JobScoreNet:
         hidden, critic = tuple(int(h) for h in spec["hidden"]), int(spec["critic"])
-        net = JobScoreNet(len(FEATURES), hidden, critic)
-        net.load_state_dict(state)
-    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        msg = f"{path}: the weights do not fit the network its spec describes ({exc})"[:400]
-        raise CheckpointError(msg) from exc
-    net.eval()
-    return net, spec
+        return JobScoreNet(len(FEATURES), hidden, critic)
+
+    return build_network(path, build, state), spec
 
 
-class JobScorePolicy(QueueNamed, ParamsMixin):
+class JobScorePolicy(Checkpointed[JobScoreNet], Sampling, PickAgent):
     """A trained :class:`JobScoreNet` picking jobs from the queue of the pick engine.
 
     Parameters
@@ -152,8 +151,6 @@ class JobScorePolicy(QueueNamed, ParamsMixin):
     """
 
     key: ClassVar[str] = "jobscore"
-    models: ClassVar[frozenset[str]] = frozenset({"cluster"})
-    view: ClassVar[PickView] = PickView()
 
     def __init__(
         self,
@@ -169,23 +166,11 @@ class JobScorePolicy(QueueNamed, ParamsMixin):
         self.greedy = greedy
         self.seed = seed
         self.visible = visible
-        self._rng = np.random.default_rng(seed)
+        self.reset()  # the sampling stream of ``seed``
         self._loaded: tuple[JobScoreNet, dict[str, Any]] | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_loaded"] = None  # reloaded on first use
-        return state
-
-    def _model(self) -> tuple[JobScoreNet, dict[str, Any]]:
-        if self._loaded is None:
-            self._loaded = load_network(resolve_checkpoint(self.checkpoint))
-        return self._loaded
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        """The checkpoint's spec (network, features, training config)."""
-        return self._model()[1]
+    def _load(self, path: Path) -> tuple[JobScoreNet, dict[str, Any]]:
+        return load_network(path)
 
     @property
     def candidates(self) -> int:
@@ -194,16 +179,11 @@ class JobScorePolicy(QueueNamed, ParamsMixin):
             return int(self.visible)
         return int(self.spec.get("train_config", {}).get("visible", 128))
 
-    def reset(self, *, seed: int | None = None) -> None:
-        """Restart the sampling stream (from ``[self.seed, seed]`` when given)."""
-        self._rng = np.random.default_rng(self.seed if seed is None else [self.seed, seed])
-
     def act_batch(self, obs: np.ndarray, *, mask: np.ndarray) -> np.ndarray:
         """Picks (int64 ``(n,)``: ``1 + q`` for candidate ``q``) of observations ``obs``
         (float32 ``(n, K, F)``) whose valid actions are ``mask`` (bool ``(n, K + 1)``)."""
         net, _ = self._model()
-        rows = np.asarray(mask, dtype=bool)[:, 1:].copy()
-        rows[:, 0] |= ~rows.any(axis=1)
+        rows = candidates(mask)
         with torch.no_grad():
             logits = net.logits(torch.from_numpy(obs), torch.from_numpy(rows)).double().numpy()
         picks = logits.argmax(axis=1) if self.greedy else sample_actions(logits, self._rng)

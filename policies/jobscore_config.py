@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from schedlab.jobset import JobSet
+from schedlab.policies.training import RunConfig
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.pick.engine import PickConfig, PickQueue
 
@@ -33,8 +34,10 @@ DAY = 86_400.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class JobScoreConfig:
-    """Everything that determines a ``jobscore`` training run (written as ``config.json``)."""
+class JobScoreConfig(RunConfig):
+    """Everything that determines a ``jobscore`` training run (written as ``config.json``;
+    validation, checkpoints, seed and threads as :class:`~schedlab.policies.training.RunConfig`,
+    validated every 10 iterations)."""
 
     workload: str = "kth-sp2"
     """A bundled trace (``kth-sp2``), an SWF file, or a registered generator's name."""
@@ -100,15 +103,8 @@ class JobScoreConfig:
     critic: int = 32
     """Width of the critic."""
     eval_every: int = 10
-    """Validate every this many iterations (and after the first and the last)."""
     eval_greedy: bool = True
     """Validate (and select ``best.pt`` on) the highest-score policy; false: sampled."""
-    checkpoint_every: int = 10
-    """Write ``last.pt`` (for ``--resume``) every this many iterations."""
-    seed: int = 0
-    """Seed of the network, the episodes and the sampling."""
-    threads: int = 1
-    """torch intra-op threads."""
 
     def queue_list(self) -> list[PickQueue]:
         """The disciplines, in order."""

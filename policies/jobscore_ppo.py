@@ -39,8 +39,7 @@ from schedlab.io import write_text_atomic
 from schedlab.policies import training
 from schedlab.policies.jobscore import JobScoreNet, network_spec, save_network
 from schedlab.policies.jobscore_config import JobScoreConfig, heuristic_values, make_data
-from schedlab.policies.runtime import training_process
-from schedlab.simulator.pick.engine import PickEngine
+from schedlab.simulator.pick.engine import PickEngine, candidates
 from schedlab.simulator.pick.env import PickVectorEnv
 from schedlab.simulator.pick.features import N_FEATURES, PickView
 
@@ -190,8 +189,7 @@ def validate(net: JobScoreNet, engines: Mapping[str, PickEngine], metric: str) -
         engine.reset()
         active = np.flatnonzero(~engine.done)
         while active.size:
-            mask = engine.action_mask(active)[:, 1:]
-            mask[:, 0] |= ~mask.any(axis=1)
+            mask = candidates(engine.action_mask(active))
             with torch.no_grad():
                 logits = net.logits(
                     torch.from_numpy(engine.observe(_VIEW, active)), torch.from_numpy(mask)
@@ -217,13 +215,9 @@ def train(
     ``approx_kl``, ``clipfrac``, ``lr``, ``rollout_s``, ``update_s``, ``eval_s``.
     """
     t_start = time.perf_counter()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    saved = training.check_resume(out, config, resume=resume, budget="iterations")
+    out, saved = training.open_run(out_dir, config, resume=resume, budget="iterations")
     metric, queues = config.objective, config.queue_list()
     selection = training.Selection(metric=f"val_{metric}")
-    torch.manual_seed(config.seed)
-    training_process(config.threads)
     train_js, val_js, where = make_data(config)
     pick = config.pick()
     env = PickVectorEnv(train_js, config.envs, pick, window=config.window, queue=queues)
@@ -280,12 +274,9 @@ def train(
             values = validate(net, engines, metric)
             row |= {f"val_{metric}_{q}": v for q, v in values.items()}
             row[selection.metric] = value = float(np.mean(list(values.values())))
-            if selection.better(value, run.best):
-                run.best, run.best_step = value, k
+            if run.offer(value, k, selection):
                 save_network(out / "best.pt", net, {**spec, "iteration": k, "validation": values})
-        row |= {"rollout_s": t1 - t0, "update_s": t2 - t1, "eval_s": time.perf_counter() - t2}
-        run.rows.append(row)
-        run.step = k
+        run.record(row, k, (t0, t1, t2))
         if k % config.checkpoint_every == 0 or k == config.iterations:
             _write_curve(out, run.rows, metric, queues)
             _save_state(out, run, net, optimizer, rng, scale)
@@ -294,15 +285,7 @@ def train(
     bar.close()
     curve = _write_curve(out, run.rows, metric, queues)
     save_network(out / "final.pt", net, {**spec, "iteration": config.iterations})
-    return training.TrainResult(
-        out_dir=out,
-        curve=curve,
-        selection=selection,
-        best_iteration=run.best_step,
-        best_value=run.best,
-        baselines=run.baselines,
-        seconds=time.perf_counter() - t_start,
-    )
+    return run.result(out, curve, selection, t_start)
 
 
 def _write_curve(out: Path, rows: list[dict[str, Any]], metric: str, queues: Sequence[str]) -> Any:

@@ -26,6 +26,7 @@ iterator over the global buffer of §4.4, batched over jobs × clusters.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,7 +34,8 @@ import torch
 from torch import nn
 
 from schedlab.policies.base import ParamsMixin
-from schedlab.policies.deeprm import CheckpointError, read_checkpoint, resolve_checkpoint
+from schedlab.policies.checkpointed import Checkpointed
+from schedlab.policies.deeprm import CheckpointError, build_network, read_checkpoint
 from schedlab.simulator.multicluster.views import (
     CLUSTER_FEATURES,
     SEGMENT,
@@ -147,14 +149,11 @@ def make_network(name: str, **kwargs: Any) -> nn.Module:
 def load_network(path: str | os.PathLike[str]) -> tuple[nn.Module, dict[str, Any]]:
     """The network of a Liu checkpoint, weights loaded, in eval mode; and its spec."""
     spec, state = read_checkpoint(path, fmt=FORMAT)
-    try:
-        net = make_network(spec["network"], **spec["network_kwargs"])
-        net.load_state_dict(state)
-    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        msg = f"{path}: checkpoint does not build its network ({type(exc).__name__}: {exc})"
-        raise CheckpointError(msg) from exc
-    net.eval()
-    return net, spec
+
+    def build() -> nn.Module:
+        return make_network(spec["network"], **spec["network_kwargs"])
+
+    return build_network(path, build, state), spec
 
 
 def best_actions(
@@ -178,7 +177,7 @@ def best_actions(
     return (1 + i * slots + q).astype(np.int64), values
 
 
-class LiuValuePolicy(ParamsMixin):
+class LiuValuePolicy(Checkpointed[nn.Module], ParamsMixin):
     """A trained Liu value network (RL-LSFC, RL-LSFCb or RL-FC) as a greedy global scheduler.
 
     Parameters
@@ -199,13 +198,8 @@ class LiuValuePolicy(ParamsMixin):
         self.weights = weights
         self._loaded: tuple[nn.Module, dict[str, Any]] | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_loaded": None}  # reloaded on first use
-
-    def _model(self) -> tuple[nn.Module, dict[str, Any]]:
-        if self._loaded is None:
-            self._loaded = load_network(resolve_checkpoint(self.checkpoint))
-        return self._loaded
+    def _load(self, path: Path) -> tuple[nn.Module, dict[str, Any]]:
+        return load_network(path)
 
     @property
     def name(self) -> str:
@@ -215,11 +209,6 @@ class LiuValuePolicy(ParamsMixin):
     @name.setter
     def name(self, value: str) -> None:
         self._label = value
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        """The checkpoint's spec (network, clusters, value parameters, training config)."""
-        return self._model()[1]
 
     def reset(self, *, seed: int | None = None) -> None:
         """Greedy: nothing to reset."""

@@ -49,7 +49,6 @@ from schedlab.policies.liu_baselines import MAF, RAN, RR
 from schedlab.policies.liu_knowledge import KnowledgeBuffer, collect, head_targets, update
 from schedlab.policies.liu_networks import FORMAT, LiuValuePolicy, make_network
 from schedlab.policies.liu_value_config import LiuTrainConfig
-from schedlab.policies.runtime import training_process
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.multicluster.model import MultiClusterModel
 from schedlab.simulator.multicluster.score import mean_scores, s_log
@@ -104,13 +103,9 @@ def train(
     not validated), ``rollout_s``, ``update_s``, ``eval_s``.
     """
     t_start = time.perf_counter()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    saved = training.check_resume(out, config, resume=resume, budget="episodes")
+    out, saved = training.open_run(out_dir, config, resume=resume, budget="episodes")
     if saved is not None:
         saved["buffer"] = _load_buffer(out)
-    torch.manual_seed(config.seed)
-    training_process(config.threads)
     gen, mc = config.generator(), MultiClusterConfig()
     spec = _spec(config, mc)
     net = make_network(config.network, **spec["network_kwargs"])
@@ -179,13 +174,10 @@ def train(
         if episode == config.envs or episode % config.eval_every < config.envs or last_round:
             val = evaluate(val_js, in_memory_policy(net, spec))
             row |= {f"val_{k}": v for k, v in val.items()}
-            if SELECTION.better(val["s_log"], run.best):
-                run.best, run.best_step = val["s_log"], episode
+            if run.offer(val["s_log"], episode, SELECTION):
                 meta = {**spec, "episode": episode, "validation": val}
                 save_checkpoint(out / "best.pt", net, meta, fmt=FORMAT)
-        row |= {"rollout_s": t1 - t0, "update_s": t2 - t1, "eval_s": time.perf_counter() - t2}
-        run.rows.append(row)
-        run.step = episode
+        run.record(row, episode, (t0, t1, t2))
         if episode % config.checkpoint_every < config.envs or last_round:
             _write_curve(out, run.rows)
             training.save_torch(out / "buffer.pt", buffer.state_dict())
@@ -195,15 +187,8 @@ def train(
     bar.close()
     curve = _write_curve(out, run.rows)
     save_checkpoint(out / "final.pt", net, {**spec, "episode": episode}, fmt=FORMAT)
-    return training.TrainResult(
-        out_dir=out,
-        curve=curve,
-        selection=SELECTION,
-        best_iteration=run.best_step,
-        best_value=run.best,
-        baselines=training.read_baselines(out, SELECTION),
-        seconds=time.perf_counter() - t_start,
-    )
+    baselines = training.read_baselines(out, SELECTION)
+    return run.result(out, curve, SELECTION, t_start, baselines=baselines)
 
 
 def _stream(seed: int, key: int) -> int:

@@ -12,12 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
+from schedlab.policies.training import RunConfig
 from schedlab.simulator.multicluster.values import ValueParams
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class LiuTrainConfig:
-    """Everything that determines a training run (written as ``config.json``)."""
+class LiuTrainConfig(RunConfig):
+    """Everything that determines a training run (written as ``config.json``; validation,
+    checkpoints, seed and threads as :class:`~schedlab.policies.training.RunConfig`, validated
+    and checkpointed every 50 episodes)."""
 
     label: str = "rl-lsfc"
     """Name of the trained policy in results."""
@@ -62,13 +65,8 @@ class LiuTrainConfig:
     eval_episodes: int = 50
     """Held-out validation episodes."""
     eval_every: int = 50
-    """Validate every this many episodes (and after the first and last round)."""
     checkpoint_every: int = 50
     """Write ``last.pt`` and ``buffer.pt`` (for ``resume``) every this many episodes."""
-    seed: int = 0
-    """Seed of initialisation, workloads and exploration."""
-    threads: int = 1
-    """torch intra-op threads."""
 
     def value_params(self) -> ValueParams:
         """β and the ``P`` of Eq. 1."""

@@ -18,11 +18,11 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
-import numba
 import numpy as np
 import torch
 from torch import nn
 
+from schedlab.policies.bag_sum import BagSum
 from schedlab.policies.cnn_plus import CNNPlusNet
 from schedlab.simulator.views.deeprm_image import ObsGeometry, SparseObs
 
@@ -86,52 +86,6 @@ class MLPPolicyNet(nn.Module):
         h = BagSum.apply(table, terms, weights)
         logits: torch.Tensor = self.fc2(torch.relu(h + self.fc1.bias))
         return logits
-
-
-class BagSum(torch.autograd.Function):
-    """``out[i] = Σ_k weights[i, k] · table[terms[i, k]]`` with a compiled scatter-add backward
-    (torch's embedding_bag backward sorts all indices: ~10× slower on CPU here)."""
-
-    @staticmethod
-    def forward(
-        ctx: Any, table: torch.Tensor, terms: torch.Tensor, weights: torch.Tensor
-    ) -> torch.Tensor:
-        """Gather-sum, float32, shape ``(N, hidden)``."""
-        t = table.detach().contiguous()
-        out = np.zeros((terms.shape[0], t.shape[1]), dtype=np.float32)
-        _bag_sum(t.numpy(), terms.numpy(), weights.numpy(), out)
-        ctx.save_for_backward(terms, weights)
-        ctx.n_entries = t.shape[0]
-        return torch.from_numpy(out)
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
-        """Gradient with respect to the table only."""
-        terms, weights = ctx.saved_tensors
-        g = grad.contiguous().numpy()
-        out = np.zeros((ctx.n_entries, g.shape[1]), dtype=np.float32)
-        _bag_scatter(g, terms.numpy(), weights.numpy(), out)
-        return torch.from_numpy(out), None, None
-
-
-@numba.njit(cache=True)
-def _bag_sum(table: np.ndarray, terms: np.ndarray, weights: np.ndarray, out: np.ndarray) -> None:
-    for i in range(terms.shape[0]):
-        for k in range(terms.shape[1]):
-            w = weights[i, k]
-            row = table[terms[i, k]]
-            for h in range(out.shape[1]):
-                out[i, h] += w * row[h]
-
-
-@numba.njit(cache=True)
-def _bag_scatter(grad: np.ndarray, terms: np.ndarray, weights: np.ndarray, out: np.ndarray) -> None:
-    for i in range(terms.shape[0]):
-        for k in range(terms.shape[1]):
-            w = weights[i, k]
-            row = out[terms[i, k]]
-            for h in range(grad.shape[1]):
-                row[h] += w * grad[i, h]
 
 
 def _chen_cnn(geometry: ObsGeometry, **kwargs: Any) -> nn.Module:

@@ -17,13 +17,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from schedlab.policies.base import ParamsMixin, QueueNamed
+from schedlab.policies.base import Reloaded
 from schedlab.policies.external import MASKABLE, Algo, ModelMismatchError, SB3Policy
-from schedlab.policies.jobscore import PickQueue
-from schedlab.simulator.pick.features import N_FEATURES, PickView
+from schedlab.policies.pick_agent import PickAgent
+from schedlab.simulator.pick.engine import PickQueue, candidates
+from schedlab.simulator.pick.features import N_FEATURES
 
 
-class SB3PickPolicy(QueueNamed, ParamsMixin):
+class SB3PickPolicy(Reloaded, PickAgent):
     """A model saved by Stable-Baselines3 or sb3-contrib after training on the pick environment.
 
     Parameters
@@ -41,8 +42,7 @@ class SB3PickPolicy(QueueNamed, ParamsMixin):
     """
 
     key: ClassVar[str] = "sb3-pick"
-    models: ClassVar[frozenset[str]] = frozenset({"cluster"})
-    view: ClassVar[PickView] = PickView()
+    transient: ClassVar[tuple[str, ...]] = ("_loader",)
 
     def __init__(
         self,
@@ -57,11 +57,6 @@ class SB3PickPolicy(QueueNamed, ParamsMixin):
         self.deterministic = deterministic
         self.queue = queue
         self._loader: SB3Policy | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_loader"] = None  # reloaded on first use
-        return state
 
     def load(self) -> tuple[Any, str]:
         """The model and its algorithm (loaded once), its spaces checked.
@@ -98,8 +93,7 @@ class SB3PickPolicy(QueueNamed, ParamsMixin):
         """Picks (int64 ``(n,)``, ``1 + q``) of observations ``obs`` (``(n, K, F)``) whose
         valid actions are ``mask`` (bool ``(n, K + 1)``)."""
         model, algo = self.load()
-        rows = np.asarray(mask, dtype=bool)[:, 1:].copy()
-        rows[:, 0] |= ~rows.any(axis=1)
+        rows = candidates(mask)
         kwargs = {"action_masks": rows} if algo in MASKABLE else {}
         picks, _ = model.predict(obs, deterministic=self.deterministic, **kwargs)
         return np.asarray(picks, dtype=np.int64).reshape(-1) + 1

@@ -51,7 +51,6 @@ from schedlab.policies.policy_gradient import (
     policy_gradient_step,
 )
 from schedlab.policies.reinforce_config import TrainConfig, make_jobsets
-from schedlab.policies.runtime import training_process
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate
@@ -165,12 +164,8 @@ def train(
     ``update_s`` and ``eval_s`` (seconds).
     """
     t_start = time.perf_counter()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    saved = training.check_resume(out, config, resume=resume, budget="iterations")
+    out, saved = training.open_run(out_dir, config, resume=resume, budget="iterations")
     selection = selection_of(config)
-    torch.manual_seed(config.seed)
-    training_process(config.threads)
     train_js, val_js, seeds = make_jobsets(config)
     cluster = config.cluster()
     kw: dict[str, Any] = {
@@ -229,12 +224,9 @@ def train(
             row["val_greedy_slowdown"] = greedy[0]
             row["val_slowdown"], row["val_completion"] = greedy if config.eval_greedy else sampled
             value = row[selection.metric]
-            if selection.better(value, run.best):
-                run.best, run.best_step = value, k
+            if run.offer(value, k, selection):
                 save_checkpoint(out / "best.pt", net, {**spec, "iteration": k, "validation": value})
-        row |= {"rollout_s": t1 - t0, "update_s": t2 - t1, "eval_s": time.perf_counter() - t2}
-        run.rows.append(row)
-        run.step = k
+        run.record(row, k, (t0, t1, t2))
         if k % config.checkpoint_every == 0 or k == config.iterations:
             _write_curve(out, run.rows)
             training.save_state(out, run, net=net, optimizer=optimizer, rng=rng)
@@ -248,16 +240,7 @@ def train(
     curve = _write_curve(out, run.rows)
     save_checkpoint(out / "final.pt", net, {**spec, "iteration": config.iterations})
     details = {"withholding": _best_withholding(out, val_engine, config)} if report else {}
-    return training.TrainResult(
-        out_dir=out,
-        curve=curve,
-        selection=selection,
-        best_iteration=run.best_step,
-        best_value=run.best,
-        baselines=run.baselines,
-        seconds=time.perf_counter() - t_start,
-        details=details,
-    )
+    return run.result(out, curve, selection, t_start, details=details)
 
 
 def selection_of(config: TrainConfig) -> training.Selection:

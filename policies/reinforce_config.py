@@ -16,14 +16,16 @@ from typing import Any, Literal
 import numpy as np
 
 from schedlab.errors import SchedlabError
+from schedlab.policies.training import RunConfig
 from schedlab.simulator.cluster.batched import AgentQueue, RewardWeights
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import Layout
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class TrainConfig:
-    """Everything that determines a training run (written as ``config.json``)."""
+class TrainConfig(RunConfig):
+    """Everything that determines a training run (written as ``config.json``; validation,
+    checkpoints, seed and threads as :class:`~schedlab.policies.training.RunConfig`)."""
 
     workload: str = "deeprm"
     """Generator name of the training and validation jobsets."""
@@ -89,16 +91,8 @@ class TrainConfig:
     allow); evaluate the checkpoint with the same one (``deeprm:PATH,queue=easy``)."""
     eval_jobsets: int = 100
     """Held-out validation jobsets (another seed stream)."""
-    eval_every: int = 1
-    """Validate every this many iterations (and after the first and the last)."""
     eval_greedy: bool = False
     """Select ``best.pt`` on the greedy (argmax) policy instead of the sampled one."""
-    checkpoint_every: int = 10
-    """Write ``last.pt`` (for ``--resume``) every this many iterations."""
-    seed: int = 0
-    """Seed of network initialisation, jobsets and action sampling."""
-    threads: int = 1
-    """torch intra-op threads (1 is fastest on a small shared machine)."""
 
     def cluster(self) -> ClusterConfig:
         """The cluster geometry."""

@@ -16,14 +16,17 @@ the same way. A run directory holds::
     last.pt         the training state ``--resume`` continues from (written every
                     ``checkpoint_every`` steps)
 
-This module writes and reads those files (:func:`check_resume`, :func:`start`,
-:func:`write_curve`, :func:`save_state`, :func:`read_selection`, :func:`read_baselines`).
+This module writes and reads those files (:func:`open_run`, :func:`check_resume`,
+:func:`start`, :func:`write_curve`, :func:`save_state`, :func:`read_selection`,
+:func:`read_baselines`), and keeps a run's progress (:class:`Progress`: the best validation so
+far, the curve rows, the result).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +102,21 @@ class TrainResult:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class RunConfig:
+    """What every trainer's config holds (its base class; a trainer may change the defaults):
+    the seed and threads :func:`open_run` sets up, how often a run validates and checkpoints."""
+
+    eval_every: int = 1
+    """Validate every this many training steps (and after the first and the last)."""
+    checkpoint_every: int = 10
+    """Write ``last.pt`` (for ``--resume``) every this many training steps."""
+    seed: int = 0
+    """Seed of the network's initialisation, the workloads and the sampling."""
+    threads: int = 1
+    """torch intra-op threads (1 is fastest on a small shared machine)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Trainer:
     """A registered trainer: its config class and train function, and what checks need."""
 
@@ -119,6 +137,25 @@ class Trainer:
 
 
 # -- the run directory ------------------------------------------------------------------------
+def open_run(
+    out_dir: str | Path, config: RunConfig, *, resume: bool, budget: str
+) -> tuple[Path, dict[str, Any] | None]:
+    """The run directory ``out_dir`` (created) and the state to continue from
+    (:func:`check_resume`); the process set up for training: torch seeded with
+    ``config.seed``, ``config.threads`` intra-op threads
+    (:func:`~schedlab.policies.runtime.training_process`)."""
+    import torch
+
+    from schedlab.policies.runtime import training_process
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    saved = check_resume(out, config, resume=resume, budget=budget)
+    torch.manual_seed(config.seed)
+    training_process(config.threads)
+    return out, saved
+
+
 def config_changes(saved: Mapping[str, Any], config: Any, *, budget: str) -> list[str]:
     """Fields of ``config`` (flat, except ``budget``) that differ from the JSON ``saved``
     config; a field the saved config lacks (added later) counts at its default."""
@@ -222,6 +259,47 @@ class Progress:
     """Curve rows so far."""
     baselines: dict[str, Any]
     """Content of ``baselines.json``."""
+
+    def offer(self, value: float, step: int, selection: Selection) -> bool:
+        """Keep ``value``, the validation of ``step``, as the best if ``selection`` finds it
+        better than :attr:`best`; True if it did (the caller writes ``best.pt``)."""
+        if not selection.better(value, self.best):
+            return False
+        self.best, self.best_step = value, step
+        return True
+
+    def record(self, row: dict[str, Any], step: int, times: tuple[float, float, float]) -> None:
+        """Append the curve row of training step ``step`` with its step times (:data:`TIMES`,
+        s) from ``times``, the ``time.perf_counter()`` readings at the step's start and after
+        its rollout and its update (now: after its validation)."""
+        t0, t1, t2 = times
+        row |= dict(zip(TIMES, (t1 - t0, t2 - t1, time.perf_counter() - t2), strict=True))
+        self.rows.append(row)
+        self.step = step
+
+    def result(
+        self,
+        out: Path,
+        curve: pl.DataFrame,
+        selection: Selection,
+        started: float,
+        *,
+        baselines: dict[str, float] | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> TrainResult:
+        """The run's :class:`TrainResult`: its best validation, its ``baselines`` (default:
+        :attr:`baselines`) and the seconds since ``started`` (a ``time.perf_counter()``
+        reading)."""
+        return TrainResult(
+            out_dir=out,
+            curve=curve,
+            selection=selection,
+            best_iteration=self.best_step,
+            best_value=self.best,
+            baselines=self.baselines if baselines is None else baselines,
+            seconds=time.perf_counter() - started,
+            details=details or {},
+        )
 
 
 def start(

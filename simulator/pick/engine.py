@@ -32,6 +32,15 @@ Placement = Literal["firstfit", "bestfit", "worstfit", "align"]
 """Machine-choice rules (:data:`~schedlab.simulator.cluster.placement.PLACEMENTS`)."""
 
 
+def candidates(mask: np.ndarray) -> np.ndarray:
+    """The candidates an agent picks among, bool ``(n, K)``, from the engine's action mask
+    (``(n, K + 1)``, :meth:`PickEngine.action_mask`): column ``q`` for action ``1 + q``; where
+    none is valid, candidate 0 (the earliest arrived, what void starts)."""
+    rows = np.asarray(mask, dtype=bool)[:, 1:].copy()
+    rows[:, 0] |= ~rows.any(axis=1)
+    return rows
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PickConfig:
     """How the pick engine replays a JobSet."""

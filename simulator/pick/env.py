@@ -41,7 +41,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from schedlab.jobset import JobSet
-from schedlab.simulator.pick.engine import PickConfig, PickEngine, PickQueue
+from schedlab.simulator.pick.engine import PickConfig, PickEngine, PickQueue, candidates
 from schedlab.simulator.pick.features import FEATURES, N_FEATURES, PickView
 from schedlab.simulator.pick.kernels import QUEUES
 from schedlab.simulator.pick.windows import Windows, episode_jobset
@@ -86,9 +86,7 @@ class _Adapter:
 
     def _mask(self, envs: np.ndarray) -> np.ndarray:
         """The candidates of ``envs``, bool ``(n, K)``; position 0 alone where none (ended)."""
-        mask = self.engine.action_mask(envs)[:, 1:]
-        mask[:, 0] |= ~mask.any(axis=1)
-        return mask
+        return candidates(self.engine.action_mask(envs))
 
     def _observe(self, envs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Observations ``(n, K, F)`` and masks (bool, ``(n, K)``) of ``envs``."""
