@@ -71,6 +71,13 @@ class JobScoreConfig(RunConfig):
     objective: Literal["bounded_slowdown", "wait"] = "bounded_slowdown"
     """Reward and validation metric: the mean bounded slowdown (τ = 10 s) or the mean wait
     (seconds) of a window (:class:`~schedlab.simulator.pick.engine.PickConfig`)."""
+    relative_to: str | None = None
+    """Divide each training window's rewards by the mean bounded slowdown of this order of
+    :data:`HEURISTICS` (such as ``"sjf"``; none by default) on the same window under the
+    episode's discipline (:class:`WindowBaseline`), so every window weighs the same in the
+    policy gradient: the return is minus the ratio to the heuristic, where by default a few
+    congested windows, whose slowdowns are 10-50 times a quiet window's, dominate it. Needs
+    ``objective`` ``bounded_slowdown``; validation and ``best.pt`` still use the plain mean."""
     iterations: int = 1000
     """PPO iterations (one rollout and one update each)."""
     envs: int = 16
@@ -181,6 +188,40 @@ def window_metric(
     _, first, counts = np.unique(ids, return_index=True, return_counts=True)
     out: np.ndarray = np.add.reduceat(value, first) / counts
     return out
+
+
+class WindowBaseline:
+    """The mean ``bounded_slowdown`` of the order ``order`` on windows of ``jobset``'s rows
+    under a discipline, computed once per (window, discipline) on the compiled engines
+    (:func:`~schedlab.simulator.run.run_policy`, about 6 ms per window of 256 jobs): the
+    :data:`~schedlab.simulator.pick.env.Baseline` of :class:`JobScoreConfig.relative_to`."""
+
+    def __init__(self, jobset: JobSet, order: str, metric: str) -> None:
+        if order not in HEURISTICS:
+            msg = f"relative_to must be one of {list(HEURISTICS)}, got {order!r}"
+            raise ValueError(msg)
+        if metric != "bounded_slowdown":
+            msg = f"relative_to needs objective 'bounded_slowdown' (>= 1), not {metric!r}"
+            raise ValueError(msg)
+        self.jobset, self.order = jobset, order
+        self._cache: dict[tuple[int, int, str], float] = {}
+
+    def __call__(self, lo: np.ndarray, hi: np.ndarray, queues: list[str]) -> np.ndarray:
+        """The order's mean bounded slowdown on rows ``lo[x] .. hi[x] − 1`` under
+        ``queues[x]``, ``(n,)``."""
+        from schedlab.registry import make_policy
+        from schedlab.simulator.run import run_policy
+
+        out = np.empty(len(queues))
+        for x, key in enumerate(zip(lo.tolist(), hi.tolist(), queues, strict=True)):
+            if key not in self._cache:
+                a, b, queue = key
+                window = JobSet.create(self.jobset.jobs.slice(a, b - a), self.jobset.meta)
+                spec = self.order if queue == "greedy" else f"{self.order}+{queue}"
+                start = run_policy(window, make_policy(spec), ClusterConfig(slots=None)).start
+                self._cache[key] = float(window_metric(window, start)[0])
+            out[x] = self._cache[key]
+        return out
 
 
 def heuristic_values(

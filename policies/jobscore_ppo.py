@@ -38,7 +38,12 @@ import torch
 from schedlab.io import write_text_atomic
 from schedlab.policies import training
 from schedlab.policies.jobscore import JobScoreNet, network_spec, save_network
-from schedlab.policies.jobscore_config import JobScoreConfig, heuristic_values, make_data
+from schedlab.policies.jobscore_config import (
+    JobScoreConfig,
+    WindowBaseline,
+    heuristic_values,
+    make_data,
+)
 from schedlab.simulator.pick.engine import PickEngine, candidates
 from schedlab.simulator.pick.env import PickVectorEnv
 from schedlab.simulator.pick.features import N_FEATURES, PickView
@@ -220,7 +225,12 @@ def train(
     selection = training.Selection(metric=f"val_{metric}")
     train_js, val_js, where = make_data(config)
     pick = config.pick()
-    env = PickVectorEnv(train_js, config.envs, pick, window=config.window, queue=queues)
+    baseline = None
+    if config.relative_to is not None:
+        baseline = WindowBaseline(train_js, config.relative_to, metric)
+    env = PickVectorEnv(
+        train_js, config.envs, pick, window=config.window, queue=queues, baseline=baseline
+    )
     engines: dict[str, PickEngine] = {
         q: PickEngine.for_jobsets(val_js, replace(pick, queue=q)) for q in queues
     }

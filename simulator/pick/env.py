@@ -31,7 +31,7 @@ episode draws its discipline, which the observation shows (one-hot).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -47,6 +47,11 @@ from schedlab.simulator.pick.kernels import QUEUES
 from schedlab.simulator.pick.windows import Windows, episode_jobset
 
 _VIEW = PickView()
+_QUEUE_NAMES = {code: name for name, code in QUEUES.items()}
+
+Baseline = Callable[[np.ndarray, np.ndarray, list[str]], np.ndarray]
+"""A reference value per episode: its first and one-past-last rows (int64 ``(n,)``) and
+disciplines to the value (``(n,)``, > 0) its rewards are divided by (:class:`PickVectorEnv`)."""
 
 
 class _Adapter:
@@ -72,6 +77,8 @@ class _Adapter:
         self._ids = jobset.jobs.get_column("jobset").to_numpy()[self.windows.bounds[:-1]]
         self.engine = PickEngine(jobset, self.config, num_envs, max_jobs=self.windows.widest)
         self._carry = np.zeros(num_envs)
+        self._scale = np.ones(num_envs)
+        self._baseline: Baseline | None = None
         K = self.config.visible
         self._single_spaces = (
             spaces.Box(0.0, 1.0, shape=(K, N_FEATURES), dtype=np.float32),
@@ -82,7 +89,10 @@ class _Adapter:
         """Env ``envs[x]`` replays rows ``lo[x] .. hi[x] − 1`` from now (discipline drawn)."""
         q = self._queues[rng.integers(self._queues.size, size=envs.size)]
         self.engine.assign(envs, lo, hi, q)
-        self._carry[envs] = self.engine.reset(envs)
+        if self._baseline is not None:
+            names = [_QUEUE_NAMES[c] for c in q.tolist()]
+            self._scale[envs] = 1.0 / np.maximum(self._baseline(lo, hi, names), 1e-9)
+        self._carry[envs] = self.engine.reset(envs) * self._scale[envs]
 
     def _mask(self, envs: np.ndarray) -> np.ndarray:
         """The candidates of ``envs``, bool ``(n, K)``; position 0 alone where none (ended)."""
@@ -96,7 +106,7 @@ class _Adapter:
         """The picks ``actions`` (positions) of ``envs``: rewards (carried ones added), then
         observations and masks."""
         paid, obs, mask = self.engine.step_observe(np.asarray(actions, np.int64) + 1, envs)
-        paid += self._carry[envs]
+        paid = paid * self._scale[envs] + self._carry[envs]
         self._carry[envs] = 0.0
         return paid, obs, mask
 
@@ -210,7 +220,10 @@ class PickVectorEnv(_Adapter, VectorEnv):
     ``info["final_obs"]`` / ``info["final_info"]`` (its window's ``bounded_slowdown`` and
     ``wait``) under the masks ``info["_final_obs"]`` / ``info["_final_info"]``.
 
-    Parameters as :class:`PickEnv` (a ``jobset`` is required).
+    Parameters as :class:`PickEnv` (a ``jobset`` is required), and ``baseline``
+    (:data:`Baseline`, optional): each episode's rewards are divided by its value for the
+    episode, so that every window weighs the same in a return (the return of ``objective``
+    ``bounded_slowdown`` becomes minus the ratio of the window's mean to the baseline's).
     """
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
@@ -223,9 +236,11 @@ class PickVectorEnv(_Adapter, VectorEnv):
         *,
         window: int | None = None,
         queue: PickQueue | Sequence[PickQueue] | None = None,
+        baseline: Baseline | None = None,
         **overrides: Any,
     ) -> None:
         self._setup(jobset, _config(config, **overrides), window, queue, num_envs)
+        self._baseline = baseline
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = self._single_spaces
         self.observation_space = gym.vector.utils.batch_space(

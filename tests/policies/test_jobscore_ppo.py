@@ -15,6 +15,7 @@ from schedlab.loaders.traces.options import TraceOptions
 from schedlab.policies.jobscore_config import (
     DAY,
     JobScoreConfig,
+    WindowBaseline,
     heuristic_values,
     make_data,
     window_metric,
@@ -80,6 +81,23 @@ def test_heuristic_values_measure_the_engine_windows() -> None:
     waits = window_metric(js, start, "wait")
     assert waits.shape == (2,)
     assert (waits >= 0).all()
+
+
+def test_window_baseline_is_the_heuristic_on_the_window() -> None:
+    js = kth_windows(size=120, windows=1, seed=5)
+    base = WindowBaseline(js, "sjf", "bounded_slowdown")
+    lo, hi = np.array([10, 10]), np.array([70, 70])
+    got = base(lo, hi, ["greedy", "easy"])
+    engine = PickEngine(js, PickConfig(visible=200, queue="easy"), 1)
+    engine.assign(np.array([0]), lo[:1], hi[:1])
+    run_picks(engine, order_picks(engine, make_policy("sjf+easy")))
+    assert got[1] == pytest.approx(engine.window_means()["bounded_slowdown"][0])
+    assert got[0] >= 1.0
+    assert base(lo[:1], hi[:1], ["greedy"])[0] == got[0]  # cached
+    with pytest.raises(ValueError, match="relative_to must be one of"):
+        WindowBaseline(js, "random", "bounded_slowdown")
+    with pytest.raises(ValueError, match="needs objective 'bounded_slowdown'"):
+        WindowBaseline(js, "sjf", "wait")
 
 
 def test_trains_on_a_generators_jobsets(tmp_path) -> None:

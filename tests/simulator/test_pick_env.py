@@ -125,3 +125,28 @@ def test_refused_inputs(kth) -> None:
     empty = JobSet.create(kth.jobs.head(0), kth.meta)
     with pytest.raises(ValueError, match="has no jobs"):
         PickEnv(empty)
+
+
+def test_a_baseline_divides_each_episodes_rewards(kth) -> None:
+    """With ``baseline``, an episode's return is minus its mean over the episode's baseline
+    value, at every boundary of the same-step autoreset (carried rewards included)."""
+    seen: list[tuple[int, int, str]] = []
+
+    def baseline(lo: np.ndarray, hi: np.ndarray, queues: list[str]) -> np.ndarray:
+        seen.extend(zip(lo.tolist(), hi.tolist(), queues, strict=True))
+        return (hi - lo) / 10.0  # 4 for a window of 40: any per-episode value
+
+    venv = PickVectorEnv(kth, 3, window=40, queue=("greedy", "easy"), visible=8, baseline=baseline)
+    _, info = venv.reset(seed=1)
+    totals, finished = np.zeros(3), 0
+    for _ in range(300):
+        _, rewards, terminated, _, info = venv.step(info["action_mask"].argmax(axis=1))
+        totals += rewards
+        for b in np.flatnonzero(terminated):
+            expected = -info["final_info"]["bounded_slowdown"][b] / 4.0
+            assert totals[b] == pytest.approx(expected, rel=1e-9)
+            finished += 1
+        totals[terminated] = 0.0
+    assert finished >= 3
+    assert len(seen) == 3 + finished
+    assert {q for *_, q in seen} == {"greedy", "easy"}
