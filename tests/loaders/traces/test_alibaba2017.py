@@ -13,8 +13,10 @@ from schedlab.errors import TraceFormatError
 from schedlab.loaders.traces.alibaba2017 import MACHINE_MEM, TRACE_MACHINES, read_alibaba2017
 from schedlab.loaders.traces.transform import TraceOptions
 from tests.loader_helpers import (
+    assert_file_refused,
     assert_one_counted_drop,
     assert_report,
+    assert_strict_names_line,
     sample_lines,
     sample_messages,
 )
@@ -144,9 +146,7 @@ MALFORMED = [(b, r) for b, r in BAD_LINES if r not in ("exceeds_capacity", "stat
 
 @pytest.mark.parametrize(("bad", "reason"), MALFORMED)
 def test_bad_line_strict_names_file_and_line(tmp_path: Path, bad: str, reason: str) -> None:
-    path = _csv(tmp_path, GOOD, bad)
-    with pytest.raises(TraceFormatError, match=rf"line 2 of {path}: .*\({reason}\)"):
-        read_alibaba2017(path, options=TraceOptions(strict=True))
+    assert_strict_names_line(read_alibaba2017, _csv(tmp_path, GOOD, bad), 2, reason)
 
 
 def test_crlf_and_blank_lines(tmp_path: Path) -> None:
@@ -157,29 +157,29 @@ def test_crlf_and_blank_lines(tmp_path: Path) -> None:
     assert result.jobs.meta.provenance["alibaba2017"]["blank_lines"] == 1
 
 
-def test_empty_file_names_the_file(tmp_path: Path) -> None:
-    path = _csv(tmp_path, name="empty.csv")
-    with pytest.raises(TraceFormatError, match=r"empty\.csv: the file is empty"):
-        read_alibaba2017(path)
+REFUSED_FILES = {
+    "empty": ("empty.csv", b"", r"empty\.csv: the file is empty"),
+    "blank": ("blank.csv", b"\n\n", r"blank\.csv: no data lines"),
+    "plain_text_named_gz": (
+        "batch_task.csv.gz",
+        GOOD.encode(),
+        r"batch_task\.csv\.gz: the name says gzip",
+    ),
+    # xz magic, corrupt stream
+    "binary": (
+        "batch_task.csv",
+        b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F\xff" * 8,
+        r"batch_task\.csv: corrupt or truncated",
+    ),
+}
+"""Files the loader refuses, by case: ``(name, data, the error's pattern)``."""
 
 
-def test_blank_file_is_an_error(tmp_path: Path) -> None:
-    path = _csv(tmp_path, "\n\n", name="blank.csv")
-    with pytest.raises(TraceFormatError, match=r"blank\.csv: no data lines"):
-        read_alibaba2017(path)
-
-
-def test_plain_text_named_gz_is_rejected(tmp_path: Path) -> None:
-    path = _csv(tmp_path, GOOD, name="batch_task.csv.gz")
-    with pytest.raises(TraceFormatError, match=r"batch_task\.csv\.gz: the name says gzip"):
-        read_alibaba2017(path)
-
-
-def test_binary_file_is_rejected(tmp_path: Path) -> None:
-    path = tmp_path / "batch_task.csv"
-    path.write_bytes(b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F\xff" * 8)  # xz magic, corrupt stream
-    with pytest.raises(TraceFormatError, match=r"batch_task\.csv: corrupt or truncated"):
-        read_alibaba2017(path)
+@pytest.mark.parametrize(("name", "data", "match"), REFUSED_FILES.values(), ids=list(REFUSED_FILES))
+def test_a_file_that_is_no_table_is_refused_naming_it(
+    tmp_path: Path, name: str, data: bytes, match: str
+) -> None:
+    assert_file_refused(read_alibaba2017, tmp_path, name, data, match)
 
 
 def test_gzip_and_tar_gz_load_like_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,8 +15,10 @@ from schedlab.policies.heuristics import SJF
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate
 from tests.loader_helpers import (
+    assert_file_refused,
     assert_one_counted_drop,
     assert_report,
+    assert_strict_names_line,
     sample_lines,
     sample_messages,
 )
@@ -140,9 +142,7 @@ MALFORMED = [(bad, r) for bad, r in BAD_LINES if r not in ("exceeds_capacity", "
 
 @pytest.mark.parametrize(("bad", "reason"), MALFORMED)
 def test_bad_line_strict_names_file_and_line(tmp_path: Path, bad: str, reason: str) -> None:
-    path = _swf(tmp_path, GOOD, bad)
-    with pytest.raises(TraceFormatError, match=rf"line 4 of {path}: .*\({reason}\)"):
-        read_swf(path, options=TraceOptions(strict=True))
+    assert_strict_names_line(read_swf, _swf(tmp_path, GOOD, bad), 4, reason)
 
 
 def test_strict_does_not_raise_on_a_status_selection(tmp_path: Path) -> None:
@@ -164,41 +164,44 @@ def test_statuses_selection(tmp_path: Path) -> None:
         read_swf(path, statuses=(9,))
 
 
-def test_empty_file_names_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "empty.swf"
-    path.write_bytes(b"")
-    with pytest.raises(TraceFormatError, match=r"empty\.swf: the file is empty"):
-        read_swf(path)
+REFUSED_FILES = {
+    "empty": ("empty.swf", b"", r"empty\.swf: the file is empty"),
+    "only_comments": ("t.swf", f"{HEADER}\n".encode(), r"t\.swf: no job lines"),
+    "plain_text_named_gz": (
+        "log.swf.gz",
+        f"{HEADER}{GOOD}".encode(),
+        r"log\.swf\.gz: the name says gzip",
+    ),
+    "truncated_gzip": (
+        "cut.swf.gz",
+        gzip.compress(SMALL.read_bytes())[:60],
+        r"cut\.swf\.gz: corrupt or truncated",
+    ),
+    # bzip2 magic, corrupt stream
+    "corrupt_bzip2": (
+        "log.swf",
+        b"BZh91AY&SY\xff\xfe\x00\x81" * 8,
+        r"log\.swf: corrupt or truncated compressed",
+    ),
+    "binary": (
+        "log.swf",
+        b"\x7fELF\x02\x01\x01\x00" * 8,
+        r"log\.swf: binary data \(a NUL byte at byte 8\)",
+    ),
+    "not_an_swf_log": (
+        "t.swf",
+        b"100,160,1,1,3,Terminated,50,0.01\n",
+        r"t\.swf: not an SWF log: .*line 1 has 1",
+    ),
+}
+"""Files the loader refuses, by case: ``(name, data, the error's pattern)``."""
 
 
-def test_only_comments_is_an_error(tmp_path: Path) -> None:
-    path = _swf(tmp_path, "\n")
-    with pytest.raises(TraceFormatError, match=r"t\.swf: no job lines"):
-        read_swf(path)
-
-
-def test_plain_text_named_gz_is_rejected(tmp_path: Path) -> None:
-    path = _swf(tmp_path, GOOD, name="log.swf.gz")
-    with pytest.raises(TraceFormatError, match=r"log\.swf\.gz: the name says gzip"):
-        read_swf(path)
-
-
-def test_truncated_gzip_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
-    path = tmp_path / "cut.swf.gz"
-    path.write_bytes(gzip.compress(SMALL.read_bytes())[:60])
-    with pytest.raises(TraceFormatError, match=r"cut\.swf\.gz: corrupt or truncated"):
-        read_swf(path)
-
-
-def test_binary_file_is_rejected(tmp_path: Path) -> None:
-    path = tmp_path / "log.swf"
-    path.write_bytes(b"BZh91AY&SY\xff\xfe\x00\x81" * 8)  # bzip2 magic, corrupt stream
-    with pytest.raises(TraceFormatError, match=r"log\.swf: corrupt or truncated compressed"):
-        read_swf(path)
-    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" * 8)
-    with pytest.raises(TraceFormatError, match=r"log\.swf: binary data \(a NUL byte at byte 8\)"):
-        read_swf(path)
+@pytest.mark.parametrize(("name", "data", "match"), REFUSED_FILES.values(), ids=list(REFUSED_FILES))
+def test_a_file_that_is_no_swf_log_is_refused_naming_it(
+    tmp_path: Path, name: str, data: bytes, match: str
+) -> None:
+    assert_file_refused(read_swf, tmp_path, name, data, match)
 
 
 def test_gzip_loads_like_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,12 +212,6 @@ def test_gzip_loads_like_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     plain, packed = read_swf(SMALL), read_swf(path)
     assert packed.jobs.jobs.equals(plain.jobs.jobs)
     assert packed.report.dropped == plain.report.dropped
-
-
-def test_not_an_swf_file(tmp_path: Path) -> None:
-    path = _swf(tmp_path, "100,160,1,1,3,Terminated,50,0.01\n", header="")
-    with pytest.raises(TraceFormatError, match=r"t\.swf: not an SWF log: .*line 1 has 1"):
-        read_swf(path)
 
 
 # -- header and machine size ---------------------------------------------------------------------
