@@ -20,6 +20,7 @@ from schedlab.simulator.run import schedule, simulate
 from schedlab.simulator.views.deeprm_image import ObsGeometry
 from schedlab.simulator.views.queue import QueueView
 from tests.cli_helpers import options, resume_to_three_iterations, run_ok
+from tests.policy_helpers import StatelessPolicy
 from tests.strategies import deeprm_jobset
 
 CONFIG = ClusterConfig(slots=5, horizon=10, backlog_view=20)
@@ -89,17 +90,10 @@ def test_sampling_policy_is_reproducible(run_dir, jobset) -> None:
     np.testing.assert_array_equal(a, b)
 
 
-class AlwaysVoid:
+class AlwaysVoid(StatelessPolicy):
     """A batched agent that never allocates: the time limit must finish its jobs."""
 
     name = "void"
-
-    def reset(self, *, seed=None) -> None:
-        pass
-
-    def get_params(self) -> dict:
-        return {}
-
     models = frozenset({"cluster"})
     view = QueueView()
 

@@ -17,6 +17,7 @@ from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.model import Snapshot
 from schedlab.simulator.run import schedule
 from schedlab.simulator.views.queue import QueueView
+from tests.policy_helpers import StatelessPolicy
 from tests.strategies import jobset_from_rows
 
 CAP = np.array([10.0, 10.0])
@@ -211,7 +212,7 @@ def test_advance_to_next_event_with_nothing_left_to_happen_raises() -> None:
 # -- running policies --------------------------------------------------------------------------
 
 
-class FirstSlotAgent:
+class FirstSlotAgent(StatelessPolicy):
     """A non-heuristic policy: always allocate the lowest occupied slot (earliest fit)."""
 
     name = "first-slot"
@@ -221,12 +222,6 @@ class FirstSlotAgent:
     def act_batch(self, obs: Snapshot, *, mask: np.ndarray) -> np.ndarray:
         occupied = obs.view[obs.envs] >= 0
         return np.where(occupied.any(axis=1), occupied.argmax(axis=1) + 1, 0)
-
-    def reset(self, *, seed: int | None = None) -> None:
-        pass
-
-    def get_params(self) -> dict[str, Any]:
-        return {}
 
 
 def test_agent_runs_through_earliest_fit() -> None:
