@@ -44,6 +44,7 @@ def ignoring_evalys_warnings(test: Callable[..., None]) -> Callable[..., None]:
         test = pytest.mark.filterwarnings(f"ignore::{category}")(test)
     return test
 
+
 KTH = Path(__file__).resolve().parents[2] / "traces" / "data" / "KTH-SP2-1996-2.swf.gz"
 TWO_DAYS = TraceOptions(end=2 * 86_400.0)
 
