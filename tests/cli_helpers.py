@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from schedlab.cli import main
@@ -28,3 +30,8 @@ def options(**values: object) -> list[str]:
     return [
         arg for key, value in values.items() for arg in (f"--{key.replace('_', '-')}", str(value))
     ]
+
+
+def resume_to_three_iterations(trainer: str, out: Path) -> str:
+    """``schedlab train TRAINER --resume --iterations 3 -o OUT``: a success; its output."""
+    return run_ok("train", trainer, "--resume", "--iterations", "3", "-o", str(out))

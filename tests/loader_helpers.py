@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
+
+from schedlab.errors import TraceFormatError
+from schedlab.loaders.traces.transform import TraceOptions
 
 
 def sample_lines(result: Any, reason: str) -> list[int]:
@@ -46,3 +52,19 @@ def assert_seed_reproducible(gen: Any, load: float, *, n_jobsets: int) -> None:
     assert a.jobs.equals(b.jobs)
     assert a.meta == b.meta
     assert not a.jobs.equals(c.jobs)
+
+
+def assert_strict_names_line(read: Callable[..., Any], path: Path, line: int, reason: str) -> None:
+    """Under ``strict``, ``read(path)`` stops at line ``line``, naming the file and ``reason``."""
+    with pytest.raises(TraceFormatError, match=rf"line {line} of {path}: .*\({reason}\)"):
+        read(path, options=TraceOptions(strict=True))
+
+
+def assert_file_refused(
+    read: Callable[..., Any], folder: Path, name: str, data: bytes, match: str
+) -> None:
+    """``data`` written to ``folder/name``: ``read`` refuses it in one error matching ``match``."""
+    path = folder / name
+    path.write_bytes(data)
+    with pytest.raises(TraceFormatError, match=match):
+        read(path)

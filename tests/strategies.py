@@ -49,6 +49,17 @@ def jobset_from_rows(
     return JobSet.create(frame, meta(capacity))
 
 
+def jobs_frame(*, first_id: int = 0, **columns: Sequence[object] | pl.Series) -> pl.DataFrame:
+    """An unvalidated jobs table of jobset 0: ``job_id`` counts up from ``first_id``, then
+    ``columns`` in the order given (each holds one value a job; a ``jobset`` column replaces 0s)."""
+    n = len(next(iter(columns.values())))
+    keys = {
+        "jobset": pl.Series([0] * n, dtype=SCHEMA["jobset"]),
+        "job_id": range(first_id, first_id + n),
+    }
+    return pl.DataFrame({**keys, **columns})
+
+
 def heuristic_names() -> list[str]:
     """Registered policies that are heuristics (learned ones need a checkpoint to be made)."""
     return registry.policies.names(tag="heuristic")

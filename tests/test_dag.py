@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import polars as pl
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from schedlab import dag, dag_measures
 from schedlab.errors import JobSetError
 from tests.dag_helpers import brute_ranks, earliest_finish, jobset, random_dag_jobs
+from tests.strategies import jobs_frame
 
 
 @pytest.mark.parametrize("instances", [1, 3])
@@ -48,17 +51,12 @@ def test_graph_counts_children_and_order(instances: int) -> None:
 
 
 def _chain(**columns: list) -> pl.DataFrame:
-    base = {
-        "jobset": [0, 0, 0],
-        "job_id": [0, 1, 2],
-        "arrival": [0, 0, 0],
-        "duration": [1, 2, 3],
-        "cpu": [1.0, 1.0, 1.0],
-        "parents": [[], [0], [1]],
-        "dag": [7, 7, 7],
-    }
-    base.update(columns)
-    return pl.DataFrame(base, schema_overrides={"parents": pl.List(pl.Int64)})
+    """Jobs 0 -> 1 -> 2 of dag 7 in jobset 0; ``columns`` replace or add whole columns."""
+    base = dict(
+        arrival=[0, 0, 0], duration=[1, 2, 3], cpu=[1.0] * 3, parents=[[], [0], [1]], dag=[7] * 3
+    )
+    jobs = jobs_frame(**base | columns)
+    return jobs.cast({"parents": pl.List(pl.Int64)})
 
 
 @pytest.mark.parametrize(
@@ -113,21 +111,12 @@ def test_levels_and_shapes_match_brute_force(seed: int, instances: int) -> None:
     expected = [level[(s, k)] for s, k in zip(sets, key, strict=True)]
     assert dag_measures.levels(g).tolist() == expected
     shapes = dag_measures.shapes(jobs, g)
-    tasks = jobs.select("jobset", "dag", pl.Series("k", key), pl.Series("l", expected)).unique()
-    per = tasks.group_by("jobset", "dag", "l").len()
-    want = (
-        per.group_by("jobset", "dag")
-        .agg(
-            pl.col("len").sum().alias("tasks"),
-            (pl.col("l").max() + 1).alias("depth"),
-            pl.col("len").max().cast(pl.Int64).alias("width"),
-        )
-        .sort("jobset", "dag")
-    )
-    assert (
-        shapes.select("tasks", "depth", "width").rows()
-        == want.select(pl.col("tasks").cast(pl.UInt32), "depth", "width").rows()
-    )
+    dags = jobs.get_column("dag").to_list()
+    per_dag: dict = {}  # (jobset, dag) -> tasks per level, each task (key) counted once
+    for s, d, _task, lv in set(zip(sets, dags, key, expected, strict=True)):
+        per_dag.setdefault((s, d), Counter())[lv] += 1
+    want = [(sum(n.values()), max(n) + 1, max(n.values())) for _, n in sorted(per_dag.items())]
+    assert shapes.select("tasks", "depth", "width").rows() == want
 
 
 @pytest.mark.parametrize("instances", [1, 3])

@@ -68,6 +68,29 @@ def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
     assert a.workloads[0].seed != a.workloads[1].seed  # and distinct per workload
 
 
+def _policies(inside: str) -> tuple[str, str]:
+    """The edit of :data:`MINIMAL` that makes ``inside`` the policy list's inside."""
+    return ('"sjf", "tetris"', inside)
+
+
+def _table(table: str, line: str) -> tuple[str, str]:
+    """The edit of :data:`MINIMAL` that adds ``table`` (e.g. ``[metrics]``) holding ``line``."""
+    return ("[experiment]", f"{table}\n{line}\n[experiment]")
+
+
+def _trace_workload(loader: str, path: str) -> tuple[str, str]:
+    """The edit of :data:`MINIMAL` that makes its workload the trace at ``path`` (``loader``)."""
+    return (
+        'generator = "deeprm"\nloads = [0.5]\njobsets = 3',
+        f'loader = "{loader}"\npath = "{path}"',
+    )
+
+
+def _workload_line(line: str) -> tuple[str, str]:
+    """The edit of :data:`MINIMAL` that adds ``line`` to its workload."""
+    return ("jobsets = 3", f"jobsets = 3\n{line}")
+
+
 @pytest.mark.parametrize(
     ("edit", "match"),
     [
@@ -81,71 +104,59 @@ def test_minimal_spec_defaults_and_derived_seeds(tmp_path: Path) -> None:
         (("loads = [0.5]", "loads = [-0.5]"), r"loads: must be > 0, got \[-0.5\]"),
         (('generator = "deeprm"', 'generator = "deeprn"'), r"generator: unknown generator"),
         (('reference = "tetris"', 'reference = "fcfs"'), r"reference: 'fcfs' is not a policy"),
+        (_policies('"sjff", "tetris"'), r"policies\[0\]\.spec: .*'sjff'; did you mean 'sjf'"),
         (
-            ('"sjf", "tetris"', '"sjff", "tetris"'),
-            r"policies\[0\]\.spec: .*'sjff'; did you mean 'sjf'",
-        ),
-        (
-            ('"sjf", "tetris"', '"sjf", "tetris:knob=\\"x\\""'),
+            _policies('"sjf", "tetris:knob=\\"x\\""'),
             r"policies\[1\]\.spec: tetris:knob=\"x\": parameter 'knob' .* a number, got 'x'",
         ),
         (
-            ('"sjf", "tetris"', '"sjf", "sjf:label=b", "tetris"'),
+            _policies('"sjf", "sjf:label=b", "tetris"'),
             r"policies\[1\]\.spec: 'sjf:label=b' is the same policy as policies\[0\]",
         ),
+        (_policies('"sjf", "tetris", "tetris:knob=0.5"'), r"same policy as policies\[1\]"),
+        (_policies('"sjf", "tetris:knob=0.3,knob=0.4"'), r"'knob' is given twice"),
+        (_table("[metrics]", 'primary = "speed"'), r"primary: unknown"),
         (
-            ('"sjf", "tetris"', '"sjf", "tetris", "tetris:knob=0.5"'),
-            r"same policy as policies\[1\]",
-        ),
-        (('"sjf", "tetris"', '"sjf", "tetris:knob=0.3,knob=0.4"'), r"'knob' is given twice"),
-        (("[experiment]", '[metrics]\nprimary = "speed"\n[experiment]'), r"primary: unknown"),
-        (
-            ("[experiment]", "[metrics]\nconfidence = 95\n[experiment]"),
+            _table("[metrics]", "confidence = 95"),
             r"\[metrics\]\.confidence: must be > 0 and < 1, got 95",
         ),
+        (_table("[metrics]", "n_resamples = 50"), r"n_resamples: must be >= 100, got 50"),
+        (_table("[metrics]", "seed = 3"), r"\[metrics\]\.seed: unknown key"),
+        (_table("[report]", "focus_load = 0"), r"\[report\]\.focus_load: must be > 0, got 0"),
         (
-            ("[experiment]", "[metrics]\nn_resamples = 50\n[experiment]"),
-            r"n_resamples: must be >= 100, got 50",
-        ),
-        (("[experiment]", "[metrics]\nseed = 3\n[experiment]"), r"\[metrics\]\.seed: unknown key"),
-        (
-            ("[experiment]", "[report]\nfocus_load = 0\n[experiment]"),
-            r"\[report\]\.focus_load: must be > 0, got 0",
-        ),
-        (
-            ('"sjf", "tetris"', '"sjf", { spec = "tetris", optional = 1 }'),
+            _policies('"sjf", { spec = "tetris", optional = 1 }'),
             r"policies\[1\]\.optional: expects true or false, got 1",
         ),
-        (("[experiment]", "[cluster]\nslots = 0\n[experiment]"), r"\[cluster\]\.slots: must"),
+        (_table("[cluster]", "slots = 0"), r"\[cluster\]\.slots: must"),
         (
-            ("jobsets = 3", "jobsets = 3\nparams = { windw = 5 }"),
+            _workload_line("params = { windw = 5 }"),
             r"params: generator 'deeprm' has no parameter 'windw'; did you mean 'window'",
         ),
         (
-            ("jobsets = 3", 'jobsets = 3\nparams = { variant = "papr" }'),
+            _workload_line('params = { variant = "papr" }'),
             r"params: .*'variant' .* one of 'code', 'paper', got 'papr'; did you mean 'paper'",
         ),
         (
-            ("jobsets = 3", 'jobsets = 3\nparams = { arrivals = "poison" }'),
+            _workload_line('params = { arrivals = "poison" }'),
             r"params: .*'arrivals' .* got 'poison'; did you mean 'poisson'",
         ),
         (
-            ("jobsets = 3", "jobsets = 3\nparams = { short_prob = 1.5 }"),
+            _workload_line("params = { short_prob = 1.5 }"),
             r"params: parameter 'short_prob' of generator 'deeprm' must be >= 0 and <= 1, got 1.5",
         ),
         (
-            ("jobsets = 3", "jobsets = 3\nparams = { res_slot = 0 }"),
+            _workload_line("params = { res_slot = 0 }"),
             r"parameter 'res_slot' of generator 'deeprm' must be >= 1, got 0",
         ),
         (
-            ('"sjf", "tetris"', '"sjf", { spec = "tetris", workloads = ["ww"] }'),
+            _policies('"sjf", { spec = "tetris", workloads = ["ww"] }'),
             r"policies\[1\]\.workloads: no workload 'ww' \(the spec has \['w'\]\); did you",
         ),
         (
-            ("jobsets = 3", "jobsets = 3\ncluster = { slot = 3 }"),
+            _workload_line("cluster = { slot = 3 }"),
             r"\[\[workloads\]\]\[0\]\.cluster\.slot: unknown key \(did you mean 'slots'",
         ),
-        (("jobsets = 3", "jobsets = 3\ncluster = { slots = 0 }"), r"cluster\.slots: must be >= 1"),
+        (_workload_line("cluster = { slots = 0 }"), r"cluster\.slots: must be >= 1"),
     ],
 )
 def test_errors_name_the_key(tmp_path: Path, edit: tuple[str, str], match: str) -> None:
@@ -154,7 +165,7 @@ def test_errors_name_the_key(tmp_path: Path, edit: tuple[str, str], match: str) 
 
 
 def test_policies_restricted_to_workloads_and_a_workloads_own_cluster(tmp_path: Path) -> None:
-    text = MINIMAL.replace('"sjf", "tetris"', '"tetris", { spec = "sjf", workloads = ["m20"] }')
+    text = MINIMAL.replace(*_policies('"tetris", { spec = "sjf", workloads = ["m20"] }'))
     text += '[[workloads]]\nname = "m20"\ngenerator = "deeprm"\nloads = [0.5]\njobsets = 3\n'
     text += "cluster = { slots = 20 }\n"
     spec = load_spec(write_spec(tmp_path, text))
@@ -195,9 +206,7 @@ def test_policy_parameters_are_converted_and_typical_ranges_warn(tmp_path: Path)
 
 def test_trace_workload_params_and_options_are_checked(tmp_path: Path) -> None:
     (tmp_path / "kth.swf").write_text("; MaxProcs: 4\n")
-    text = MINIMAL.replace(
-        'generator = "deeprm"\nloads = [0.5]\njobsets = 3', 'loader = "swf"\npath = "kth.swf"'
-    )
+    text = MINIMAL.replace(*_trace_workload("swf", "kth.swf"))
     with pytest.raises(SpecError, match=r"params: loader 'swf' has no parameter 'granularity'"):
         load_spec(write_spec(tmp_path, text + 'params = { granularity = "job" }\n'))
     with pytest.raises(SpecError, match=r"options: trace options has no parameter 'jobset_sise'"):
@@ -217,10 +226,8 @@ def test_not_toml_and_missing_file(tmp_path: Path) -> None:
 
 
 def test_optional_policies_are_skipped_with_a_reason(tmp_path: Path) -> None:
-    text = MINIMAL.replace(
-        '"sjf", "tetris"',
-        '"sjf", "tetris", { spec = "deeprm:missing/best.pt", name = "rl", optional = true }',
-    )
+    rl = '{ spec = "deeprm:missing/best.pt", name = "rl", optional = true }'
+    text = MINIMAL.replace(*_policies(f'"sjf", "tetris", {rl}'))
     spec = load_spec(write_spec(tmp_path, text))
     assert [p.name for p in spec.policies] == ["sjf", "tetris"]
     assert spec.skipped[0][0] == "rl"
@@ -233,10 +240,8 @@ def test_optional_policies_are_skipped_with_a_reason(tmp_path: Path) -> None:
 def test_checkpoint_paths_resolve_relative_to_the_spec(tmp_path: Path) -> None:
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "best.pt").write_bytes(b"")
-    text = MINIMAL.replace(
-        '"sjf", "tetris"',
-        '"sjf", "tetris", { spec = "deeprm:run/best.pt", name = "rl", optional = true }',
-    )
+    rl = '{ spec = "deeprm:run/best.pt", name = "rl", optional = true }'
+    text = MINIMAL.replace(*_policies(f'"sjf", "tetris", {rl}'))
     spec = load_spec(write_spec(tmp_path, text))
     if spec.skipped:  # the learned policy is not registered in this checkout
         assert "not registered" in spec.skipped[0][1]
@@ -254,10 +259,7 @@ def test_checkpoint_path_of_specs() -> None:
 def test_trace_workloads_resolve_their_path(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "jobs.parquet").write_bytes(b"")
-    text = MINIMAL.replace(
-        'generator = "deeprm"\nloads = [0.5]\njobsets = 3',
-        'loader = "jobset"\npath = "data/jobs.parquet"',
-    )
+    text = MINIMAL.replace(*_trace_workload("jobset", "data/jobs.parquet"))
     spec = load_spec(write_spec(tmp_path, text))
     assert spec.workloads[0].path == str((tmp_path / "data" / "jobs.parquet").resolve())
     assert spec.workloads[0].loads == ()

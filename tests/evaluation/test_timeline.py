@@ -15,6 +15,7 @@ from schedlab.loaders.generators.deeprm_workload import DeepRMGenerator
 from schedlab.policies.heuristics import FCFS, SJF
 from schedlab.results import Results
 from schedlab.simulator.run import simulate
+from tests.strategies import jobs_frame
 
 META = JobSetMeta(resources=("cpu", "mem"), capacity=(10.0, 10.0))
 
@@ -27,19 +28,14 @@ def hand_schedule() -> Schedules:
     job 2: arrives 1, runs 1..2 (step 1), demands (2, 2): runs beside job 0
     job 3: arrives 2, runs 5..6 (step 5), demands (1, 1): waits at 2..4; fits at 2 and 4
     """
-    table = pl.DataFrame(
-        {
-            "policy": ["p"] * 4,
-            "jobset": pl.Series([0] * 4, dtype=pl.Int32),
-            "job_id": [0, 1, 2, 3],
-            "arrival": [0, 0, 1, 2],
-            "start": [0, 3, 1, 5],
-            "finish": [3, 4, 2, 6],
-            "duration": [3, 1, 1, 1],
-            "cpu": [6.0, 8.0, 2.0, 1.0],
-            "mem": [1.0, 2.0, 2.0, 1.0],
-        }
-    )
+    table = jobs_frame(
+        arrival=[0, 0, 1, 2],
+        start=[0, 3, 1, 5],
+        finish=[3, 4, 2, 6],
+        duration=[3, 1, 1, 1],
+        cpu=[6.0, 8.0, 2.0, 1.0],
+        mem=[1.0, 2.0, 2.0, 1.0],
+    ).insert_column(0, pl.Series("policy", ["p"] * 4))
     return Schedules(table, ("cpu", "mem"), (10.0, 10.0), {})
 
 
@@ -205,17 +201,7 @@ def test_machine_utilisation_accounts_for_the_work_on_each_machine() -> None:
 
 def test_schedules_of_jobs_killed_at_their_request() -> None:
     """A job killed at its estimate ran the estimate: its results match the JobSet."""
-    jobs = pl.DataFrame(
-        {
-            "jobset": [0, 0],
-            "job_id": [0, 1],
-            "arrival": [0, 1],
-            "duration": [10, 4],
-            "estimate": [6, 4],
-            "cpu": [5.0, 6.0],
-        },
-        schema_overrides={"jobset": pl.Int32},
-    )
+    jobs = jobs_frame(arrival=[0, 1], duration=[10, 4], estimate=[6, 4], cpu=[5.0, 6.0])
     js = JobSet.create(jobs, JobSetMeta(resources=("cpu",), capacity=(10.0,)))
     res = simulate(js, [FCFS()], {"slots": None})
     assert res.table.get_column("killed").to_list() == [True, False]

@@ -12,6 +12,7 @@ from schedlab.policies.heuristics import SJF
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import run_policy
 from schedlab.simulator.views.queue import QueueView
+from tests.policy_helpers import StatelessPolicy
 from tests.strategies import deeprm_jobset
 
 SHIPPED = {
@@ -90,16 +91,10 @@ def test_a_new_heuristic_is_one_file_and_one_registration(monkeypatch: pytest.Mo
     assert not np.array_equal(runs[0], sjf)
 
 
-class _IgnoresMask:
+class _IgnoresMask(StatelessPolicy):
     name = "ignores-mask"
     models = frozenset({"cluster"})
     view = QueueView()
-
-    def reset(self, *, seed: int | None = None) -> None:
-        pass
-
-    def get_params(self) -> dict:
-        return {}
 
     def act_batch(self, obs, *, mask) -> np.ndarray:
         return np.full(obs.envs.size, mask.shape[1] - 1)  # the last action, valid or not

@@ -30,13 +30,16 @@ from schedlab.policies.reinforce_config import file_parts
 from schedlab.policies.training import config_changes
 from schedlab.simulator.cluster.batched import BatchedEngine
 from schedlab.simulator.config import ClusterConfig
-from tests.cli_helpers import options
+from tests.cli_helpers import options, resume_to_three_iterations, run_ok
 from tests.strategies import deeprm_jobset
 
 TIMING = ("rollout_s", "update_s", "eval_s")
 
 
 # -- the trainer -----------------------------------------------------------------------------
+GEOMETRY = dict(slots=3, horizon=8, backlog=8)
+"""The small cluster image of every run here (an initial checkpoint must match it)."""
+
 TINY = build(
     DeepRMPlusConfig,
     dict(
@@ -49,9 +52,7 @@ TINY = build(
         eval_jobsets=3,
         eval_every=2,
         checkpoint_every=1,
-        slots=3,
-        horizon=8,
-        backlog=8,
+        **GEOMETRY,
         imitation_jobsets=20,
         imitation_epochs=2,
         imitation_threshold=0.99,
@@ -95,58 +96,38 @@ def test_tiny_run_end_to_end(run_dir) -> None:
 
 
 def test_cli_train_resume_report_then_simulate_by_name(tmp_path) -> None:
-    from click.testing import CliRunner
-
-    from schedlab.cli import main
-
-    runner = CliRunner()
     out = tmp_path / "run"
-    args = [
-        "train",
-        "deeprm-plus",
-        *options(
-            workload="deeprm",
-            load="100%",
-            window=15,
-            jobsets=3,
-            rollouts=3,
-            iterations=2,
-            eval_jobsets=2,
-            slots=3,
-            horizon=8,
-            backlog=8,
-            imitation_jobsets=10,
-            imitation_epochs=1,
-            expert="tetris:knob=0.5",
-        ),
-        "-o",
-        str(out),
-    ]
-    result = runner.invoke(main, args)
-    assert result.exit_code == 0, result.output
-    assert "trained deeprm-plus" in result.output
-    assert (out / "report.html").is_file()
-    assert json.loads((out / "imitation.json").read_text())["expert"] == "tetris:knob=0.5"
-    again = runner.invoke(
-        main, ["train", "deeprm-plus", "--resume", "--iterations", "3", "-o", str(out)]
+    expert = "tetris:knob=0.5"
+    settings = options(
+        workload="deeprm",
+        load="100%",
+        window=15,
+        jobsets=3,
+        rollouts=3,
+        iterations=2,
+        eval_jobsets=2,
+        **GEOMETRY,
+        imitation_jobsets=10,
+        imitation_epochs=1,
+        expert=expert,
     )
-    assert again.exit_code == 0, again.output
+    output = run_ok("train", "deeprm-plus", *settings, "-o", str(out))
+    assert "trained deeprm-plus" in output
+    assert (out / "report.html").is_file()
+    assert json.loads((out / "imitation.json").read_text())["expert"] == expert
+    resume_to_three_iterations("deeprm-plus", out)
     assert pl.read_csv(out / "curve.csv").height == 3
     jobs = tmp_path / "jobs.parquet"
     deeprm_jobset(1.0, n_jobsets=2, seed=9).write_parquet(jobs)
-    sim = runner.invoke(
-        main,
-        [
-            "simulate",
-            str(jobs),
-            "--policy",
-            f"deeprm-plus:{out}",
-            *options(slots=3, horizon=8),
-            "-o",
-            str(tmp_path / "res.parquet"),
-        ],
+    run_ok(
+        "simulate",
+        str(jobs),
+        "--policy",
+        f"deeprm-plus:{out}",
+        *options(slots=3, horizon=8),
+        "-o",
+        str(tmp_path / "res.parquet"),
     )
-    assert sim.exit_code == 0, sim.output
     labels = pl.read_parquet(tmp_path / "res.parquet")["policy"].unique().to_list()
     assert labels == [f"deeprm-plus:{out}"]
 
@@ -235,15 +216,9 @@ def test_resume_accepts_a_config_saved_before_a_field_existed() -> None:
 
 def test_init_checkpoint_must_match_network_and_geometry(run_dir, tmp_path) -> None:
     out, _ = run_dir
+    init = str(out / "best.pt")
     config = TrainConfig(
-        n_jobsets=2,
-        rollouts=2,
-        iterations=1,
-        eval_jobsets=2,
-        slots=3,
-        horizon=8,
-        backlog=8,
-        init=str(out / "best.pt"),
+        n_jobsets=2, rollouts=2, iterations=1, eval_jobsets=2, **GEOMETRY, init=init
     )
     with pytest.raises(CheckpointError, match="'cnn-plus' network"):
         reinforce_train(config, tmp_path, progress=False, report=False)

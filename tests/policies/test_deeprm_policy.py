@@ -10,10 +10,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from click.testing import CliRunner
 
 from schedlab import registry
-from schedlab.cli import main
 from schedlab.policies.deeprm import CheckpointError, DeepRMPolicy, load_network, save_checkpoint
 from schedlab.policies.networks import make_network
 from schedlab.policies.reinforce import TrainConfig, train
@@ -21,18 +19,19 @@ from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import schedule, simulate
 from schedlab.simulator.views.deeprm_image import ObsGeometry
 from schedlab.simulator.views.queue import QueueView
-from tests.cli_helpers import options
+from tests.cli_helpers import options, resume_to_three_iterations, run_ok
+from tests.policy_helpers import StatelessPolicy
 from tests.strategies import deeprm_jobset
 
 CONFIG = ClusterConfig(slots=5, horizon=10, backlog_view=20)
+GEOMETRY = dict(slots=5, horizon=10, backlog=20)
+"""The trainers' settings for the cluster of ``CONFIG``."""
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    config = TrainConfig(
-        n_jobsets=4, rollouts=4, iterations=2, eval_jobsets=3, slots=5, horizon=10, backlog=20
-    )
+    config = TrainConfig(n_jobsets=4, rollouts=4, iterations=2, eval_jobsets=3, **GEOMETRY)
     train(config, out, progress=False, report=False)
     return out
 
@@ -91,17 +90,10 @@ def test_sampling_policy_is_reproducible(run_dir, jobset) -> None:
     np.testing.assert_array_equal(a, b)
 
 
-class AlwaysVoid:
+class AlwaysVoid(StatelessPolicy):
     """A batched agent that never allocates: the time limit must finish its jobs."""
 
     name = "void"
-
-    def reset(self, *, seed=None) -> None:
-        pass
-
-    def get_params(self) -> dict:
-        return {}
-
     models = frozenset({"cluster"})
     view = QueueView()
 
@@ -170,51 +162,18 @@ def test_mismatched_weights_and_geometry(tmp_path, jobset) -> None:
 
 
 def test_cli_train_then_simulate(tmp_path) -> None:
-    runner = CliRunner()
     out = tmp_path / "run"
-    args = [
-        "train",
-        "deeprm",
-        *options(
-            load="90%",
-            jobsets=3,
-            rollouts=3,
-            iterations=2,
-            eval_jobsets=2,
-            slots=5,
-            horizon=10,
-            backlog=20,
-        ),
-        "-o",
-        str(out),
-    ]
-    result = runner.invoke(main, args)
-    assert result.exit_code == 0, result.output
-    assert "best validation slowdown" in result.output
+    settings = options(load="90%", jobsets=3, rollouts=3, iterations=2, eval_jobsets=2, **GEOMETRY)
+    output = run_ok("train", "deeprm", *settings, "-o", str(out))
+    assert "best validation slowdown" in output
     assert json.loads((out / "config.json").read_text())["train_config"]["load"] == 0.9
-    again = runner.invoke(
-        main, ["train", "deeprm", "--resume", "--iterations", "3", "-o", str(out)]
-    )
-    assert again.exit_code == 0, again.output
+    resume_to_three_iterations("deeprm", out)
     assert (out / "curve.csv").read_text().count("\n") == 4
     jobs = tmp_path / "jobs.parquet"
     deeprm_jobset(0.9, n_jobsets=3, seed=9).write_parquet(jobs)
-    sim = quiet(
-        runner.invoke,
-        main,
-        [
-            "simulate",
-            str(jobs),
-            "--policy",
-            f"deeprm:{out}",
-            "--policy",
-            "tetris",
-            *options(slots=5, horizon=10),
-            "-o",
-            str(tmp_path / "res.parquet"),
-        ],
-    )
-    assert sim.exit_code == 0, sim.output
+    policies = ("--policy", f"deeprm:{out}", "--policy", "tetris")
+    res = str(tmp_path / "res.parquet")
+    quiet(run_ok, "simulate", str(jobs), *policies, *options(slots=5, horizon=10), "-o", res)
 
 
 def test_withheld_jobs_section_of_the_general_report(run_dir, jobset) -> None:

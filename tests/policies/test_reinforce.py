@@ -4,6 +4,7 @@ tiny settings, determinism and exact resumption."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -131,20 +132,8 @@ def test_a_toy_where_allocating_is_better_is_learned() -> None:
 
 
 def test_short_training_improves_reward(tmp_path) -> None:
-    config = TrainConfig(
-        n_jobsets=6,
-        rollouts=8,
-        iterations=25,
-        eval_jobsets=3,
-        eval_every=25,
-        checkpoint_every=25,
-        slots=5,
-        horizon=10,
-        backlog=20,
-        load=0.9,
-        lr=0.01,
-        seed=0,
-    )
+    longer = dict(n_jobsets=6, rollouts=8, iterations=25, eval_every=25, checkpoint_every=25)
+    config = replace(TINY, **longer, lr=0.01, seed=0)
     result = train(config, tmp_path, progress=False, report=False)
     reward = result.curve["mean_reward"].to_numpy()
     assert reward[-5:].mean() > reward[:5].mean() + 1.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -33,12 +34,16 @@ from schedlab.reports.export_formats import BATSIM_COLUMNS, whole_units
 from schedlab.results import Results
 from schedlab.simulator.run import simulate
 
-EVALYS_WARNINGS = [
-    pytest.mark.filterwarnings("ignore::pandas.errors.Pandas4Warning"),
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::SyntaxWarning"),
-]
+EVALYS_WARNINGS = ("pandas.errors.Pandas4Warning", "FutureWarning", "SyntaxWarning")
 """evalys 4.0.7 uses pandas features that pandas 3 deprecates; its warnings are not ours."""
+
+
+def ignoring_evalys_warnings(test: Callable[..., None]) -> Callable[..., None]:
+    """``test`` with :data:`EVALYS_WARNINGS` ignored."""
+    for category in EVALYS_WARNINGS:
+        test = pytest.mark.filterwarnings(f"ignore::{category}")(test)
+    return test
+
 
 KTH = Path(__file__).resolve().parents[2] / "traces" / "data" / "KTH-SP2-1996-2.swf.gz"
 TWO_DAYS = TraceOptions(end=2 * 86_400.0)
@@ -103,9 +108,7 @@ def test_swf_export_reads_back_to_the_same_jobs(
     assert statuses.count(0) == killed.height
 
 
-@EVALYS_WARNINGS[0]
-@EVALYS_WARNINGS[1]
-@EVALYS_WARNINGS[2]
+@ignoring_evalys_warnings
 def test_evalys_opens_the_swf_export(kth: tuple[JobSet, Results], tmp_path: Path) -> None:
     js, res = kth
     path = export_results(res, tmp_path / "a.swf", format="swf", jobs=js, policy="fcfs+easy")
@@ -120,9 +123,7 @@ def test_evalys_opens_the_swf_export(kth: tuple[JobSet, Results], tmp_path: Path
     assert w.UnixStartTime > 800_000_000  # the log's 1996 start
 
 
-@EVALYS_WARNINGS[0]
-@EVALYS_WARNINGS[1]
-@EVALYS_WARNINGS[2]
+@ignoring_evalys_warnings
 def test_evalys_opens_the_batsim_export(kth: tuple[JobSet, Results], tmp_path: Path) -> None:
     from evalys.jobset import JobSet as EvalysJobSet
 

@@ -25,6 +25,15 @@ def sources(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+@pytest.fixture
+def recorded(tmp_path: Path, sources: tuple[Path, Path]) -> tuple[Path, Path, Path]:
+    """``(out, a, b)``: the folder ``tmp_path/out`` recording source ``a`` (``b``: another)."""
+    a, b = sources
+    out = tmp_path / "out"
+    record_report_source(out, a)
+    return out, a, b
+
+
 def test_a_new_or_empty_folder_takes_any_report(tmp_path: Path, sources: tuple[Path, Path]) -> None:
     a, _ = sources
     check_report_folder(tmp_path / "new", a)
@@ -35,22 +44,18 @@ def test_a_new_or_empty_folder_takes_any_report(tmp_path: Path, sources: tuple[P
     check_report_folder(tmp_path / "other", a)  # neither a report nor an experiment
 
 
-def test_the_same_source_may_redraw_its_report(tmp_path: Path, sources: tuple[Path, Path]) -> None:
-    a, _ = sources
-    out = tmp_path / "out"
-    record_report_source(out, a)
+def test_the_same_source_may_redraw_its_report(
+    tmp_path: Path, recorded: tuple[Path, Path, Path]
+) -> None:
+    out, a, _ = recorded
     (out / "report.html").write_text("<html>")
     check_report_folder(out, a)
     check_report_folder(out, tmp_path / "." / "a.parquet")  # another spelling of the same file
     assert recorded_source(out) == a.resolve()
 
 
-def test_another_source_is_refused_unless_forced(
-    tmp_path: Path, sources: tuple[Path, Path]
-) -> None:
-    a, b = sources
-    out = tmp_path / "out"
-    record_report_source(out, a)
+def test_another_source_is_refused_unless_forced(recorded: tuple[Path, Path, Path]) -> None:
+    out, a, b = recorded
     said = (
         rf"{out} holds the report of {a} \({MARKER}\); a report of {b} would replace it: "
         "choose another -o, or pass --force"
@@ -61,11 +66,9 @@ def test_another_source_is_refused_unless_forced(
 
 
 def test_the_marker_is_relative_so_a_moved_tree_keeps_its_source(
-    tmp_path: Path, sources: tuple[Path, Path]
+    tmp_path: Path, recorded: tuple[Path, Path, Path]
 ) -> None:
-    a, _ = sources
-    out = tmp_path / "out"
-    record_report_source(out, a)
+    out, a, _ = recorded
     marker = json.loads((out / MARKER).read_text())
     assert marker["source"] == "../a.parquet"
     assert marker["kind"] == "results"

@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 from schedlab import registry
 from schedlab.jobset import JobSet
 from schedlab.simulator.cluster.batched import BatchedEngine
-from schedlab.simulator.cluster.engine import Engine, Jobs
+from schedlab.simulator.cluster.engine import Engine
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import schedule
 from schedlab.simulator.views.deeprm_image import DeepRMImage, ObsGeometry
+from tests.agent_helpers import agent_and_step_engines, assert_return_is_minus_slowdown
 from tests.strategies import (
     agent_cases,
     deeprm_jobset,
     heuristic_names,
-    jobset_arrays,
     jobset_from_rows,
     jobsets,
 )
@@ -72,9 +72,8 @@ def test_heuristics_identical_on_float_jobsets(jobset: JobSet, slots: int, name:
         np.testing.assert_array_equal(schedule(jobset, policy, config, engine="batched"), fast)
 
 
-def _replay_on_step_engine(arrival, duration, demand, capacity, config, actions):
+def _replay_on_step_engine(sim: Engine, actions: list[int]) -> Engine:
     """Apply gym actions (0 = void, i = slot i-1) to the step engine until it is done."""
-    sim = Engine(Jobs(arrival, duration, demand), capacity, config)
     for a in actions:
         if sim.done:
             break
@@ -88,22 +87,18 @@ def _replay_on_step_engine(arrival, duration, demand, capacity, config, actions)
 def test_agent_mode_matches_step_engine_for_any_actions(
     jobset: JobSet, horizon: int, slots: int, seed: int
 ) -> None:
-    ((arrival, duration, demand, _),) = jobset_arrays(jobset)
     config = ClusterConfig(slots=slots, horizon=horizon)
-    engine = BatchedEngine.from_jobset(
-        jobset, config, skip_forced=False, time_limit=np.array([10**6])
-    )
+    engine, step_engine = agent_and_step_engines(jobset, config)
     rng = np.random.default_rng(seed)
     actions, total = [], 0.0
     while not engine.done[0]:
         a = int(rng.integers(0, slots + 2))  # slots + 1 is out of range: invalid
         actions.append(a)
         total += float(engine.step(np.array([a]))[0])
-    sim = _replay_on_step_engine(arrival, duration, demand, jobset.capacity, config, actions)
+    sim = _replay_on_step_engine(step_engine, actions)
     assert sim.done
     np.testing.assert_array_equal(engine.starts(0), sim.start)
-    slowdown = (sim.start + duration - arrival) / duration
-    assert total == pytest.approx(-slowdown.sum(), rel=1e-9)
+    assert_return_is_minus_slowdown(total, sim.start, jobset)
 
 
 def test_completion_objective_returns_minus_total_completion_time() -> None:

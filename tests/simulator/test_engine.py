@@ -8,18 +8,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import polars as pl
 import pytest
 
 from schedlab.errors import InfeasibleJobError, SimulationError
-from schedlab.jobset import JobSet
 from schedlab.policies.heuristics import SJF
 from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.model import Snapshot
 from schedlab.simulator.run import schedule
 from schedlab.simulator.views.queue import QueueView
-from tests.strategies import jobset_from_rows, meta
+from tests.policy_helpers import StatelessPolicy
+from tests.strategies import jobset_from_rows
 
 CAP = np.array([10.0, 10.0])
 
@@ -213,7 +212,7 @@ def test_advance_to_next_event_with_nothing_left_to_happen_raises() -> None:
 # -- running policies --------------------------------------------------------------------------
 
 
-class FirstSlotAgent:
+class FirstSlotAgent(StatelessPolicy):
     """A non-heuristic policy: always allocate the lowest occupied slot (earliest fit)."""
 
     name = "first-slot"
@@ -223,12 +222,6 @@ class FirstSlotAgent:
     def act_batch(self, obs: Snapshot, *, mask: np.ndarray) -> np.ndarray:
         occupied = obs.view[obs.envs] >= 0
         return np.where(occupied.any(axis=1), occupied.argmax(axis=1) + 1, 0)
-
-    def reset(self, *, seed: int | None = None) -> None:
-        pass
-
-    def get_params(self) -> dict[str, Any]:
-        return {}
 
 
 def test_agent_runs_through_earliest_fit() -> None:
@@ -247,20 +240,10 @@ def test_agent_runs_through_earliest_fit() -> None:
 
 
 def test_job_larger_than_the_cluster_is_rejected_when_the_jobset_is_created() -> None:
-    frame = pl.DataFrame(
-        {
-            "jobset": [0, 0, 0],
-            "job_id": [0, 1, 2],
-            "arrival": [0, 1, 2],
-            "duration": [1, 1, 1],
-            "cpu": [1.0, 2.0, 3.0],
-            "mem": [1.0, 2.0, 10.5],
-        }
-    )
     with pytest.raises(
         InfeasibleJobError, match=r"row 2 \(jobset 0, job_id 2\) demands mem=10\.5 .*mem=10\.0"
     ):
-        JobSet.create(frame, meta())
+        jobset_from_rows([(0, 1, 1.0, 1.0), (1, 1, 2.0, 2.0), (2, 1, 3.0, 10.5)])
 
 
 def test_engine_refuses_an_infeasible_job_built_by_hand() -> None:

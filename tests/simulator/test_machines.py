@@ -14,11 +14,11 @@ from schedlab.jobset import JobSet
 from schedlab.policies.heuristics import SJF, Heuristic
 from schedlab.simulator.check import InvalidScheduleError, check_schedule
 from schedlab.simulator.cluster.batched import BatchedEngine, RewardWeights
-from schedlab.simulator.cluster.engine import Engine, Jobs
 from schedlab.simulator.cluster.placement import PLACEMENTS, place
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import run_policy
-from tests.strategies import agent_cases, deeprm_jobset, heuristic_names, jobset_arrays, jobsets
+from tests.agent_helpers import agent_and_step_engines, assert_return_is_minus_slowdown
+from tests.strategies import agent_cases, deeprm_jobset, heuristic_names, jobsets
 
 SETTINGS = settings(max_examples=25, deadline=None)
 NAMES = heuristic_names()
@@ -154,12 +154,8 @@ def test_combination_names() -> None:
 def test_agent_actions_on_machines_match_the_step_engine(
     jobset: JobSet, machines: int, slots: int, seed: int
 ) -> None:
-    ((arrival, duration, demand, _),) = jobset_arrays(jobset)
     config = ClusterConfig(slots=slots, horizon=5, machines=machines)
-    engine = BatchedEngine.from_jobset(
-        jobset, config, skip_forced=False, time_limit=np.array([10**6])
-    )
-    sim = Engine(Jobs(arrival, duration, demand), jobset.machine_capacity, config)
+    engine, sim = agent_and_step_engines(jobset, config)
     rng = np.random.default_rng(seed)
     total = 0.0
     while not engine.done[0]:
@@ -173,7 +169,7 @@ def test_agent_actions_on_machines_match_the_step_engine(
     p = engine.placements()
     np.testing.assert_array_equal(p.start, sim.start)
     np.testing.assert_array_equal(p.target, sim.machine)
-    assert total == pytest.approx(-((sim.start + duration - arrival) / duration).sum(), rel=1e-9)
+    assert_return_is_minus_slowdown(total, sim.start, jobset)
 
 
 def test_weighted_reward_of_seed_002() -> None:

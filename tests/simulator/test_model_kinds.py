@@ -29,6 +29,7 @@ from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.model import Model, ModelKind, Placements, model_kind, rollout
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 from schedlab.simulator.run import simulate
+from tests.policy_helpers import StatelessPolicy
 
 # -- the toy kind: one machine, one resource, the first `slots` waiting jobs visible ----------
 
@@ -158,18 +159,12 @@ class ToyModel:
         )
 
 
-class ToySJF:
+class ToySJF(StatelessPolicy):
     """Shortest visible job that fits, else wait."""
 
     name = "toy-sjf"
     models = frozenset({"toy"})
     view = ToyView()
-
-    def reset(self, *, seed: int | None = None) -> None:
-        pass
-
-    def get_params(self) -> dict[str, Any]:
-        return {}
 
     def act_batch(self, obs: ToySnapshot, *, mask: np.ndarray) -> np.ndarray:
         duration = np.where(mask[:, 1:], obs.duration, np.iinfo(np.int64).max)

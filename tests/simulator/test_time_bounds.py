@@ -18,6 +18,7 @@ from schedlab.simulator.check import check_results
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate
 from schedlab.timebounds import MAX_TIME
+from tests.strategies import jobs_frame
 
 POLICIES = [
     "fcfs",
@@ -77,22 +78,25 @@ def test_extreme_times_never_exceed_capacity(data: st.DataObject, overrun: str) 
         assert (results.table.get_column("start") >= 0).all()
 
 
+def _two_jobs(estimate: pl.Series | None = None) -> pl.DataFrame:
+    """Jobs 1 and 2 of jobset 0 with estimates 5 and 6 (or ``estimate``)."""
+    estimate = [5, 6] if estimate is None else estimate
+    return jobs_frame(
+        first_id=1,
+        arrival=[0, 1],
+        duration=[3, 4],
+        estimate=estimate,
+        cpu=[1.0, 2.0],
+        mem=[1.0, 1.0],
+    )
+
+
 @pytest.mark.parametrize(
     ("column", "value"),
     [("estimate", 2**63 - 1), ("estimate", 2**61), ("duration", MAX_TIME + 1), ("arrival", 2**62)],
 )
 def test_a_time_past_the_range_is_refused_naming_column_and_row(column: str, value: int) -> None:
-    jobs = pl.DataFrame(
-        {
-            "jobset": [0, 0],
-            "job_id": [1, 2],
-            "arrival": [0, 1],
-            "duration": [3, 4],
-            "estimate": [5, 6],
-            "cpu": [1.0, 2.0],
-            "mem": [1.0, 1.0],
-        },
-    ).with_columns(pl.Series(column, [1, value], dtype=pl.Int64))
+    jobs = _two_jobs().with_columns(pl.Series(column, [1, value], dtype=pl.Int64))
     with pytest.raises(
         JobSetError, match=rf"column '{column}' value {value} at row 1 .*exceeds 2\^59"
     ):
@@ -101,16 +105,13 @@ def test_a_time_past_the_range_is_refused_naming_column_and_row(column: str, val
 
 def test_the_span_counts_estimates() -> None:
     big = MAX_TIME // 3
-    jobs = pl.DataFrame(
-        {
-            "jobset": [0] * 4,
-            "job_id": [1, 2, 3, 4],
-            "arrival": [0] * 4,
-            "duration": [1] * 4,
-            "estimate": [big] * 4,
-            "cpu": [1.0] * 4,
-            "mem": [1.0] * 4,
-        },
+    jobs = jobs_frame(
+        first_id=1,
+        arrival=[0] * 4,
+        duration=[1] * 4,
+        estimate=[big] * 4,
+        cpu=[1.0] * 4,
+        mem=[1.0] * 4,
     )
     with pytest.raises(JobSetError, match=r"jobset 0: .*max\(duration, estimate\).*'estimate'"):
         JobSet.create(jobs, META)
@@ -121,17 +122,7 @@ def test_the_span_counts_estimates() -> None:
 
 
 def test_a_null_estimate_is_refused_naming_its_row() -> None:
-    jobs = pl.DataFrame(
-        {
-            "jobset": [0, 0],
-            "job_id": [1, 2],
-            "arrival": [0, 1],
-            "duration": [3, 4],
-            "estimate": pl.Series([5, None], dtype=pl.Int64),
-            "cpu": [1.0, 2.0],
-            "mem": [1.0, 1.0],
-        },
-    )
+    jobs = _two_jobs(estimate=pl.Series([5, None], dtype=pl.Int64))
     with pytest.raises(JobSetError, match=r"column 'estimate' has a missing value at row 1"):
         JobSet.create(jobs, META)
 

@@ -18,6 +18,7 @@ from schedlab.loaders.generators.fitted import FittedGenerator
 from schedlab.loaders.workload.model import WorkloadModel
 from schedlab.reports.fit_report import write_fit_report
 from tests.fit_helpers import PROFILE, known_model
+from tests.strategies import jobs_frame
 
 DAY = 1440  # steps of 60 s
 FAMILIES = ("lognormal", "gamma", "weibull", "lognormal_mix2")
@@ -177,17 +178,7 @@ def test_fit_rejects_bad_arguments() -> None:
 
 
 def _tiny() -> JobSet:
-    import polars as pl
-
     from schedlab.jobset import JobSetMeta
 
-    jobs = pl.DataFrame(
-        {
-            "jobset": [0, 0],
-            "job_id": [0, 1],
-            "arrival": [0, 3],
-            "duration": [2, 5],
-            "cpu": [1.0, 2.0],
-        }
-    )
+    jobs = jobs_frame(arrival=[0, 3], duration=[2, 5], cpu=[1.0, 2.0])
     return JobSet.create(jobs, JobSetMeta(resources=("cpu",), capacity=(4.0,)))

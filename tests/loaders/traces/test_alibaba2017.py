@@ -12,17 +12,12 @@ import pytest
 from schedlab.errors import TraceFormatError
 from schedlab.loaders.traces.alibaba2017 import MACHINE_MEM, TRACE_MACHINES, read_alibaba2017
 from schedlab.loaders.traces.transform import TraceOptions
-from tests.loader_helpers import (
-    assert_one_counted_drop,
-    assert_report,
-    sample_lines,
-    sample_messages,
-)
+from tests import line_formats
+from tests.line_formats import DATA, SMALL_DROP_LINES
+from tests.loader_helpers import assert_report, sample_lines
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-SMALL = DATA / "alibaba2017_small.csv"
-
-GOOD = "100,160,1,1,3,Terminated,50,0.01\n"
+SMALL = line_formats.SMALL["alibaba2017"]
+GOOD = line_formats.GOOD["alibaba2017"]
 
 
 def _csv(tmp_path: Path, *lines: str, name: str = "batch_task.csv") -> Path:
@@ -34,30 +29,10 @@ def _csv(tmp_path: Path, *lines: str, name: str = "batch_task.csv") -> Path:
 # -- the committed fixture: one line per case ----------------------------------------------------
 
 
-SMALL_DROP_LINES = {
-    "status_Failed": 3,
-    "status_Waiting": 4,
-    "status_Running": 5,
-    "negative_duration": 6,
-    "missing_value": 7,
-    "wrong_field_count": 8,
-    "not_a_number": 9,
-    "exceeds_capacity": 10,
-    "invalid_status": 11,
-    "negative_demand": 12,
-}
-"""The fixture's dropped lines, one for each reason."""
-
-
 def test_small_fixture_accounts_for_every_line() -> None:
-    dropped = dict.fromkeys(SMALL_DROP_LINES, 1)
+    dropped = dict.fromkeys(SMALL_DROP_LINES["alibaba2017"], 1)
     fixed = {"zero_duration_as_one_step": 1}
     assert_report(read_alibaba2017(SMALL).report, read=13, kept=3, dropped=dropped, fixed=fixed)
-
-
-@pytest.mark.parametrize(("reason", "line"), SMALL_DROP_LINES.items())
-def test_small_fixture_drop_lines(reason: str, line: int) -> None:
-    assert sample_lines(read_alibaba2017(SMALL), reason) == [line]
 
 
 def test_small_fixture_jobs() -> None:
@@ -72,15 +47,6 @@ def test_small_fixture_jobs() -> None:
     assert (js.meta.machines, tuple(js.machine_capacity)) == (TRACE_MACHINES, (64.0, MACHINE_MEM))
     assert js.meta.provenance["trace_start_s"] == -60.0
     assert js.meta.provenance["alibaba2017"]["statuses"] == ["Terminated"]
-
-
-def test_messages_name_the_values() -> None:
-    messages = sample_messages(read_alibaba2017(SMALL))
-    assert messages["not_a_number"] == "end_time is not a number: 7x0"
-    assert messages["missing_value"] == "plan_cpu is empty"
-    assert messages["negative_duration"] == "end_time=399 is before create_time=400"
-    assert messages["wrong_field_count"] == "expected 8 comma-separated fields, found 7"
-    assert messages["exceeds_capacity"] == "cpu=128.0 exceeds a machine's 64"
 
 
 def test_all_statuses_and_running_without_end() -> None:
@@ -118,36 +84,6 @@ def test_machine_options_set_capacity(tmp_path: Path) -> None:
 
 # -- bad input, one case at a time ---------------------------------------------------------------
 
-BAD_LINES = [
-    ("100,160,1,1,3,Terminated,50\n", "wrong_field_count"),
-    ("100,160,1,1,3,Terminated,50,0.01,9\n", "wrong_field_count"),
-    ("1e2x,160,1,1,3,Terminated,50,0.01\n", "not_a_number"),
-    ("100,160,1,1,3,Terminated,fifty,0.01\n", "not_a_number"),
-    ("100,99,1,1,3,Terminated,50,0.01\n", "negative_duration"),
-    ("100,160,1,1,3,Terminated,50,\n", "missing_value"),
-    (",160,1,1,3,Terminated,50,0.01\n", "missing_value"),
-    ("100,160,1,1,3,Terminated,6500,0.01\n", "exceeds_capacity"),
-    ("100,160,1,1,3,Terminated,50,0.9\n", "exceeds_capacity"),
-    ("100,160,1,1,3,Terminated,50,-0.1\n", "negative_demand"),
-    ("100,160,1,1,3,Finished,50,0.01\n", "invalid_status"),
-    ("100,160,1,1,3,Failed,50,0.01\n", "status_Failed"),
-]
-
-
-@pytest.mark.parametrize(("bad", "reason"), BAD_LINES)
-def test_bad_line_is_a_counted_drop_with_its_line(tmp_path: Path, bad: str, reason: str) -> None:
-    assert_one_counted_drop(read_alibaba2017(_csv(tmp_path, GOOD, bad, GOOD)), reason, line=2)
-
-
-MALFORMED = [(b, r) for b, r in BAD_LINES if r not in ("exceeds_capacity", "status_Failed")]
-
-
-@pytest.mark.parametrize(("bad", "reason"), MALFORMED)
-def test_bad_line_strict_names_file_and_line(tmp_path: Path, bad: str, reason: str) -> None:
-    path = _csv(tmp_path, GOOD, bad)
-    with pytest.raises(TraceFormatError, match=rf"line 2 of {path}: .*\({reason}\)"):
-        read_alibaba2017(path, options=TraceOptions(strict=True))
-
 
 def test_crlf_and_blank_lines(tmp_path: Path) -> None:
     path = tmp_path / "batch_task.csv"
@@ -155,31 +91,6 @@ def test_crlf_and_blank_lines(tmp_path: Path) -> None:
     result = read_alibaba2017(path)
     assert result.report.rows_read == result.report.rows_kept == 2
     assert result.jobs.meta.provenance["alibaba2017"]["blank_lines"] == 1
-
-
-def test_empty_file_names_the_file(tmp_path: Path) -> None:
-    path = _csv(tmp_path, name="empty.csv")
-    with pytest.raises(TraceFormatError, match=r"empty\.csv: the file is empty"):
-        read_alibaba2017(path)
-
-
-def test_blank_file_is_an_error(tmp_path: Path) -> None:
-    path = _csv(tmp_path, "\n\n", name="blank.csv")
-    with pytest.raises(TraceFormatError, match=r"blank\.csv: no data lines"):
-        read_alibaba2017(path)
-
-
-def test_plain_text_named_gz_is_rejected(tmp_path: Path) -> None:
-    path = _csv(tmp_path, GOOD, name="batch_task.csv.gz")
-    with pytest.raises(TraceFormatError, match=r"batch_task\.csv\.gz: the name says gzip"):
-        read_alibaba2017(path)
-
-
-def test_binary_file_is_rejected(tmp_path: Path) -> None:
-    path = tmp_path / "batch_task.csv"
-    path.write_bytes(b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F\xff" * 8)  # xz magic, corrupt stream
-    with pytest.raises(TraceFormatError, match=r"batch_task\.csv: corrupt or truncated"):
-        read_alibaba2017(path)
 
 
 def test_gzip_and_tar_gz_load_like_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

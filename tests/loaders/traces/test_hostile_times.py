@@ -19,6 +19,7 @@ from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.registry import generators
 from schedlab.timebounds import MAX_TIME
 from tests.cli_helpers import run_fail, run_ok
+from tests.strategies import jobs_frame
 
 HEADER = "; MaxProcs: 100\n"
 
@@ -87,15 +88,12 @@ def test_a_jobset_file_with_a_bad_estimate_names_file_column_row(
     estimate: int | None, message: str, tmp_path: Path
 ) -> None:
     meta = JobSetMeta(resources=("cpu",), capacity=(10.0,))
-    jobs = pl.DataFrame(
-        {
-            "jobset": [0, 0],
-            "job_id": [1, 2],
-            "arrival": [0, 1],
-            "duration": [3, 3],
-            "cpu": [1.0, 1.0],
-            "estimate": pl.Series([4, estimate], dtype=pl.Int64),
-        }
+    jobs = jobs_frame(
+        first_id=1,
+        arrival=[0, 1],
+        duration=[3, 3],
+        cpu=[1.0, 1.0],
+        estimate=pl.Series([4, estimate], dtype=pl.Int64),
     )
     path = tmp_path / "jobs.parquet"
     io.write_parquet(jobs, path, meta.to_json())  # written unvalidated

@@ -14,18 +14,13 @@ from schedlab.loaders.traces.transform import TraceOptions
 from schedlab.policies.heuristics import SJF
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate
-from tests.loader_helpers import (
-    assert_one_counted_drop,
-    assert_report,
-    sample_lines,
-    sample_messages,
-)
+from tests import line_formats
+from tests.line_formats import DATA, SMALL_DROP_LINES
+from tests.loader_helpers import assert_report, sample_lines
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-SMALL = DATA / "swf_small.swf"
-
-HEADER = "; Version: 2.2\n; MaxProcs: 8\n"
-GOOD = "1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n"
+SMALL = line_formats.SMALL["swf"]
+GOOD = line_formats.GOOD["swf"]
+HEADER = line_formats.HEADER["swf"]
 
 
 def _swf(tmp_path: Path, *lines: str, header: str = HEADER, name: str = "t.swf") -> Path:
@@ -37,33 +32,16 @@ def _swf(tmp_path: Path, *lines: str, header: str = HEADER, name: str = "t.swf")
 # -- the committed fixture: one line per case ----------------------------------------------------
 
 
-SMALL_DROP_LINES = dict(
-    unknown_run_time=13,
-    exceeds_capacity=15,
-    partial_execution=16,
-    negative_duration=17,
-    wrong_field_count=18,
-    not_a_number=19,
-    unknown_procs=20,
-)
-"""The fixture's dropped lines, one for each reason."""
-
-
 def test_small_fixture_accounts_for_every_line() -> None:
     assert_report(
         read_swf(SMALL).report,
         read=11,  # 10 comment lines are not data rows
         kept=4,
-        dropped=dict.fromkeys(SMALL_DROP_LINES, 1),
+        dropped=dict.fromkeys(SMALL_DROP_LINES["swf"], 1),
         fixed={"zero_duration_as_one_step": 1},
     )
     allocated = read_swf(SMALL, procs="allocated").report
     assert allocated.fixed == {"procs_from_requested": 1, "zero_duration_as_one_step": 1}
-
-
-@pytest.mark.parametrize(("reason", "line"), SMALL_DROP_LINES.items())
-def test_small_fixture_drop_lines(reason: str, line: int) -> None:
-    assert sample_lines(read_swf(SMALL), reason) == [line]
 
 
 def test_small_fixture_jobs() -> None:
@@ -98,51 +76,12 @@ def test_header_is_parsed_into_provenance() -> None:
     assert any("memory omitted" in n for n in prov["notes"])
 
 
-def test_error_messages_name_the_value() -> None:
-    messages = sample_messages(read_swf(SMALL))
-    assert messages["not_a_number"] == "field 4 (run_time) is not a number: 4x"
-    assert messages["wrong_field_count"] == "expected 18 whitespace-separated fields, found 17"
-    assert messages["negative_duration"] == "run_time=-5 must be >= 0"
-    assert messages["exceeds_capacity"] == "procs=16.0 exceeds a machine's 8"
-
-
 def test_strict_raises_on_first_malformed_line_naming_file_and_line() -> None:
     with pytest.raises(TraceFormatError, match=r"line 13 of .*swf_small\.swf: run_time=-1"):
         read_swf(SMALL, options=TraceOptions(strict=True))
 
 
 # -- bad input, one case at a time ---------------------------------------------------------------
-
-BAD_LINES = [
-    ("1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1\n", "wrong_field_count"),
-    ("1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1 7\n", "wrong_field_count"),
-    ("1 0 0 ten 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "not_a_number"),
-    ("1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 nan\n", "not_a_number"),
-    ("1 0 0 -7 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "negative_duration"),
-    ("1 0 0 -1 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "unknown_run_time"),
-    ("1 -1 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "unknown_submit_time"),
-    ("1 -9 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "negative_submit_time"),
-    ("1 0 0 10 -1 -1 -1 -1 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "unknown_procs"),
-    ("1 0 0 10 9 -1 -1 9 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "exceeds_capacity"),
-    ("1 0 0 10 2 -1 -1 2 60 -1 7 1 1 -1 -1 -1 -1 -1\n", "invalid_status"),
-    ("1 0 0 10 2 -1 -1 2 60 -1 3 1 1 -1 -1 -1 -1 -1\n", "partial_execution"),
-]
-
-
-@pytest.mark.parametrize(("bad", "reason"), BAD_LINES)
-def test_bad_line_is_a_counted_drop_with_its_line(tmp_path: Path, bad: str, reason: str) -> None:
-    result = read_swf(_swf(tmp_path, GOOD, bad, GOOD))
-    assert_one_counted_drop(result, reason, line=4)  # 2 header lines, then lines 3, 4, 5
-
-
-MALFORMED = [(bad, r) for bad, r in BAD_LINES if r not in ("exceeds_capacity", "partial_execution")]
-
-
-@pytest.mark.parametrize(("bad", "reason"), MALFORMED)
-def test_bad_line_strict_names_file_and_line(tmp_path: Path, bad: str, reason: str) -> None:
-    path = _swf(tmp_path, GOOD, bad)
-    with pytest.raises(TraceFormatError, match=rf"line 4 of {path}: .*\({reason}\)"):
-        read_swf(path, options=TraceOptions(strict=True))
 
 
 def test_strict_does_not_raise_on_a_status_selection(tmp_path: Path) -> None:
@@ -164,43 +103,6 @@ def test_statuses_selection(tmp_path: Path) -> None:
         read_swf(path, statuses=(9,))
 
 
-def test_empty_file_names_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "empty.swf"
-    path.write_bytes(b"")
-    with pytest.raises(TraceFormatError, match=r"empty\.swf: the file is empty"):
-        read_swf(path)
-
-
-def test_only_comments_is_an_error(tmp_path: Path) -> None:
-    path = _swf(tmp_path, "\n")
-    with pytest.raises(TraceFormatError, match=r"t\.swf: no job lines"):
-        read_swf(path)
-
-
-def test_plain_text_named_gz_is_rejected(tmp_path: Path) -> None:
-    path = _swf(tmp_path, GOOD, name="log.swf.gz")
-    with pytest.raises(TraceFormatError, match=r"log\.swf\.gz: the name says gzip"):
-        read_swf(path)
-
-
-def test_truncated_gzip_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
-    path = tmp_path / "cut.swf.gz"
-    path.write_bytes(gzip.compress(SMALL.read_bytes())[:60])
-    with pytest.raises(TraceFormatError, match=r"cut\.swf\.gz: corrupt or truncated"):
-        read_swf(path)
-
-
-def test_binary_file_is_rejected(tmp_path: Path) -> None:
-    path = tmp_path / "log.swf"
-    path.write_bytes(b"BZh91AY&SY\xff\xfe\x00\x81" * 8)  # bzip2 magic, corrupt stream
-    with pytest.raises(TraceFormatError, match=r"log\.swf: corrupt or truncated compressed"):
-        read_swf(path)
-    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" * 8)
-    with pytest.raises(TraceFormatError, match=r"log\.swf: binary data \(a NUL byte at byte 8\)"):
-        read_swf(path)
-
-
 def test_gzip_loads_like_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "small.swf.gz"
@@ -209,12 +111,6 @@ def test_gzip_loads_like_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     plain, packed = read_swf(SMALL), read_swf(path)
     assert packed.jobs.jobs.equals(plain.jobs.jobs)
     assert packed.report.dropped == plain.report.dropped
-
-
-def test_not_an_swf_file(tmp_path: Path) -> None:
-    path = _swf(tmp_path, "100,160,1,1,3,Terminated,50,0.01\n", header="")
-    with pytest.raises(TraceFormatError, match=r"t\.swf: not an SWF log: .*line 1 has 1"):
-        read_swf(path)
 
 
 # -- header and machine size ---------------------------------------------------------------------
