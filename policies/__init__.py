@@ -8,5 +8,9 @@ whether ``schedlab.policies`` was reached as the registry or as this package.
 from schedlab.registry import policies as registry
 
 entry, load, make, names, register = (
-    registry.entry, registry.load, registry.make, registry.names, registry.register
-)  # fmt: skip
+    registry.entry,
+    registry.load,
+    registry.make,
+    registry.names,
+    registry.register,
+)

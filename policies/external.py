@@ -139,9 +139,13 @@ class SB3Policy(Reloaded, Sampling, ImageAgent):
         """The settings of the environment it was trained on (the simulator refuses another
         number of machines, slots or horizon before it starts)."""
         return EnvSettings.of(
-            self.env, layout=self.layout, slots=self.slots, horizon=self.horizon,
-            machines=self.machines, backlog_view=self.backlog_view,
-        )  # fmt: skip
+            self.env,
+            layout=self.layout,
+            slots=self.slots,
+            horizon=self.horizon,
+            machines=self.machines,
+            backlog_view=self.backlog_view,
+        )
 
     def _view_settings(self) -> tuple[Layout, int | None]:
         g = self.geometry

@@ -56,9 +56,12 @@ class EnvSettings:
             raise ParameterError(msg)
         c = ClusterConfig()
         base: dict[str, Any] = {
-            "slots": c.slots, "horizon": c.horizon, "backlog_view": c.backlog_view,
-            "machines": c.machines, "layout": "deeprm",
-        }  # fmt: skip
+            "slots": c.slots,
+            "horizon": c.horizon,
+            "backlog_view": c.backlog_view,
+            "machines": c.machines,
+            "layout": "deeprm",
+        }
         base.update({k: v for k, v in ENV_IDS[env].items() if k in base})
         base.update({k: v for k, v in given.items() if v is not None})
         return cls(**base)

@@ -73,9 +73,15 @@ class LSFC(nn.Module):
     """Output units per head (a buffer, see the module docstring)."""
 
     def __init__(
-        self, *, n_clusters: int = 5, history: int = 105, lstm: int = 32, fc: int = 800,
-        head: int = 200, heads: int = 3,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        n_clusters: int = 5,
+        history: int = 105,
+        lstm: int = 32,
+        fc: int = 800,
+        head: int = 200,
+        heads: int = 3,
+    ) -> None:
         super().__init__()
         segments(history)  # checks the traverse fits
         self.lstm = nn.LSTM(SEGMENT, lstm, batch_first=True)
@@ -96,9 +102,12 @@ class LSFC(nn.Module):
         return torch.cat([h[-1].reshape(n, -1), clusters.reshape(n, -1)], dim=1)
 
     def forward(
-        self, history: torch.Tensor, clusters: torch.Tensor, job: torch.Tensor,
+        self,
+        history: torch.Tensor,
+        clusters: torch.Tensor,
+        job: torch.Tensor,
         env: torch.Tensor | None = None,
-    ) -> torch.Tensor:  # fmt: skip
+    ) -> torch.Tensor:
         """Values of dispatching each job to each cluster, ``(J, heads, C)``; ``env[j]`` is the
         row of ``history``/``clusters`` of job ``j`` (default: row ``j``)."""
         z = self.encode(history, clusters)
@@ -118,15 +127,21 @@ class FC(nn.Module):
     ) -> None:
         super().__init__()
         self.net = nn.Sequential(
-            nn.Linear(state_size(n_clusters, history), fc), nn.ReLU(),
-            nn.Linear(fc, head), nn.ReLU(), nn.Linear(head, n_clusters),
-        )  # fmt: skip
+            nn.Linear(state_size(n_clusters, history), fc),
+            nn.ReLU(),
+            nn.Linear(fc, head),
+            nn.ReLU(),
+            nn.Linear(head, n_clusters),
+        )
         self.register_buffer("scale", torch.ones(1))
 
     def forward(
-        self, history: torch.Tensor, clusters: torch.Tensor, job: torch.Tensor,
+        self,
+        history: torch.Tensor,
+        clusters: torch.Tensor,
+        job: torch.Tensor,
         env: torch.Tensor | None = None,
-    ) -> torch.Tensor:  # fmt: skip
+    ) -> torch.Tensor:
         """As :meth:`LSFC.forward`, one head."""
         if env is not None:
             history, clusters = history[env], clusters[env]
@@ -165,9 +180,11 @@ def best_actions(
     env, pos = np.nonzero(state.valid)
     with torch.no_grad():
         out = net(
-            torch.from_numpy(state.history), torch.from_numpy(state.clusters),
-            torch.from_numpy(state.jobs[env, pos]), torch.from_numpy(env),
-        )  # fmt: skip
+            torch.from_numpy(state.history),
+            torch.from_numpy(state.clusters),
+            torch.from_numpy(state.jobs[env, pos]),
+            torch.from_numpy(env),
+        )
         scalar = (out * weights[None, :, None]).sum(dim=1).double().numpy()
     n, m = state.valid.shape
     values = np.full((n, m, scalar.shape[1]), -np.inf)

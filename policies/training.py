@@ -66,8 +66,7 @@ class Selection:
 
     def to_json(self) -> dict[str, Any]:
         """The ``selection`` entry of ``config.json``."""
-        return {"metric": self.metric, "higher_is_better": self.higher_is_better,
-                "step": self.step}  # fmt: skip
+        return {"metric": self.metric, "higher_is_better": self.higher_is_better, "step": self.step}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -303,9 +302,15 @@ class Progress:
 
 
 def start(
-    out: Path, saved: Mapping[str, Any] | None, selection: Selection, *, net: Any,
-    optimizer: Any, rng: Any, baselines: Callable[[], dict[str, Any]],
-) -> Progress:  # fmt: skip
+    out: Path,
+    saved: Mapping[str, Any] | None,
+    selection: Selection,
+    *,
+    net: Any,
+    optimizer: Any,
+    rng: Any,
+    baselines: Callable[[], dict[str, Any]],
+) -> Progress:
     """A fresh run (``saved`` None: ``baselines()`` computed and written to ``baselines.json``)
     or one continued from the state ``saved`` by :func:`save_state` (network, optimizer and
     ``rng`` restored in place; curve rows and baselines read back)."""
@@ -318,17 +323,24 @@ def start(
     rng.bit_generator.state = json.loads(saved["rng"])
     step = int(saved["step"])
     return Progress(
-        step=step, best=float(saved["best"]), best_step=int(saved["best_step"]),
+        step=step,
+        best=float(saved["best"]),
+        best_step=int(saved["best_step"]),
         rows=pl.read_csv(out / "curve.csv").filter(pl.col(selection.step) <= step).to_dicts(),
         baselines=json.loads((out / "baselines.json").read_text()),
-    )  # fmt: skip
+    )
 
 
 def save_state(out: Path, progress: Progress, *, net: Any, optimizer: Any, rng: Any) -> None:
     """Write :data:`STATE` (atomically): what :func:`start` continues from."""
-    state = {"step": progress.step, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
-             "rng": json.dumps(rng.bit_generator.state), "best": progress.best,
-             "best_step": progress.best_step}  # fmt: skip
+    state = {
+        "step": progress.step,
+        "model": net.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "rng": json.dumps(rng.bit_generator.state),
+        "best": progress.best,
+        "best_step": progress.best_step,
+    }
     save_torch(out / STATE, state)
 
 

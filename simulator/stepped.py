@@ -46,8 +46,12 @@ def run_batched_agent(
     said = traits(policy)
     _check_trained_shape(policy, config)
     model = BatchedEngine.from_jobset(
-        jobset, config, queue=said.queue, clairvoyant=said.clairvoyant, ranks=said.sees == "rank",
-    )  # fmt: skip
+        jobset,
+        config,
+        queue=said.queue,
+        clairvoyant=said.clairvoyant,
+        ranks=said.sees == "rank",
+    )
     policy.reset(seed=None)
     rollout(model, policy)
     stats = model.withholding()
@@ -107,8 +111,11 @@ def run_step(
         policy.reset(seed=int(ids[lo]))
         sim = Engine(
             Jobs(arrival[lo:hi], duration[lo:hi], demand[lo:hi], seen[lo:hi]),
-            jobset.machine_capacity, config, prec, int(lo),
-        )  # fmt: skip
+            jobset.machine_capacity,
+            config,
+            prec,
+            int(lo),
+        )
         if rule is not None:
             _run_work_conserving(sim, rule)
         else:
@@ -153,10 +160,22 @@ def _run_agent(sim: Engine, policy: Policy) -> None:
         snap = sim.snapshot()
         scratch = np.empty(snap.free.shape[2:])
         k, i = choose(
-            snap.view[0], snap.free[0], scratch, snap.capacity, snap.demand, snap.duration,
-            snap.seen, snap.arrival, 0, sim.now, arrival_order, np.empty(0), FIRST_FIT,
-            np.empty((0, snap.capacity.size)), 0.0,
-        )  # fmt: skip
+            snap.view[0],
+            snap.free[0],
+            scratch,
+            snap.capacity,
+            snap.demand,
+            snap.duration,
+            snap.seen,
+            snap.arrival,
+            0,
+            sim.now,
+            arrival_order,
+            np.empty(0),
+            FIRST_FIT,
+            np.empty((0, snap.capacity.size)),
+            0.0,
+        )
         if k >= 0:
             sim.start_now(k, i)
         else:

@@ -38,8 +38,14 @@ from schedlab.simulator.cluster.placement import EPS, place
 from schedlab.simulator.cluster.precedence import Readiness
 
 
-def _ordered(waiting: list[int], jobs: dict[str, np.ndarray], free: np.ndarray, now: int,
-             policy: Any, capacity: np.ndarray) -> list[int]:  # fmt: skip
+def _ordered(
+    waiting: list[int],
+    jobs: dict[str, np.ndarray],
+    free: np.ndarray,
+    now: int,
+    policy: Any,
+    capacity: np.ndarray,
+) -> list[int]:
     """``waiting`` (arrival order) by the policy's score, highest first, ties kept in order.
     A static order is scored once per job at time 0 without packing terms; a dynamic one now,
     packing against the first machine's free capacity."""
@@ -61,9 +67,15 @@ def _expected_ends(
     return {j: max(int(jobs["start"][j] + jobs["estimate"][j]), now + 1) for j in running}
 
 
-def _head_reservation(head: int, running: dict[int, int], jobs: dict[str, np.ndarray],
-                      free: np.ndarray, capacity: np.ndarray, rule: int,
-                      now: int) -> tuple[int, int, np.ndarray]:  # fmt: skip
+def _head_reservation(
+    head: int,
+    running: dict[int, int],
+    jobs: dict[str, np.ndarray],
+    free: np.ndarray,
+    capacity: np.ndarray,
+    rule: int,
+    now: int,
+) -> tuple[int, int, np.ndarray]:
     """(time, machine, capacity of that machine left beside the head then), or NEVER."""
     ends = _expected_ends(running, jobs, now)
     avail = free.copy()
@@ -81,8 +93,15 @@ class _Profile:
     """Free capacity from ``now`` on: ``[(from time, free (m, d))]``, each level holding until
     the next one's time, from the running jobs' expected ends."""
 
-    def __init__(self, running: dict[int, int], jobs: dict[str, np.ndarray], free: np.ndarray,
-                 capacity: np.ndarray, rule: int, now: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        running: dict[int, int],
+        jobs: dict[str, np.ndarray],
+        free: np.ndarray,
+        capacity: np.ndarray,
+        rule: int,
+        now: int,
+    ) -> None:
         self.jobs, self.capacity, self.rule = jobs, capacity, rule
         ends = _expected_ends(running, jobs, now)
         self.levels = [(now, free.copy())]
@@ -125,8 +144,13 @@ class _Profile:
         return NEVER, -1
 
 
-def _conservative(order: list[int], slots: dict[int, tuple[int, int]],
-                  profile: Callable[[], _Profile], now: int, ended: bool) -> None:  # fmt: skip
+def _conservative(
+    order: list[int],
+    slots: dict[int, tuple[int, int]],
+    profile: Callable[[], _Profile],
+    now: int,
+    ended: bool,
+) -> None:
     """Update the reservations ``slots`` (job -> (time, machine)) of the waiting jobs
     ``order``: new jobs get the earliest slot that delays no reservation; when jobs ``ended``
     every job in order gives its slot back and takes the earliest one (compression); if a job
@@ -148,19 +172,30 @@ def _conservative(order: list[int], slots: dict[int, tuple[int, int]],
 
 
 def schedule_jobset(
-    arrival: np.ndarray, runtime: np.ndarray, estimate: np.ndarray, seen: np.ndarray,
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    seen: np.ndarray,
     demand: np.ndarray,
-    capacity: np.ndarray, machines: int, policy: Any, discipline: int,
+    capacity: np.ndarray,
+    machines: int,
+    policy: Any,
+    discipline: int,
     readiness: Readiness | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """One jobset (rows in arrival order) under ``discipline`` (a code of
     :data:`.disciplines.DISCIPLINES`, not greedy): ``(start, machine, first reservation, ready,
     status)``, as :func:`.disciplines.run_jobsets` for one jobset (status 0 or ``STALLED``); jobs
     join the queue when ``readiness`` says (default: at their arrival)."""
     n = arrival.size
     readiness = Readiness(arrival) if readiness is None else readiness
-    jobs = {"arrival": readiness.ready, "estimate": estimate, "seen": seen, "demand": demand,
-            "start": np.full(n, -1, dtype=np.int64)}  # fmt: skip
+    jobs = {
+        "arrival": readiness.ready,
+        "estimate": estimate,
+        "seen": seen,
+        "demand": demand,
+        "start": np.full(n, -1, dtype=np.int64),
+    }
     start, machine = jobs["start"], np.full(n, -1, dtype=np.int64)
     reserved = np.full(n, NEVER, dtype=np.int64)
     free = np.tile(np.asarray(capacity, dtype=np.float64), (machines, 1))
@@ -202,8 +237,9 @@ def schedule_jobset(
                 begin(j, i)
             if blocked is not None and discipline == EASY:
                 head = order[blocked]
-                shadow, hm, extra = _head_reservation(head, running, jobs, free, capacity, rule,
-                                                      now)  # fmt: skip
+                shadow, hm, extra = _head_reservation(
+                    head, running, jobs, free, capacity, rule, now
+                )
                 if reserved[head] == NEVER:
                     reserved[head] = shadow
                 for j in order[blocked + 1 :]:

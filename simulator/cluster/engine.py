@@ -62,9 +62,13 @@ class Engine:
     """
 
     def __init__(
-        self, jobs: Jobs, capacity: np.ndarray, config: ClusterConfig,
-        precedence: Precedence | None = None, lo: int = 0,
-    ) -> None:  # fmt: skip
+        self,
+        jobs: Jobs,
+        capacity: np.ndarray,
+        config: ClusterConfig,
+        precedence: Precedence | None = None,
+        lo: int = 0,
+    ) -> None:
         self.jobs = Jobs(
             jobs.arrival, jobs.duration, np.require(jobs.demand, np.float64, ["C", "W"])
         )
@@ -157,13 +161,21 @@ class Engine:
             free = np.concatenate([free, pad])
         one = np.zeros(1, dtype=np.int64)
         return Snapshot(
-            envs=one, free=np.ascontiguousarray(free[None]), capacity=self.capacity,
-            view=self.view()[None].copy(), demand=self.jobs.demand,
-            duration=self.jobs.duration, seen=self.seen, arrival=self.ready, base=one,
-            backlog=np.array([len(self.backlog)]), since=np.array([self.now - last]),
-            now=np.array([self.now]), horizon=self.config.horizon,
+            envs=one,
+            free=np.ascontiguousarray(free[None]),
+            capacity=self.capacity,
+            view=self.view()[None].copy(),
+            demand=self.jobs.demand,
+            duration=self.jobs.duration,
+            seen=self.seen,
+            arrival=self.ready,
+            base=one,
+            backlog=np.array([len(self.backlog)]),
+            since=np.array([self.now - last]),
+            now=np.array([self.now]),
+            horizon=self.config.horizon,
             backlog_view=self.config.backlog_view,
-        )  # fmt: skip
+        )
 
     # -- actions -----------------------------------------------------------------------------
     def allocate(self, position: int, machine: int = 0) -> bool:

@@ -75,9 +75,13 @@ def check_run(model: MultiClusterModel) -> None:
 
 
 def _check_capacity(
-    model: MultiClusterModel, b: int, c: int, start: np.ndarray, finish: np.ndarray,
+    model: MultiClusterModel,
+    b: int,
+    c: int,
+    start: np.ndarray,
+    finish: np.ndarray,
     executors: np.ndarray,
-) -> None:  # fmt: skip
+) -> None:
     cfg = model.config
     changes = model.elastic_log(b, c).reshape(-1, 2)
     if c not in cfg.elastic and changes.size:
@@ -85,9 +89,12 @@ def _check_capacity(
     extra = changes[:, 1] if changes.size else np.zeros(0, dtype=np.int64)
     steps = np.abs(np.diff(np.r_[0, extra]))
     if extra.size and (
-        extra.min() < 0 or extra.max() > cfg.elastic_limit or steps.max() > cfg.elastic_step
-        or (steps == 0).any() or (np.diff(changes[:, 0]) < cfg.elastic_window).any()
-    ):  # fmt: skip
+        extra.min() < 0
+        or extra.max() > cfg.elastic_limit
+        or steps.max() > cfg.elastic_step
+        or (steps == 0).any()
+        or (np.diff(changes[:, 0]) < cfg.elastic_window).any()
+    ):
         _fail(f"cluster {c} of env {b}: elastic changes break the controller's rules: {changes}")
     # usage and capacity at every event time (finishes release before starts at a moment)
     times = np.unique(np.r_[start, finish, changes[:, 0]]).astype(np.int64)

@@ -22,9 +22,15 @@ from schedlab.loaders.generators.liu_multicluster import CATEGORIES, ENTRIES
 from schedlab.simulator.multicluster.config import MultiClusterConfig
 
 COLUMNS = (
-    "category", "deadline", "standard_time", "executions", "hetero", "sensitivity", "requests",
+    "category",
+    "deadline",
+    "standard_time",
+    "executions",
+    "hetero",
+    "sensitivity",
+    "requests",
     "transfer",
-)  # fmt: skip
+)
 """Job columns the model needs besides the JobSet's required ones
 (:mod:`schedlab.loaders.generators.liu_multicluster`)."""
 NO_DEADLINE = -1
@@ -142,9 +148,11 @@ class ClusterJobs:
 
 
 def execution_times(
-    standard_time: np.ndarray, hetero: np.ndarray, sensitivity: np.ndarray,
+    standard_time: np.ndarray,
+    hetero: np.ndarray,
+    sensitivity: np.ndarray,
     config: MultiClusterConfig,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Steps of one execution per job and cluster, int64 ``(N, C)`` (module docstring)."""
     eta = np.asarray(config.hetero, dtype=np.float64)[None, :]
     h = hetero.astype(np.float64)[:, None]

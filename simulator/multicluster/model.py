@@ -66,8 +66,11 @@ class MultiClusterSnapshot:
             msg = f"history of {steps} steps asked, the model keeps {self.ring.shape[2]}"
             raise ValueError(msg)
         t = self.now[self.envs][:, None] - steps + np.arange(steps)[None, :]
-        out = self.ring[self.envs[:, None, None], np.arange(self.ring.shape[1])[None, :, None],
-                        (t % self.ring.shape[2])[:, None, :]]  # fmt: skip
+        out = self.ring[
+            self.envs[:, None, None],
+            np.arange(self.ring.shape[1])[None, :, None],
+            (t % self.ring.shape[2])[:, None, :],
+        ]
         return np.where(t[:, None, :] >= 0, out, np.float32(0))
 
     def mean_occupation(self, window: int) -> np.ndarray:
@@ -208,11 +211,18 @@ class MultiClusterModel:
             np.arange(m)[None, :] < self._env[:, k.BUF_LEN, None], self._buf[:, :m], -1
         )
         return MultiClusterSnapshot(
-            envs=self._envs(envs), now=self._env[:, k.NOW], capacity=self._cl[:, :, k.CAP],
-            used=self._cl[:, :, k.USED], misses=self._cl[:, :, k.MISSES], ring=self._ring,
+            envs=self._envs(envs),
+            now=self._env[:, k.NOW],
+            capacity=self._cl[:, :, k.CAP],
+            used=self._cl[:, :, k.USED],
+            misses=self._cl[:, :, k.MISSES],
+            ring=self._ring,
             cumulative=self._cum,
-            visible=visible, buffered=self._env[:, k.BUF_LEN], jobs=self.jobs, config=self.config,
-        )  # fmt: skip
+            visible=visible,
+            buffered=self._env[:, k.BUF_LEN],
+            jobs=self.jobs,
+            config=self.config,
+        )
 
     def observe(self, view: View[MultiClusterSnapshot], envs: np.ndarray | None = None) -> Any:
         """What ``view`` shows of ``envs``."""
@@ -241,10 +251,14 @@ class MultiClusterModel:
         deadline = j.deadline[job, np.maximum(cluster, 0)]
         elapsed = self._ex[:, k.E_FINISH] - self._ex[:, k.E_REQUEST]
         return ExecutionLog(
-            job=job, cluster=cluster, request_time=self._ex[:, k.E_REQUEST].copy(),
-            start=self._ex[:, k.E_START].copy(), finish=self._ex[:, k.E_FINISH].copy(),
-            executors=executors, missed=(deadline >= 0) & (elapsed > deadline),
-        )  # fmt: skip
+            job=job,
+            cluster=cluster,
+            request_time=self._ex[:, k.E_REQUEST].copy(),
+            start=self._ex[:, k.E_START].copy(),
+            finish=self._ex[:, k.E_FINISH].copy(),
+            executors=executors,
+            missed=(deadline >= 0) & (elapsed > deadline),
+        )
 
     def utilisation(self) -> np.ndarray:
         """float64, ``(B, C)``: executor-steps used over capacity-steps offered, so far."""
@@ -258,11 +272,34 @@ class MultiClusterModel:
     def _advance(self, envs: np.ndarray, actions: np.ndarray, *, fresh: bool) -> np.ndarray:
         j, c = self.jobs, self.config
         missed, status = k.advance(
-            envs, actions, fresh, c.slots, self._env, self._job, self._cl, self._ex, self._buf,
-            self._act, self._ring, self._cum, self._sums, self._elog, j.bounds, j.arrival,
-            j.executions, j.exec_time, j.deadline, j.requests, j.draws, j.exec_bounds,
-            self._elastic, c.elastic_step, c.elastic_limit, c.elastic_window, c.elastic_threshold,
-        )  # fmt: skip
+            envs,
+            actions,
+            fresh,
+            c.slots,
+            self._env,
+            self._job,
+            self._cl,
+            self._ex,
+            self._buf,
+            self._act,
+            self._ring,
+            self._cum,
+            self._sums,
+            self._elog,
+            j.bounds,
+            j.arrival,
+            j.executions,
+            j.exec_time,
+            j.deadline,
+            j.requests,
+            j.draws,
+            j.exec_bounds,
+            self._elastic,
+            c.elastic_step,
+            c.elastic_limit,
+            c.elastic_window,
+            c.elastic_threshold,
+        )
         if status != k.OK:
             msg = (
                 f"multi-cluster envs {envs[:5].tolist()}: time passed the last arrival plus the "

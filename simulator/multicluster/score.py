@@ -31,5 +31,8 @@ def mean_scores(table: pl.DataFrame) -> dict[str, float]:
     """Mean TMDL, AJER and S_log over the episodes (``jobset``) of per-job results ``table``."""
     per = table.group_by("jobset").agg(TMDL, AJER)
     tmdl, ajer = per.get_column("tmdl").to_numpy(), per.get_column("ajer").to_numpy()
-    return {"tmdl": float(tmdl.mean()), "ajer": float(ajer.mean()),
-            "s_log": float(s_log(tmdl, ajer).mean())}  # fmt: skip
+    return {
+        "tmdl": float(tmdl.mean()),
+        "ajer": float(ajer.mean()),
+        "s_log": float(s_log(tmdl, ajer).mean()),
+    }

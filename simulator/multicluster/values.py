@@ -96,10 +96,16 @@ def action_values(model: MultiClusterModel, params: ValueParams | None = None) -
     ev = ev[np.lexsort((log.finish[ev], group[log.job[ev]]))]
     n_groups = int(group.max()) + 1
     own, shared = _decayed(
-        group, t_s, t_e, t_s[dep_order], np.searchsorted(group[dep_order], np.arange(n_groups + 1)),
-        log.finish[ev], log.job[ev],
-        np.searchsorted(group[log.job[ev]], np.arange(n_groups + 1)), p.beta,
-    )  # fmt: skip
+        group,
+        t_s,
+        t_e,
+        t_s[dep_order],
+        np.searchsorted(group[dep_order], np.arange(n_groups + 1)),
+        log.finish[ev],
+        log.job[ev],
+        np.searchsorted(group[log.job[ev]], np.arange(n_groups + 1)),
+        p.beta,
+    )
     factor = np.asarray(model.config.hetero)[cluster] / jobs.hetero
     factor = factor * np.where(ih, p.p_m_ih, 1.0) * np.where(ic, p.p_m_ic, 1.0)
     psi = _psi(ih, delay, p.p_psi_ih) * _psi(ic, delay, p.p_psi_ic)
@@ -114,10 +120,16 @@ def _psi(event: np.ndarray, delay: np.ndarray, p: float) -> np.ndarray:
 
 @nb.njit(cache=True)
 def _decayed(
-    group: np.ndarray, t_s: np.ndarray, t_e: np.ndarray, dep_times: np.ndarray,
-    dep_off: np.ndarray, ev_time: np.ndarray, ev_job: np.ndarray, ev_off: np.ndarray,
+    group: np.ndarray,
+    t_s: np.ndarray,
+    t_e: np.ndarray,
+    dep_times: np.ndarray,
+    dep_off: np.ndarray,
+    ev_time: np.ndarray,
+    ev_job: np.ndarray,
+    ev_off: np.ndarray,
     beta: float,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray]:
     """Per job: ``Σ β^{D_t}`` over its own waited misses and over its cluster's, in
     ``[t_s, t_e]``. Deployments and events are sorted by (group, time); ``*_off`` index them."""
     n = group.shape[0]

@@ -32,9 +32,16 @@ CLUSTER_FEATURES = 5
 """Per cluster besides the history: sequence number, normal and maximum capacity,
 heterogeneity factor, missed deadlines so far."""
 SCALE = {
-    "sequence": "(i + 1) / C", "capacity": 1000.0, "hetero": 100.0, "misses": 100.0,
-    "category": 3.0, "sensitivity": 5.0, "requests": 1000.0, "time": 100.0, "duration": 1000.0,
-}  # fmt: skip
+    "sequence": "(i + 1) / C",
+    "capacity": 1000.0,
+    "hetero": 100.0,
+    "misses": 100.0,
+    "category": 3.0,
+    "sensitivity": 5.0,
+    "requests": 1000.0,
+    "time": 100.0,
+    "duration": 1000.0,
+}
 """Divisors of the raw values (executors, steps, factors, counts) in Liu's state."""
 
 

@@ -283,10 +283,21 @@ class DeepRMImage:
         terms = np.empty((n, g.n_terms), dtype=np.int32)
         weights = np.empty((n, g.n_terms), dtype=np.float32)
         encode(
-            snapshot.envs, snapshot.free, snapshot.capacity, np.array(g.cap_units, np.int64),
-            snapshot.view, snapshot.seen, snapshot.demand, snapshot.backlog, snapshot.since,
-            g.bases, min(g.backlog_view, g.horizon * g.backlog_width), g.horizon, terms, weights,
-        )  # fmt: skip
+            snapshot.envs,
+            snapshot.free,
+            snapshot.capacity,
+            np.array(g.cap_units, np.int64),
+            snapshot.view,
+            snapshot.seen,
+            snapshot.demand,
+            snapshot.backlog,
+            snapshot.since,
+            g.bases,
+            min(g.backlog_view, g.horizon * g.backlog_width),
+            g.horizon,
+            terms,
+            weights,
+        )
         return SparseObs(terms, weights, g)
 
 
