@@ -25,7 +25,7 @@ reservation made void (a job past its estimate on a reserved machine) remakes al
 
 from __future__ import annotations
 
-from typing import Any
+import itertools
 
 import numba
 import numpy as np
@@ -34,39 +34,23 @@ from schedlab.simulator.cluster import core, heap, profiles
 from schedlab.simulator.cluster.order import order_now, static_scores
 from schedlab.simulator.cluster.placement import EPS, FIRST_FIT
 
-Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Prec = core.Precedence
 
 
 @numba.njit(cache=True)
-def _jobset(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    estimate: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    static: bool,
-    start: np.ndarray,
-    machine: np.ndarray,
-    reserved: np.ndarray,
-    ready: np.ndarray,
-    lo: int,
-    prec: Prec,
-) -> int:
+def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
     """One jobset under conservative backfilling; returns the status."""
-    n, d, m = runtime.shape[0], capacity.shape[0], machines
-    c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
-    free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, ended_by = c
+    capacity, m, score, rule, knob, static, _, _, _ = how
+    estimate, seen, ready, reserved = jobs.estimate, jobs.seen, out.ready, out.reserved
+    n, d = jobs.runtime.shape[0], capacity.shape[0]
+    c, g, r = core.new(jobs, out, capacity, m, lo, prec)
+    free, _, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended_by = c
     t = core.next_event(core.NEVER, 0, r, end_t, rel_t)
     times, vals, cnt, theta, low = profiles.new(capacity, m, t)
     avail, fits_at = np.empty((m, d)), np.empty(m, dtype=np.int64)  # work space
     keys = np.empty(n)  # the order's scores (a dynamic order's: at the current decision)
     if static:
-        keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+        keys = static_scores(score, seen, jobs.arrival, demand, np.zeros(n, dtype=np.int64), knob)
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue and the arrivals in order, with nothing to sort
     in_rows = static and g.task.shape[0] == 0
@@ -265,23 +249,7 @@ def _jobset(
                 j = due[x]
                 if start[j] >= 0 or res_t[j] != t:  # listed twice, or moved by a remake
                     continue
-                h, r = core.begin(
-                    j,
-                    t,
-                    res_m[j],
-                    h,
-                    r,
-                    free,
-                    demand,
-                    runtime,
-                    start,
-                    machine,
-                    end_t,
-                    end_j,
-                    rel_t,
-                    rel_r,
-                    g,
-                )
+                h, r = core.begin(j, t, res_m[j], h, r, c, g)
                 started += 1
                 running[j] = True
                 run[nr], where[j] = j, nr
@@ -298,47 +266,14 @@ def _jobset(
 
 
 def run(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    estimate: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    bounds: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    static: bool,
-    prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every jobset under conservative backfilling: ``(start, machine, reserved, ready,
-    status)`` (see :func:`.disciplines.run_jobsets`). The loop over jobsets is Python's: the
-    compiled rule is :func:`_jobset` alone (a compiled loop around it would compile all of it
-    once more, 2 s of a first run's 13)."""
-    n = arrival.shape[0]
-    start, machine = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-    reserved, ready = np.full(n, core.NEVER, dtype=np.int64), np.empty(n, dtype=np.int64)
-    status = np.zeros(bounds.shape[0] - 1, dtype=np.int64)
-    for b in range(bounds.shape[0] - 1):
-        lo, hi = int(bounds[b]), int(bounds[b + 1])
-        status[b] = _jobset(
-            arrival[lo:hi],
-            runtime[lo:hi],
-            estimate[lo:hi],
-            seen[lo:hi],
-            demand[lo:hi],
-            capacity,
-            machines,
-            score,
-            rule,
-            knob,
-            static,
-            start[lo:hi],
-            machine[lo:hi],
-            reserved[lo:hi],
-            ready[lo:hi],
-            lo,
-            prec,
-        )
-    return start, machine, reserved, ready, status
+    jobs: core.Jobs, bounds: np.ndarray, how: core.Setting, prec: Prec
+) -> tuple[core.Out, np.ndarray]:
+    """Every jobset under conservative backfilling, as :func:`.core.each_jobset` (see
+    :func:`.disciplines.run_jobsets`), but the loop over jobsets is Python's: the compiled rule
+    is :func:`_jobset` alone (a compiled loop around it would compile all of it once more, 2 s
+    of a first run's 13)."""
+    out, status = core.outputs(jobs.arrival.shape[0], bounds.shape[0] - 1)
+    for b, (lo, hi) in enumerate(itertools.pairwise(bounds.tolist())):
+        rows = (core.Jobs(*(a[lo:hi] for a in jobs)), core.Out(*(a[lo:hi] for a in out)))
+        status[b] = _jobset(*rows, lo, how, prec)
+    return out, status

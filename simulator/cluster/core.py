@@ -35,11 +35,15 @@ overlap, reference counts).
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import Any
 
 import numba
 import numpy as np
 
 from schedlab.simulator.cluster import heap, precedence
+
+Precedence = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+""":func:`.precedence.engine_arrays` (empty graph arrays without a DAG)."""
 
 NEVER = np.iinfo(np.int64).max // 4
 """A time later than any event."""
@@ -63,22 +67,32 @@ Graph = namedtuple(
 output: when each job became ready) and ``lo``, the jobset's first global row."""
 
 
+Jobs = namedtuple("Jobs", "arrival runtime estimate seen demand draw")
+"""A rule's jobs (rows of every jobset, or of one): ``arrival``, ``runtime`` (steps it runs),
+``estimate`` (what reservations see), ``seen`` (the length the order's score sees; all int64,
+``(n,)``), ``demand`` (float64, ``(n, d)``) and ``draw`` (the Random mode's uniform draws,
+float64, ``(n,)``, or empty). A rule ignores the columns it does not use."""
+
+Out = namedtuple("Out", "start machine reserved ready")
+"""A rule's outputs (int64, ``(n,)``): start step and machine (-1: never started), the first
+reservation each job got (:data:`NEVER`: none) and when it became ready."""
+
+Setting = namedtuple("Setting", "capacity machines score rule knob static slots uniform backfill")
+"""What a rule is run with: one machine's ``capacity`` (float64, ``(d,)``), the ``machines``,
+the job order's ``score`` (:data:`.dispatch.SCORE_SIGNATURE`), placement ``rule`` and
+``knob``, whether the order is ``static`` (depends only on the job), the visible ``slots``
+(greedy), the Random mode (``uniform``) and whether EASY backfills (``backfill``; else strict)."""
+
+
 @numba.njit(cache=True, inline="always")
 def new(
-    runtime: np.ndarray,
-    demand: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    start: np.ndarray,
-    machine: np.ndarray,
-    ready: np.ndarray,
-    lo: int,
-    prec: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    jobs: Jobs, out: Out, capacity: np.ndarray, machines: int, lo: int, prec: Precedence
 ) -> tuple[Core, Graph, int]:
-    """The core of one jobset (rows ``lo .. lo + n − 1`` of ``prec``, :func:`.precedence.
-    engine_arrays`), every machine free, nothing admitted yet: its arrays, its DAG and the
-    size of its ready heap. ``start``, ``machine`` and ``ready`` (int64, ``(n,)``) are filled
-    as jobs start and become ready."""
+    """The core of one jobset (``jobs`` and ``out``: its rows, ``lo .. lo + n − 1`` of
+    ``prec``, :func:`.precedence.engine_arrays`), ``machines`` of ``capacity`` every one free,
+    nothing admitted yet: its arrays, its DAG and the size of its ready heap. ``out.start``,
+    ``out.machine`` and ``out.ready`` are filled as jobs start and become ready."""
+    runtime, demand, ready = jobs.runtime, jobs.demand, out.ready
     n, d = runtime.shape[0], capacity.shape[0]
     release, n_parents, task, task_left, child_offsets, children = prec
     release = release[lo : lo + n]
@@ -96,8 +110,8 @@ def new(
         free,
         runtime,
         demand,
-        start,
-        machine,
+        out.start,
+        out.machine,
         np.empty(n, dtype=np.int64),
         np.empty(n, dtype=np.int64),
         rel_t,
@@ -172,26 +186,11 @@ def admit(
 
 
 @numba.njit(cache=True, inline="always")
-def begin(
-    j: int,
-    t: int,
-    i: int,
-    h: int,
-    r: int,
-    free: np.ndarray,
-    demand: np.ndarray,
-    runtime: np.ndarray,
-    start: np.ndarray,
-    machine: np.ndarray,
-    end_t: np.ndarray,
-    end_j: np.ndarray,
-    rel_t: np.ndarray,
-    rel_r: np.ndarray,
-    g: Graph,
-) -> tuple[int, int]:
+def begin(j: int, t: int, i: int, h: int, r: int, c: Core, g: Graph) -> tuple[int, int]:
     """Start job ``j`` at ``t`` on machine ``i``: its capacity taken, its completion an event,
     and the tasks waiting for it told when it ends (:func:`.precedence.on_start`); the new
     ``(h, r)``."""
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, _, _, _ = c
     start[j], machine[j] = t, i
     for y in range(free.shape[1]):
         free[i, y] -= demand[j, y]
@@ -231,13 +230,40 @@ def compact(q: int, queue: np.ndarray, pos: np.ndarray, start: np.ndarray) -> in
     return w
 
 
+@numba.njit(cache=True, inline="always")
+def _rows(jobs: Jobs, out: Out, lo: int, hi: int) -> tuple[Jobs, Out]:
+    """Rows ``lo:hi`` (one jobset) of ``jobs`` and ``out`` (views)."""
+    a, run, est, seen, dem, draw = jobs
+    part = Jobs(a[lo:hi], run[lo:hi], est[lo:hi], seen[lo:hi], dem[lo:hi], draw[lo:hi])
+    start, machine, reserved, ready = out
+    return part, Out(start[lo:hi], machine[lo:hi], reserved[lo:hi], ready[lo:hi])
+
+
 @numba.njit(cache=True)
-def outputs(n: int, jobsets: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A rule's outputs for ``n`` jobs in ``jobsets`` jobsets, before any job ran: ``start``,
-    ``machine`` (-1), ``ready`` (int64, ``(n,)``) and ``status`` (int64, ``(jobsets,)``)."""
-    return (
+def outputs(n: int, jobsets: int) -> tuple[Out, np.ndarray]:
+    """A rule's outputs for ``n`` jobs in ``jobsets`` jobsets, before any job ran (as
+    :class:`Out` says), and the status of each jobset (int64, ``(jobsets,)``: 0, or
+    :data:`STALLED` once it stalled)."""
+    out = Out(
         np.full(n, -1, dtype=np.int64),
         np.full(n, -1, dtype=np.int64),
+        np.full(n, NEVER, dtype=np.int64),
         np.empty(n, dtype=np.int64),
-        np.zeros(jobsets, dtype=np.int64),
     )
+    return out, np.zeros(jobsets, dtype=np.int64)
+
+
+@numba.njit(cache=True, inline="always")
+def each_jobset(
+    rule: Any, jobs: Jobs, bounds: np.ndarray, setting: Setting, prec: Precedence
+) -> tuple[Out, np.ndarray]:
+    """Run the compiled ``rule`` (``rule(jobs, out, lo, setting, prec) -> status`` of one
+    jobset) on every jobset (rows ``bounds[b]:bounds[b + 1]``, ``bounds``: int64, ``(k + 1,)``):
+    the :func:`outputs` filled in. Inlined into the rule's compiled entry, which names its rule
+    (a compiled function passed on as a value could not be cached)."""
+    out, status = outputs(jobs.arrival.shape[0], bounds.shape[0] - 1)
+    for b in range(status.shape[0]):
+        lo = bounds[b]
+        part, part_out = _rows(jobs, out, lo, bounds[b + 1])
+        status[b] = rule(part, part_out, lo, setting, prec)
+    return out, status
