@@ -38,24 +38,69 @@ Prec = core.Precedence
 
 
 @numba.njit(cache=True)
+def _reserve_each(
+    order: np.ndarray,
+    again: bool,
+    void: bool,
+    t: int,
+    jobs: core.Jobs,
+    how: core.Setting,
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    theta: np.ndarray,
+    low: np.ndarray,
+    res_t: np.ndarray,
+    res_m: np.ndarray,
+    rh_t: np.ndarray,
+    rh_j: np.ndarray,
+    rh: int,
+    avail: np.ndarray,
+    fits_at: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
+    """Reserve the jobs of ``order`` in turn at ``t``, each the earliest slot that delays no
+    reservation (:func:`.profiles.reserve`), its time on the reservation heap
+    ``rh_t``/``rh_j`` (``rh`` items): arrivals, or ``again`` the jobs reserved before (those
+    never fitting skipped), each giving its slot back first (a compression) unless ``void``
+    (a remake: the profile holds the running jobs only). The new ``(times, vals, rh_t, rh_j,
+    rh)`` and whether a reservation moved (or was remade)."""
+    moved = False
+    for x in range(order.shape[0]):
+        j = order[x]
+        t0, i0 = res_t[j], res_m[j]
+        if again and (t0 == core.NEVER or (t0 < 0 and not void)):
+            continue
+        need, dur = jobs.demand[j], jobs.estimate[j]
+        if again and not void:  # compression: give the slot back first
+            times, vals = profiles.change(
+                times, vals, cnt, theta, low, i0, t0, t0 + dur, need, -1.0, t
+            )
+        tj, ij, times, vals = profiles.reserve(
+            times, vals, cnt, theta, low, need, dur, t, how.rule, how.capacity, avail, fits_at
+        )
+        res_t[j], res_m[j] = tj, ij
+        if ij >= 0 and (void or tj != t0 or ij != i0):  # an arrival's t0 is -1
+            moved = True
+            rh_t, rh_j, rh = heap.add(rh_t, rh_j, rh, tj, j)
+    return times, vals, rh_t, rh_j, rh, moved
+
+
+@numba.njit(cache=True)
 def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
     """One jobset under conservative backfilling; returns the status."""
     capacity, m, score, rule, knob, static, _, _, _ = how
-    estimate, seen, ready, reserved = jobs.estimate, jobs.seen, out.ready, out.reserved
+    estimate, ready, reserved = jobs.estimate, out.ready, out.reserved
     n, d = jobs.runtime.shape[0], capacity.shape[0]
-    c, g, r = core.new(jobs, out, capacity, m, lo, prec)
+    c, g, r = core.new(jobs, out, how, lo, prec)
     free, _, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended_by = c
     t = core.next_event(core.NEVER, 0, r, end_t, rel_t)
     times, vals, cnt, theta, low = profiles.new(capacity, m, t)
     avail, fits_at = np.empty((m, d)), np.empty(m, dtype=np.int64)  # work space
-    keys = np.empty(n)  # the order's scores (a dynamic order's: at the current decision)
-    if static:
-        keys = static_scores(score, seen, jobs.arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    # the order's scores (a dynamic order's: at the current decision)
+    keys, in_rows = static_scores(score, jobs, knob, static, n)
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue and the arrivals in order, with nothing to sort
-    in_rows = static and g.task.shape[0] == 0
-    for j in range(1, n if in_rows else 0):
-        in_rows = in_rows and keys[j] <= keys[j - 1]
+    in_rows = in_rows and g.task.shape[0] == 0
     res_t = np.full(n, -1, dtype=np.int64)  # reservation: time (-1: none yet) and machine
     res_m = np.full(n, -1, dtype=np.int64)
     exp_t = np.empty(n + 1, dtype=np.int64)  # expected ends (lazy: expected[j] is current)
@@ -139,20 +184,7 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
                 for x in range(qn):
                     order[x] = queue[x]
                 if not in_rows:
-                    order_now(
-                        order[:qn],
-                        pos,
-                        static,
-                        keys,
-                        seen,
-                        ready,
-                        demand,
-                        free,
-                        capacity,
-                        t,
-                        score,
-                        knob,
-                    )
+                    order_now(order[:qn], pos, keys, jobs, ready, free, t, how)
             if void:  # every reservation again, in order, over the running jobs only
                 for i in range(m):
                     cnt[i] = 1
@@ -166,73 +198,21 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
                     )
                 for i in range(m):
                     profiles.index(times, vals, cnt, i, theta, low, t)
-            moved = False
-            for x in range(qn):  # remake (void) or compress: in order
-                j = order[x]
-                if res_t[j] == core.NEVER or (res_t[j] < 0 and not void):
-                    continue
-                t0, i0 = res_t[j], res_m[j]
-                if not void:  # compression: give the slot back first
-                    times, vals = profiles.change(
-                        times, vals, cnt, theta, low, i0, t0, t0 + estimate[j], demand[j], -1.0, t
-                    )
-                tj, ij, times, vals = profiles.reserve(
-                    times,
-                    vals,
-                    cnt,
-                    theta,
-                    low,
-                    demand[j],
-                    estimate[j],
-                    t,
-                    rule,
-                    capacity,
-                    avail,
-                    fits_at,
-                )
-                res_t[j], res_m[j] = tj, ij
-                if ij >= 0 and (void or tj != t0 or ij != i0):
-                    moved = True
-                    rh_t, rh_j, rh = heap.add(rh_t, rh_j, rh, tj, j)
+            times, vals, rh_t, rh_j, rh, moved = _reserve_each(
+                order[:qn], True, void, t, jobs, how, times, vals, cnt, theta, low,
+                res_t, res_m, rh_t, rh_j, rh, avail, fits_at,
+            )  # fmt: skip
             if qn:
                 settled = void or not moved
             nf0 = nf
             if void:
                 nf = 0  # the arrivals were reserved too, in order
             if not in_rows:
-                order_now(
-                    fresh[:nf],
-                    pos,
-                    static,
-                    keys,
-                    seen,
-                    ready,
-                    demand,
-                    free,
-                    capacity,
-                    t,
-                    score,
-                    knob,
-                )
-            for x in range(nf):  # arrivals: the earliest slot that delays no reservation
-                j = fresh[x]
-                tj, ij, times, vals = profiles.reserve(
-                    times,
-                    vals,
-                    cnt,
-                    theta,
-                    low,
-                    demand[j],
-                    estimate[j],
-                    t,
-                    rule,
-                    capacity,
-                    avail,
-                    fits_at,
-                )
-                res_t[j], res_m[j] = tj, ij
-                if ij >= 0:
-                    rh_t, rh_j, rh = heap.add(rh_t, rh_j, rh, tj, j)
+                order_now(fresh[:nf], pos, keys, jobs, ready, free, t, how)
+            times, vals, rh_t, rh_j, rh, _ = _reserve_each(
+                fresh[:nf], False, False, t, jobs, how, times, vals, cnt, theta, low,
+                res_t, res_m, rh_t, rh_j, rh, avail, fits_at,
+            )  # fmt: skip
             for x in range(nf0):  # the first reservation of each arrival
                 reserved[fresh[x]] = res_t[fresh[x]]
             while rh and rh_t[0] <= t:  # (re)made at t: start now
@@ -242,9 +222,7 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
                 if start[j] < 0 and res_t[j] == key:
                     due[nd] = j
                     nd += 1
-            order_now(
-                due[:nd], pos, static, keys, seen, ready, demand, free, capacity, t, score, knob
-            )
+            order_now(due[:nd], pos, keys, jobs, ready, free, t, how)
             for x in range(nd):
                 j = due[x]
                 if start[j] >= 0 or res_t[j] != t:  # listed twice, or moved by a remake

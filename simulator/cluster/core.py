@@ -85,14 +85,14 @@ the job order's ``score`` (:data:`.dispatch.SCORE_SIGNATURE`), placement ``rule`
 
 
 @numba.njit(cache=True, inline="always")
-def new(
-    jobs: Jobs, out: Out, capacity: np.ndarray, machines: int, lo: int, prec: Precedence
-) -> tuple[Core, Graph, int]:
+def new(jobs: Jobs, out: Out, how: Setting, lo: int, prec: Precedence) -> tuple[Core, Graph, int]:
     """The core of one jobset (``jobs`` and ``out``: its rows, ``lo .. lo + n − 1`` of
-    ``prec``, :func:`.precedence.engine_arrays`), ``machines`` of ``capacity`` every one free,
-    nothing admitted yet: its arrays, its DAG and the size of its ready heap. ``out.start``,
-    ``out.machine`` and ``out.ready`` are filled as jobs start and become ready."""
+    ``prec``, :func:`.precedence.engine_arrays`), ``how.machines`` of ``how.capacity`` every
+    one free, nothing admitted yet: its arrays, its DAG and the size of its ready heap.
+    ``out.start``, ``out.machine`` and ``out.ready`` are filled as jobs start and become
+    ready."""
     runtime, demand, ready = jobs.runtime, jobs.demand, out.ready
+    capacity, machines = how.capacity, how.machines
     n, d = runtime.shape[0], capacity.shape[0]
     release, n_parents, task, task_left, child_offsets, children = prec
     release = release[lo : lo + n]

@@ -171,10 +171,10 @@ def _backfill(
 @numba.njit(cache=True)
 def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
     """One jobset under strict (``how.backfill`` False) or EASY; returns the status."""
-    capacity, machines, score, rule, knob, static, _, _, backfill = how
-    estimate, seen, ready, reserved = jobs.estimate, jobs.seen, out.ready, out.reserved
+    capacity, _, score, rule, knob, static, _, _, backfill = how
+    estimate, ready, reserved = jobs.estimate, out.ready, out.reserved
     n, d = jobs.runtime.shape[0], capacity.shape[0]
-    c, g, r = core.new(jobs, out, capacity, machines, lo, prec)
+    c, g, r = core.new(jobs, out, how, lo, prec)
     free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, _ = c
     unlisted = np.empty(0, dtype=np.int64)  # the jobs that end need not be listed
     size = n if backfill else 0
@@ -183,14 +183,10 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
     frontier_t = np.empty(size, dtype=np.int64)
     frontier_p = np.empty(size, dtype=np.int64)
     top, held = np.empty(d), np.empty(d)
-    keys = np.empty(0)
-    if static:
-        keys = static_scores(score, seen, jobs.arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    keys, in_rows = static_scores(score, jobs, knob, static, 0)
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue in order, and needs no sorting or check at decisions
-    in_rows = static and g.task.shape[0] == 0
-    for j in range(1, n if in_rows else 0):
-        in_rows = in_rows and keys[j] <= keys[j - 1]
+    in_rows = in_rows and g.task.shape[0] == 0
     scratch = np.empty(n)
     h = q = e = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
@@ -203,21 +199,7 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
         if q:
             order = queue[:q]
             if not in_rows:
-                order = queue_order(
-                    queue,
-                    q,
-                    pos,
-                    seen,
-                    ready,
-                    demand,
-                    free,
-                    capacity,
-                    t,
-                    score,
-                    knob,
-                    keys,
-                    scratch,
-                )
+                order = queue_order(queue, q, pos, keys, jobs, ready, free, t, how, scratch)
             head = -1
             for x in range(q):  # in order while the first fits
                 j = order[x]

@@ -46,6 +46,17 @@ def _freed(
         tree_set(mtree, i, free[i], False)
 
 
+@numba.njit(cache=True, inline="always")
+def _begin(
+    j: int, t: int, i: int, h: int, r: int, c: core.Core, g: core.Graph, mtree: np.ndarray
+) -> tuple[int, int]:
+    """:func:`.core.begin`, and machine ``i``'s free capacity in the machine tree (one kept)."""
+    h, r = core.begin(j, t, i, h, r, c, g)
+    if mtree.shape[0]:
+        tree_set(mtree, i, c.free[i], False)
+    return h, r
+
+
 @numba.njit(cache=True)
 def _next_in_order(
     jtree: np.ndarray,
@@ -85,9 +96,9 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     """One jobset, the whole queue, a static order; returns the status."""
     capacity, machines, score, rule, knob, _, _, _, _ = how
     n, d = jobs.runtime.shape[0], capacity.shape[0]
-    c, g, r = core.new(jobs, out, capacity, machines, lo, prec)
+    c, g, r = core.new(jobs, out, how, lo, prec)
     free, _, demand, _, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
-    keys = static_scores(score, jobs.seen, jobs.arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    keys, _ = static_scores(score, jobs, knob, True, 0)
     neg = np.empty(n)
     for j in range(n):
         neg[j] = -keys[j]
@@ -112,10 +123,8 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
             if x < 0:
                 break
             tree_set(jtree, x, gone, True)
-            h, r = core.begin(order[x], t, i, h, r, c, g)
+            h, r = _begin(order[x], t, i, h, r, c, g, mtree)
             started += 1
-            if mtree.shape[0]:
-                tree_set(mtree, i, free[i], False)
         t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     return 0 if started == n else core.STALLED
 
@@ -127,7 +136,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     capacity, machines, score, rule, knob, static, slots, uniform, _ = how
     seen, ready = jobs.seen, out.ready
     n, d = jobs.runtime.shape[0], capacity.shape[0]
-    c, g, r = core.new(jobs, out, capacity, machines, lo, prec)
+    c, g, r = core.new(jobs, out, how, lo, prec)
     free, runtime, demand, _, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
     profile = free.reshape((1, machines, d))  # nothing is reserved ahead: free now is all
     scratch = np.empty((machines, d))
@@ -137,9 +146,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     top = v_head = 0  # whole queue: one past the last ready row; the first that may wait
     backlog = np.empty(0 if whole else n, dtype=np.int64)
     b_head = b_tail = draws = 0
-    keys = np.empty(0)
-    if static and not uniform:
-        keys = static_scores(score, seen, jobs.arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    keys, _ = static_scores(score, jobs, knob, static and not uniform, 0)
     mtree = _machine_tree(free, machines > TREE_FROM)
     listed = ended if mtree.shape[0] else ended[:0]  # the jobs that end, for the machine tree
     h = started = 0
@@ -205,10 +212,8 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
             else:
                 view[k] = backlog[b_head]
                 b_head += 1
-            h, r = core.begin(j, t, i, h, r, c, g)
+            h, r = _begin(j, t, i, h, r, c, g, mtree)
             started += 1
-            if mtree.shape[0]:
-                tree_set(mtree, i, free[i], False)
         t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     return 0 if started == n else core.STALLED
 

@@ -14,48 +14,50 @@ from typing import Any
 import numba
 import numpy as np
 
+from schedlab.simulator.cluster.core import Jobs, Setting
 from schedlab.simulator.cluster.dispatch import alignment_of
 
 
 @numba.njit(cache=True)
 def static_scores(
-    score: Any,
-    seen: np.ndarray,
-    arrival: np.ndarray,
-    demand: np.ndarray,
-    base: np.ndarray,
-    knob: float,
-) -> np.ndarray:
-    """The score of every job under a static order, float64 ``(n,)`` (``seen``: the lengths the
-    score sees, ``demand``: ``(n, d)``, ``base[row]``: first row of its jobset, so a job's index
-    is its position in its jobset)."""
+    score: Any, jobs: Jobs, knob: float, static: bool, size: int
+) -> tuple[np.ndarray, bool]:
+    """Under a static order, the score of every job of one jobset (float64, ``(n,)``; a job's
+    index is its row) and whether they keep it in row order (never rank a later row higher:
+    FCFS, whose queue needs no sorting); under a dynamic one (``static`` False), an empty
+    array of ``size`` (work space for its scores) and False."""
+    if not static:
+        return np.empty(size), False
+    seen, arrival, demand = jobs.seen, jobs.arrival, jobs.demand
     keys = np.empty(seen.shape[0])
     for j in range(seen.shape[0]):
-        keys[j] = score(seen[j], arrival[j], j - base[j], 0, knob, 0.0, 0.0, demand[j, 0])
-    return keys
+        keys[j] = score(seen[j], arrival[j], j, 0, knob, 0.0, 0.0, demand[j, 0])
+    in_rows = True
+    for j in range(1, seen.shape[0]):
+        in_rows = in_rows and keys[j] <= keys[j - 1]
+    return keys, in_rows
 
 
 @numba.njit(cache=True)
 def now_scores(
     jobs: np.ndarray,
-    seen: np.ndarray,
+    columns: Jobs,
     ready: np.ndarray,
-    demand: np.ndarray,
     free: np.ndarray,
-    capacity: np.ndarray,
     now: int,
-    score: Any,
-    knob: float,
+    how: Setting,
     out: np.ndarray,
 ) -> None:
-    """``out[j]`` = the dynamic score of each job ``j`` of ``jobs`` at ``now``, packing scores
-    against the first machine's free capacity (``free``: ``(m, d)``)."""
+    """``out[j]`` = the dynamic score of each job ``j`` of ``jobs`` at ``now`` (``columns``:
+    the jobs', ``ready``: when each became ready), packing scores against the first machine's
+    free capacity (``free``: ``(m, d)``)."""
+    seen, demand, capacity = columns.seen, columns.demand, how.capacity
     capacity2 = 0.0
     for r in range(capacity.shape[0]):
         capacity2 += capacity[r] * capacity[r]
     for j in jobs:
         al = alignment_of(free[0], demand[j])
-        out[j] = score(seen[j], ready[j], j, now, knob, al, capacity2, demand[j, 0])
+        out[j] = how.score(seen[j], ready[j], j, now, how.knob, al, capacity2, demand[j, 0])
 
 
 @numba.njit(cache=True)
@@ -108,21 +110,18 @@ def sort_by(jobs: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
 def order_now(
     jobs: np.ndarray,
     pos: np.ndarray,
-    static: bool,
     keys: np.ndarray,
-    seen: np.ndarray,
+    columns: Jobs,
     ready: np.ndarray,
-    demand: np.ndarray,
     free: np.ndarray,
-    capacity: np.ndarray,
     now: int,
-    score: Any,
-    knob: float,
+    how: Setting,
 ) -> None:
     """Sort ``jobs`` in place by the order's score at ``now``, ties by ``pos``: ``keys`` holds a
-    static order's scores, or receives a dynamic order's (:func:`now_scores`)."""
-    if not static:
-        now_scores(jobs, seen, ready, demand, free, capacity, now, score, knob, keys)
+    static order's scores (``how.static``), or receives a dynamic order's (:func:`now_scores`
+    of the jobs' ``columns``, their ``ready`` times and ``free``, ``(m, d)``)."""
+    if not how.static:
+        now_scores(jobs, columns, ready, free, now, how, keys)
     sort_by(jobs, keys, pos)
 
 
@@ -131,21 +130,19 @@ def queue_order(
     queue: np.ndarray,
     q: int,
     pos: np.ndarray,
-    seen: np.ndarray,
-    ready: np.ndarray,
-    demand: np.ndarray,
-    free: np.ndarray,
-    capacity: np.ndarray,
-    now: int,
-    score: Any,
-    knob: float,
     static: np.ndarray,
+    columns: Jobs,
+    ready: np.ndarray,
+    free: np.ndarray,
+    now: int,
+    how: Setting,
     scratch: np.ndarray,
 ) -> np.ndarray:
     """The ``q`` waiting jobs of ``queue`` (admission order; ``pos[j]``: j's index in it) by
     score, highest first, ties in queue order. ``static``: a static order's scores
     (:func:`static_scores`), or empty for a dynamic one, scored now into ``scratch`` (float64,
-    ``(n,)``); already in order (FCFS) the queue itself is returned (a view)."""
+    ``(n,)``, as :func:`now_scores`); already in order (FCFS) the queue itself is returned (a
+    view)."""
     if static.shape[0]:
         ordered = True
         for k in range(1, q):
@@ -156,7 +153,7 @@ def queue_order(
             return queue[:q]
         keys = static
     else:
-        now_scores(queue[:q], seen, ready, demand, free, capacity, now, score, knob, scratch)
+        now_scores(queue[:q], columns, ready, free, now, how, scratch)
         keys = scratch
     out = queue[:q].copy()
     sort_by(out, keys, pos)
