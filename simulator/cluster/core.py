@@ -2,14 +2,14 @@
 
 A rule (:mod:`.greedy`, :mod:`.easy`, :mod:`.conservative`) is a loop of decisions::
 
-    c, g, r = core.new(...)                                # arrays, DAG arrays, ready heap size
+    c, g, r = core.new(jobs, out, how, lo, prec)           # arrays, DAG arrays, ready heap size
     free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
     t = core.next_event(NEVER, h, r, end_t, rel_t)
     while started < n and t != NEVER:
         h, e = core.complete(t, h, ...)                    # jobs whose run ended by t
         r, q = core.admit(t, r, q, ...)                    # jobs ready by t join the queue
         ...                                                # the rule's decision:
-        h, r = core.begin(j, t, i, h, r, ...)              # start job j on machine i
+        h, r = core.begin(j, t, i, h, r, c, g)             # start job j on machine i
         t = core.next_event(wake, h, r, end_t, rel_t)      # the rule's own events too
     return 0 if started == n else STALLED
 
@@ -25,7 +25,9 @@ precedence is the core's: :func:`begin` tells the waiting tasks when their paren
 Decisions end once every job has started; a jobset whose waiting jobs can never start (no
 event left) is :data:`STALLED`.
 
-Every function here is inlined into the rule, which allocates the arrays (:func:`new`) and
+A rule takes its jobs (:class:`Jobs`), outputs (:class:`Out`) and setting (:class:`Setting`)
+as three namedtuples, and :func:`each_jobset` is the one loop over jobsets. Every function here
+but :func:`outputs` is inlined into the rule, which allocates the arrays (:func:`new`) and
 holds them, and the scalars (``h``: completions pending, ``r``: known ready times, ``q``:
 waiting jobs), in local variables: measured, keeping the state in a namedtuple passed to the
 helpers, or its scalars in an array, cost the kernels 1.5–2x (stores the compiler must assume

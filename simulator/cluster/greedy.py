@@ -37,13 +37,14 @@ def _machine_tree(free: np.ndarray, keep: bool) -> np.ndarray:
 
 
 @numba.njit(cache=True, inline="always")
-def _freed(
-    mtree: np.ndarray, ended: np.ndarray, e: int, machine: np.ndarray, free: np.ndarray
-) -> None:
-    """The machine tree after the ``e`` completions ``ended`` (empty tree: nothing to do)."""
+def _complete(t: int, h: int, c: core.Core, mtree: np.ndarray, listed: np.ndarray) -> int:
+    """:func:`.core.complete`, and the machines of the jobs that ended (listed in ``listed``
+    when a machine tree is kept) with their free capacity in the machine tree ``mtree``."""
+    h, e = core.complete(t, h, c.end_t, c.end_j, c.free, c.demand, c.machine, listed)
     for x in range(e if mtree.shape[0] else 0):
-        i = machine[ended[x]]
-        tree_set(mtree, i, free[i], False)
+        i = c.machine[listed[x]]
+        tree_set(mtree, i, c.free[i], False)
+    return h
 
 
 @numba.njit(cache=True, inline="always")
@@ -97,7 +98,7 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     capacity, machines, score, rule, knob, _, _, _, _ = how
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
-    free, _, demand, _, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
+    free, _, demand, _, _, end_t, _, rel_t, rel_r, queue, pos, ended = c
     keys, _ = static_scores(score, jobs, knob, True, 0)
     neg = np.empty(n)
     for j in range(n):
@@ -113,8 +114,7 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
-        h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
-        _freed(mtree, listed, e, machine, free)
+        h = _complete(t, h, c, mtree, listed)
         r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
         for x in range(q):
             tree_set(jtree, rank[queue[x]], demand[queue[x]], True)
@@ -137,7 +137,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     seen, ready = jobs.seen, out.ready
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
-    free, runtime, demand, _, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
+    free, runtime, demand, _, _, end_t, _, rel_t, rel_r, queue, pos, ended = c
     profile = free.reshape((1, machines, d))  # nothing is reserved ahead: free now is all
     scratch = np.empty((machines, d))
     whole = slots == WHOLE_QUEUE
@@ -152,8 +152,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
-        h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
-        _freed(mtree, listed, e, machine, free)
+        h = _complete(t, h, c, mtree, listed)
         r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
         for x in range(q):
             j = queue[x]
