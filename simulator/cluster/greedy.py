@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster import core
-from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for, pick_uniform
+from schedlab.simulator.cluster.dispatch import TREE_FROM, decide, machine_for
 from schedlab.simulator.cluster.order import static_scores
 from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree, pow2, tree_set
 
@@ -28,23 +28,30 @@ Prec = core.Precedence
 
 
 @numba.njit(cache=True)
-def _machine_tree(free: np.ndarray, keep: bool) -> np.ndarray:
-    """A max-tree of the machines' free capacity (``free``: ``(m, d)``), or an empty one."""
+def _machine_tree(c: core.Core, keep: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A max-tree of the machines' free capacity (``c.free``: ``(m, d)``) and the array
+    :func:`.core.complete` lists the jobs that end in (``c.ended``), or, not ``keep``, an
+    empty tree and an empty list."""
+    free = c.free
     mtree = np.full((2 * pow2(free.shape[0]) if keep else 0, free.shape[1]), -np.inf)
     for i in range(free.shape[0] if keep else 0):
         tree_set(mtree, i, free[i], False)
-    return mtree
+    return mtree, c.ended if keep else c.ended[:0]
 
 
 @numba.njit(cache=True, inline="always")
-def _complete(t: int, h: int, c: core.Core, mtree: np.ndarray, listed: np.ndarray) -> int:
-    """:func:`.core.complete`, and the machines of the jobs that ended (listed in ``listed``
-    when a machine tree is kept) with their free capacity in the machine tree ``mtree``."""
+def _events(
+    t: int, h: int, r: int, c: core.Core, mtree: np.ndarray, listed: np.ndarray
+) -> tuple[int, int, int]:
+    """What happens at ``t`` before a decision: the jobs whose run ended (:func:`.core.complete`;
+    their machines' free capacity in the machine tree ``mtree``, when one is kept), then the jobs
+    ready (:func:`.core.admit`, ``c.queue[:q]``); the new ``(h, r, q)``."""
     h, e = core.complete(t, h, c.end_t, c.end_j, c.free, c.demand, c.machine, listed)
     for x in range(e if mtree.shape[0] else 0):
         i = c.machine[listed[x]]
         tree_set(mtree, i, c.free[i], False)
-    return h
+    r, q = core.admit(t, r, 0, c.rel_t, c.rel_r, c.queue, c.pos)
+    return h, r, q
 
 
 @numba.njit(cache=True, inline="always")
@@ -98,7 +105,7 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     capacity, machines, score, rule, knob, _, _, _, _ = how
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
-    free, _, demand, _, _, end_t, _, rel_t, rel_r, queue, pos, ended = c
+    free, _, demand, _, _, end_t, _, rel_t, _, queue, _, _ = c
     keys, _ = static_scores(score, jobs, knob, True, 0)
     neg = np.empty(n)
     for j in range(n):
@@ -108,14 +115,12 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     for x in range(n):
         rank[order[x]] = x
     jtree = np.full((2 * pow2(n), d), np.inf)
-    mtree = _machine_tree(free, machines > 1)
-    listed = ended if mtree.shape[0] else ended[:0]  # the jobs that end, for the machine tree
+    mtree, listed = _machine_tree(c, machines > 1)
     gone = np.full(d, np.inf)
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
-        h = _complete(t, h, c, mtree, listed)
-        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
+        h, r, q = _events(t, h, r, c, mtree, listed)
         for x in range(q):
             tree_set(jtree, rank[queue[x]], demand[queue[x]], True)
         while True:
@@ -137,7 +142,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     seen, ready = jobs.seen, out.ready
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
-    free, runtime, demand, _, _, end_t, _, rel_t, rel_r, queue, pos, ended = c
+    free, runtime, demand, _, _, end_t, _, rel_t, _, queue, _, _ = c
     profile = free.reshape((1, machines, d))  # nothing is reserved ahead: free now is all
     scratch = np.empty((machines, d))
     whole = slots == WHOLE_QUEUE
@@ -147,13 +152,11 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     backlog = np.empty(0 if whole else n, dtype=np.int64)
     b_head = b_tail = draws = 0
     keys, _ = static_scores(score, jobs, knob, static and not uniform, 0)
-    mtree = _machine_tree(free, machines > TREE_FROM)
-    listed = ended if mtree.shape[0] else ended[:0]  # the jobs that end, for the machine tree
+    mtree, listed = _machine_tree(c, machines > TREE_FROM)
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
-        h = _complete(t, h, c, mtree, listed)
-        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
+        h, r, q = _events(t, h, r, c, mtree, listed)
         for x in range(q):
             j = queue[x]
             if whole:
@@ -172,36 +175,26 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
             while whole and v_head < top and view[v_head] == -1:
                 v_head += 1
             first, last = (v_head, top) if whole else (0, slots)
-            if uniform:
-                k, i = pick_uniform(
-                    view[first:last],
-                    profile,
-                    scratch,
-                    capacity,
-                    demand,
-                    runtime,
-                    rule,
-                    mtree,
-                    jobs.draw[draws],
-                )
-            else:
-                k, i = choose(
-                    view[first:last],
-                    profile,
-                    scratch,
-                    capacity,
-                    demand,
-                    runtime,
-                    seen,
-                    ready,
-                    0,
-                    t,
-                    score,
-                    keys,
-                    rule,
-                    mtree,
-                    knob,
-                )
+            k, i = decide(
+                view[first:last],
+                profile,
+                scratch,
+                capacity,
+                demand,
+                runtime,
+                seen,
+                ready,
+                0,
+                t,
+                score,
+                keys,
+                rule,
+                mtree,
+                knob,
+                uniform,
+                jobs.draw,
+                draws,
+            )
             if k < 0:
                 break
             draws += uniform
