@@ -9,7 +9,7 @@ A rule (:mod:`.greedy`, :mod:`.easy`, :mod:`.conservative`) is a loop of decisio
         h, e = core.complete(t, h, ...)                    # jobs whose run ended by t
         r, q = core.admit(t, r, q, ...)                    # jobs ready by t join the queue
         ...                                                # the rule's decision:
-        h, r = core.begin(j, t, i, h, r, c, g)             # start job j on machine i
+        h, r = core.begin(j, t, i, h, r, free, ...)        # start job j on machine i
         t = core.next_event(wake, h, r, end_t, rel_t)      # the rule's own events too
     return 0 if started == n else STALLED
 
@@ -26,12 +26,14 @@ Decisions end once every job has started; a jobset whose waiting jobs can never 
 event left) is :data:`STALLED`.
 
 A rule takes its jobs (:class:`Jobs`), outputs (:class:`Out`) and setting (:class:`Setting`)
-as three namedtuples, and :func:`each_jobset` is the one loop over jobsets. Every function here
-but :func:`outputs` is inlined into the rule, which allocates the arrays (:func:`new`) and
-holds them, and the scalars (``h``: completions pending, ``r``: known ready times, ``q``:
-waiting jobs), in local variables: measured, keeping the state in a namedtuple passed to the
-helpers, or its scalars in an array, cost the kernels 1.5–2x (stores the compiler must assume
-overlap, reference counts).
+as three namedtuples, read once per jobset, and :func:`each_jobset` is the one loop over
+jobsets. Every function here but :func:`outputs` is inlined into the rule, which allocates the
+arrays (:func:`new`) and holds them, and the scalars (``h``: completions pending, ``r``: known
+ready times, ``q``: waiting jobs), in local variables: measured, keeping the state in a
+namedtuple passed to the helpers, or its scalars in an array, cost the kernels 1.5–2x (stores
+the compiler must assume overlap, reference counts); an array taken from a namedtuple inside a
+helper called at every event or start costs a reference count each time (30% of the greedy
+rule), so the per-event helpers take arrays.
 """
 
 from __future__ import annotations
@@ -63,10 +65,11 @@ admission order (``pos[j]``: j's index in it, kept by :func:`compact`); ``ended`
 :func:`complete` ended."""
 
 Graph = namedtuple(
-    "Graph", "release task task_left task_end child_offsets children waiting ready lo"
+    "Graph", "release task task_left task_end child_offsets children waiting ready lo rel_t rel_r"
 )
 """What :func:`.precedence.on_start` keeps of a DAG (empty arrays without one), ``ready`` (the
-output: when each job became ready) and ``lo``, the jobset's first global row."""
+output: when each job became ready), ``lo``, the jobset's first global row, and the ready heap
+``rel_t``/``rel_r`` (:class:`Core`'s) it pushes the tasks whose parents' end is known on."""
 
 
 Jobs = namedtuple("Jobs", "arrival runtime estimate seen demand draw")
@@ -123,7 +126,19 @@ def new(jobs: Jobs, out: Out, how: Setting, lo: int, prec: Precedence) -> tuple[
         np.empty(n, dtype=np.int64),
     )
     task_end = np.zeros(task_left.shape[0], dtype=np.int64)
-    g = Graph(release, task, task_left, task_end, child_offsets, children, waiting, ready, lo)
+    g = Graph(
+        release,
+        task,
+        task_left,
+        task_end,
+        child_offsets,
+        children,
+        waiting,
+        ready,
+        lo,
+        rel_t,
+        rel_r,
+    )
     return c, g, readying
 
 
@@ -188,11 +203,25 @@ def admit(
 
 
 @numba.njit(cache=True, inline="always")
-def begin(j: int, t: int, i: int, h: int, r: int, c: Core, g: Graph) -> tuple[int, int]:
+def begin(
+    j: int,
+    t: int,
+    i: int,
+    h: int,
+    r: int,
+    free: np.ndarray,
+    demand: np.ndarray,
+    runtime: np.ndarray,
+    start: np.ndarray,
+    machine: np.ndarray,
+    end_t: np.ndarray,
+    end_j: np.ndarray,
+    g: Graph,
+) -> tuple[int, int]:
     """Start job ``j`` at ``t`` on machine ``i``: its capacity taken, its completion an event,
     and the tasks waiting for it told when it ends (:func:`.precedence.on_start`); the new
-    ``(h, r)``."""
-    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, _, _, _ = c
+    ``(h, r)``. The arrays are :class:`Core`'s, passed one by one: taken from the namedtuple
+    here, at every start, they cost the greedy rule 30% (a reference count each)."""
     start[j], machine[j] = t, i
     for y in range(free.shape[1]):
         free[i, y] -= demand[j, y]
@@ -211,8 +240,8 @@ def begin(j: int, t: int, i: int, h: int, r: int, c: Core, g: Graph) -> tuple[in
             g.children,
             g.waiting,
             g.ready,
-            rel_t,
-            rel_r,
+            g.rel_t,
+            g.rel_r,
             r,
         )
     return h, r
@@ -230,15 +259,6 @@ def compact(q: int, queue: np.ndarray, pos: np.ndarray, start: np.ndarray) -> in
             pos[j] = w
             w += 1
     return w
-
-
-@numba.njit(cache=True, inline="always")
-def _rows(jobs: Jobs, out: Out, lo: int, hi: int) -> tuple[Jobs, Out]:
-    """Rows ``lo:hi`` (one jobset) of ``jobs`` and ``out`` (views)."""
-    a, run, est, seen, dem, draw = jobs
-    part = Jobs(a[lo:hi], run[lo:hi], est[lo:hi], seen[lo:hi], dem[lo:hi], draw[lo:hi])
-    start, machine, reserved, ready = out
-    return part, Out(start[lo:hi], machine[lo:hi], reserved[lo:hi], ready[lo:hi])
 
 
 @numba.njit(cache=True)
@@ -264,8 +284,11 @@ def each_jobset(
     the :func:`outputs` filled in. Inlined into the rule's compiled entry, which names its rule
     (a compiled function passed on as a value could not be cached)."""
     out, status = outputs(jobs.arrival.shape[0], bounds.shape[0] - 1)
+    a, run, est, seen, dem, draw = jobs
+    start, machine, reserved, ready = out
     for b in range(status.shape[0]):
-        lo = bounds[b]
-        part, part_out = _rows(jobs, out, lo, bounds[b + 1])
+        lo, hi = bounds[b], bounds[b + 1]
+        part = Jobs(a[lo:hi], run[lo:hi], est[lo:hi], seen[lo:hi], dem[lo:hi], draw[lo:hi])
+        part_out = Out(start[lo:hi], machine[lo:hi], reserved[lo:hi], ready[lo:hi])
         status[b] = rule(part, part_out, lo, setting, prec)
     return out, status

@@ -120,7 +120,7 @@ def _backfill(
     """EASY after the strict pass stopped at ``order[head]``: the head's reservation, then the
     later jobs that fit now and do not delay it start; the new ``(h, r, e)`` and the jobs
     started."""
-    free, runtime, demand, start, machine, _, _, _, _, _, _, _ = c
+    free, runtime, demand, start, machine, end_t, end_j, _, _, _, _, _ = c
     d = free.shape[1]
     hj = order[head]
     shadow, hm, extra = _reservation(
@@ -161,7 +161,7 @@ def _backfill(
         if late and i == hm:
             for y in range(d):
                 extra[y] -= demand[j, y]
-        h, r = core.begin(j, t, i, h, r, c, g)
+        h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g)
         started += 1
         e = heap.push(ends, ended_by, e, t + estimate[j], j)
         _most_free(free, top)
@@ -207,7 +207,9 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
                 if i < 0:
                     head = x
                     break
-                h, r = core.begin(j, t, i, h, r, c, g)
+                h, r = core.begin(
+                    j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g
+                )
                 started += 1
                 if backfill:
                     e = heap.push(ends, ended_by, e, t + estimate[j], j)

@@ -28,41 +28,24 @@ Prec = core.Precedence
 
 
 @numba.njit(cache=True)
-def _machine_tree(c: core.Core, keep: bool) -> tuple[np.ndarray, np.ndarray]:
-    """A max-tree of the machines' free capacity (``c.free``: ``(m, d)``) and the array
-    :func:`.core.complete` lists the jobs that end in (``c.ended``), or, not ``keep``, an
-    empty tree and an empty list."""
-    free = c.free
+def _machine_tree(free: np.ndarray, ended: np.ndarray, keep: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A max-tree of the machines' free capacity (``free``: ``(m, d)``) and the array
+    :func:`.core.complete` lists the jobs that end in (``ended``: the core's), or, not
+    ``keep``, an empty tree and an empty list."""
     mtree = np.full((2 * pow2(free.shape[0]) if keep else 0, free.shape[1]), -np.inf)
     for i in range(free.shape[0] if keep else 0):
         tree_set(mtree, i, free[i], False)
-    return mtree, c.ended if keep else c.ended[:0]
+    return mtree, ended if keep else ended[:0]
 
 
 @numba.njit(cache=True, inline="always")
-def _events(
-    t: int, h: int, r: int, c: core.Core, mtree: np.ndarray, listed: np.ndarray
-) -> tuple[int, int, int]:
-    """What happens at ``t`` before a decision: the jobs whose run ended (:func:`.core.complete`;
-    their machines' free capacity in the machine tree ``mtree``, when one is kept), then the jobs
-    ready (:func:`.core.admit`, ``c.queue[:q]``); the new ``(h, r, q)``."""
-    h, e = core.complete(t, h, c.end_t, c.end_j, c.free, c.demand, c.machine, listed)
+def _freed(
+    mtree: np.ndarray, ended: np.ndarray, e: int, machine: np.ndarray, free: np.ndarray
+) -> None:
+    """The machine tree after the ``e`` completions ``ended`` (empty tree: nothing to do)."""
     for x in range(e if mtree.shape[0] else 0):
-        i = c.machine[listed[x]]
-        tree_set(mtree, i, c.free[i], False)
-    r, q = core.admit(t, r, 0, c.rel_t, c.rel_r, c.queue, c.pos)
-    return h, r, q
-
-
-@numba.njit(cache=True, inline="always")
-def _begin(
-    j: int, t: int, i: int, h: int, r: int, c: core.Core, g: core.Graph, mtree: np.ndarray
-) -> tuple[int, int]:
-    """:func:`.core.begin`, and machine ``i``'s free capacity in the machine tree (one kept)."""
-    h, r = core.begin(j, t, i, h, r, c, g)
-    if mtree.shape[0]:
-        tree_set(mtree, i, c.free[i], False)
-    return h, r
+        i = machine[ended[x]]
+        tree_set(mtree, i, free[i], False)
 
 
 @numba.njit(cache=True)
@@ -105,7 +88,7 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     capacity, machines, score, rule, knob, _, _, _, _ = how
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
-    free, _, demand, _, _, end_t, _, rel_t, _, queue, _, _ = c
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
     keys, _ = static_scores(score, jobs, knob, True, 0)
     neg = np.empty(n)
     for j in range(n):
@@ -115,12 +98,14 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     for x in range(n):
         rank[order[x]] = x
     jtree = np.full((2 * pow2(n), d), np.inf)
-    mtree, listed = _machine_tree(c, machines > 1)
+    mtree, listed = _machine_tree(free, ended, machines > 1)
     gone = np.full(d, np.inf)
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
-        h, r, q = _events(t, h, r, c, mtree, listed)
+        h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
+        _freed(mtree, listed, e, machine, free)
+        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
         for x in range(q):
             tree_set(jtree, rank[queue[x]], demand[queue[x]], True)
         while True:
@@ -128,7 +113,10 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
             if x < 0:
                 break
             tree_set(jtree, x, gone, True)
-            h, r = _begin(order[x], t, i, h, r, c, g, mtree)
+            j = order[x]
+            h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g)
+            if mtree.shape[0]:
+                tree_set(mtree, i, free[i], False)
             started += 1
         t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     return 0 if started == n else core.STALLED
@@ -139,10 +127,10 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     """One jobset, ``slots`` visible slots or the whole queue, any order (Random: ``uniform``,
     drawing ``jobs.draw``); returns the status."""
     capacity, machines, score, rule, knob, static, slots, uniform, _ = how
-    seen, ready = jobs.seen, out.ready
+    seen, ready, draw = jobs.seen, out.ready, jobs.draw
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
-    free, runtime, demand, _, _, end_t, _, rel_t, _, queue, _, _ = c
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
     profile = free.reshape((1, machines, d))  # nothing is reserved ahead: free now is all
     scratch = np.empty((machines, d))
     whole = slots == WHOLE_QUEUE
@@ -152,11 +140,13 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     backlog = np.empty(0 if whole else n, dtype=np.int64)
     b_head = b_tail = draws = 0
     keys, _ = static_scores(score, jobs, knob, static and not uniform, 0)
-    mtree, listed = _machine_tree(c, machines > TREE_FROM)
+    mtree, listed = _machine_tree(free, ended, machines > TREE_FROM)
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
-        h, r, q = _events(t, h, r, c, mtree, listed)
+        h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
+        _freed(mtree, listed, e, machine, free)
+        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
         for x in range(q):
             j = queue[x]
             if whole:
@@ -192,7 +182,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
                 mtree,
                 knob,
                 uniform,
-                jobs.draw,
+                draw,
                 draws,
             )
             if k < 0:
@@ -204,7 +194,9 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
             else:
                 view[k] = backlog[b_head]
                 b_head += 1
-            h, r = _begin(j, t, i, h, r, c, g, mtree)
+            h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g)
+            if mtree.shape[0]:
+                tree_set(mtree, i, free[i], False)
             started += 1
         t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     return 0 if started == n else core.STALLED

@@ -13,8 +13,6 @@ each machine not ruled out, up to the best time so far).
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numba
 import numpy as np
 
@@ -25,38 +23,25 @@ LEVELS = 16
 """Free-capacity levels of the first resource indexed per machine (``capacity[0] / 2**k``)."""
 
 
-Profile = namedtuple("Profile", "times vals cnt theta low capacity avail fits_at")
-"""The profiles of every machine (``m``): ``times`` (int64, ``(m, c)``) and ``vals`` (float64,
-``(m, c, d)``) their segments, ``cnt`` (int64, ``(m,)``) how many each has, ``theta``
-(float64, ``(LEVELS,)``) the levels and ``low`` (int64, ``(LEVELS, m)``) their index; one
-machine's ``capacity`` (float64, ``(d,)``); work space ``avail`` (float64, ``(m, d)``) and
-``fits_at`` (int64, ``(m,)``). A change may grow ``times`` and ``vals``: it returns the
-profile anew."""
-
-
 @numba.njit(cache=True)
-def new(capacity: np.ndarray, machines: int, now: int) -> Profile:
-    """Empty machines from ``now`` on."""
+def new(
+    capacity: np.ndarray, machines: int, now: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Empty machines from ``now`` on: ``(times, vals, cnt, theta, low)``."""
     d = capacity.shape[0]
     theta = np.empty(LEVELS)
     for k in range(LEVELS):
         theta[k] = capacity[0] / 2.0**k
-    p = Profile(
-        np.empty((machines, 64), dtype=np.int64),
-        np.empty((machines, 64, d)),
-        np.ones(machines, dtype=np.int64),
-        theta,
-        np.empty((LEVELS, machines), dtype=np.int64),
-        capacity,
-        np.empty((machines, d)),
-        np.empty(machines, dtype=np.int64),
-    )
+    times = np.empty((machines, 64), dtype=np.int64)
+    vals = np.empty((machines, 64, d))
+    cnt = np.ones(machines, dtype=np.int64)
+    low = np.empty((LEVELS, machines), dtype=np.int64)
     for i in range(machines):
-        p.times[i, 0] = now
+        times[i, 0] = now
         for y in range(d):
-            p.vals[i, 0, y] = capacity[y]
-        index(p, i, now)
-    return p
+            vals[i, 0, y] = capacity[y]
+        index(times, vals, cnt, i, theta, low, now)
+    return times, vals, cnt, theta, low
 
 
 @numba.njit(cache=True, inline="always")
@@ -88,10 +73,19 @@ def _grow(times: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @numba.njit(cache=True)
-def take(p: Profile, i: int, a: int, b: int, need: np.ndarray, sign: float, now: int) -> Profile:
+def take(
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    i: int,
+    a: int,
+    b: int,
+    need: np.ndarray,
+    sign: float,
+    now: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """Take ``sign · need`` from machine ``i`` over ``[a, b)`` (``b = NEVER``: open ended),
-    dropping its segments that ended by ``now`` first; the profile (maybe grown)."""
-    times, vals, cnt = p.times, p.vals, p.cnt
+    dropping its segments that ended by ``now`` first; the (maybe grown) arrays."""
     c, d = cnt[i], vals.shape[2]
     k0 = locate(times, i, c, now)
     if k0 > 0:  # segments wholly in the past
@@ -123,13 +117,20 @@ def take(p: Profile, i: int, a: int, b: int, need: np.ndarray, sign: float, now:
             vals[i, s, y] -= sign * need[y]
         s += 1
     cnt[i] = c
-    return Profile(times, vals, cnt, p.theta, p.low, p.capacity, p.avail, p.fits_at)
+    return times, vals
 
 
 @numba.njit(cache=True)
-def index(p: Profile, i: int, now: int) -> None:
+def index(
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    i: int,
+    theta: np.ndarray,
+    low: np.ndarray,
+    now: int,
+) -> None:
     """Machine ``i``'s level index from ``now`` on (``NEVER``: never that much free)."""
-    times, vals, cnt, theta, low, _, _, _ = p
     c = cnt[i]
     kmin = theta.shape[0]
     for s in range(locate(times, i, c, now), c):
@@ -193,11 +194,24 @@ def _lowest_over(
 
 
 @numba.njit(cache=True)
-def earliest(p: Profile, need: np.ndarray, dur: int, now: int, rule: int) -> tuple[int, int]:
+def earliest(
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    need: np.ndarray,
+    dur: int,
+    theta: np.ndarray,
+    low: np.ndarray,
+    now: int,
+    rule: int,
+    capacity: np.ndarray,
+    avail: np.ndarray,
+    fits_at: np.ndarray,
+) -> tuple[int, int]:
     """The earliest time ``need`` fits for ``dur`` steps on some machine, and the machine the
     placement ``rule`` picks among those fitting then (given the least capacity each has free
-    over the interval; first fit: the lowest-numbered), or ``(NEVER, -1)``."""
-    times, vals, cnt, theta, low, capacity, avail, fits_at = p
+    over the interval; first fit: the lowest-numbered), or ``(NEVER, -1)``. ``fits_at``
+    (int64, ``(m,)``) and ``avail`` (``(m, d)``) are work space."""
     m = cnt.shape[0]
     level = -1
     for k in range(theta.shape[0]):
@@ -247,21 +261,44 @@ def earliest(p: Profile, need: np.ndarray, dur: int, now: int, rule: int) -> tup
 
 
 @numba.njit(cache=True, inline="always")
-def change(p: Profile, i: int, a: int, b: int, need: np.ndarray, sign: float, now: int) -> Profile:
+def change(
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    theta: np.ndarray,
+    low: np.ndarray,
+    i: int,
+    a: int,
+    b: int,
+    need: np.ndarray,
+    sign: float,
+    now: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`take` ``sign · need`` from machine ``i`` over ``[a, b)``, then its level index
-    again; the profile (maybe grown)."""
-    p = take(p, i, a, b, need, sign, now)
-    index(p, i, now)
-    return p
+    again; the (maybe grown) arrays."""
+    times, vals = take(times, vals, cnt, i, a, b, need, sign, now)
+    index(times, vals, cnt, i, theta, low, now)
+    return times, vals
 
 
 @numba.njit(cache=True, inline="always")
 def reserve(
-    p: Profile, need: np.ndarray, dur: int, now: int, rule: int
-) -> tuple[int, int, Profile]:
-    """The :func:`earliest` slot for ``need`` over ``dur`` steps, taken: ``(time, machine,
-    profile)``, ``(NEVER, -1, profile)`` if it fits nowhere."""
-    t, i = earliest(p, need, dur, now, rule)
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    theta: np.ndarray,
+    low: np.ndarray,
+    need: np.ndarray,
+    dur: int,
+    now: int,
+    rule: int,
+    capacity: np.ndarray,
+    avail: np.ndarray,
+    fits_at: np.ndarray,
+) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """The :func:`earliest` slot for ``need`` over ``dur`` steps, taken:
+    ``(time, machine, times, vals)``, ``(NEVER, -1, ...)`` if it fits nowhere."""
+    t, i = earliest(times, vals, cnt, need, dur, theta, low, now, rule, capacity, avail, fits_at)
     if i >= 0:
-        p = change(p, i, t, t + dur, need, 1.0, now)
-    return t, i, p
+        times, vals = change(times, vals, cnt, theta, low, i, t, t + dur, need, 1.0, now)
+    return t, i, times, vals
