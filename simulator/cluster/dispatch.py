@@ -220,53 +220,6 @@ def pick_uniform(
     return -1, -1
 
 
-@numba.njit(cache=True, inline="always")
-def decide(
-    view: np.ndarray,
-    profile: np.ndarray,
-    scratch: np.ndarray,
-    capacity: np.ndarray,
-    demand: np.ndarray,
-    duration: np.ndarray,
-    seen: np.ndarray,
-    arrival: np.ndarray,
-    base: int,
-    now: int,
-    score: Any,
-    keys: np.ndarray,
-    rule: int,
-    mtree: np.ndarray,
-    knob: float,
-    uniform: bool,
-    draws: np.ndarray,
-    draw: int,
-) -> tuple[int, int]:
-    """The list-scheduling decision: :func:`pick_uniform` with the draw ``draws[draw]`` in the
-    Random mode (``uniform``; ``draws`` is read only then), else :func:`choose` (same
-    arguments)."""
-    if uniform:
-        return pick_uniform(
-            view, profile, scratch, capacity, demand, duration, rule, mtree, draws[draw]
-        )
-    return choose(
-        view,
-        profile,
-        scratch,
-        capacity,
-        demand,
-        duration,
-        seen,
-        arrival,
-        base,
-        now,
-        score,
-        keys,
-        rule,
-        mtree,
-        knob,
-    )
-
-
 @numba.njit(cache=True)
 def choose_batch(
     envs: np.ndarray,
@@ -299,7 +252,10 @@ def choose_batch(
     no_tree = np.empty((0, free.shape[3]))
     for x in range(envs.shape[0]):
         b = envs[x]
-        k, i = decide(view[b], free[b], scratch, capacity, demand, duration, seen, arrival,
-                      base[b], now[b], score, dynamic, rule, no_tree, knob, uniform, uniforms,
-                      x)  # fmt: skip
+        if uniform:
+            k, i = pick_uniform(view[b], free[b], scratch, capacity, demand, duration, rule,
+                                no_tree, uniforms[x])  # fmt: skip
+        else:
+            k, i = choose(view[b], free[b], scratch, capacity, demand, duration, seen, arrival,
+                          base[b], now[b], score, dynamic, rule, no_tree, knob)  # fmt: skip
         out[x] = 0 if k < 0 else 1 + i * M + k

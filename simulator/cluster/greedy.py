@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster import core
-from schedlab.simulator.cluster.dispatch import TREE_FROM, decide, machine_for
+from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for, pick_uniform
 from schedlab.simulator.cluster.order import static_scores
 from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree, pow2, tree_set
 
@@ -165,26 +165,36 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
             while whole and v_head < top and view[v_head] == -1:
                 v_head += 1
             first, last = (v_head, top) if whole else (0, slots)
-            k, i = decide(
-                view[first:last],
-                profile,
-                scratch,
-                capacity,
-                demand,
-                runtime,
-                seen,
-                ready,
-                0,
-                t,
-                score,
-                keys,
-                rule,
-                mtree,
-                knob,
-                uniform,
-                draw,
-                draws,
-            )
+            if uniform:
+                k, i = pick_uniform(
+                    view[first:last],
+                    profile,
+                    scratch,
+                    capacity,
+                    demand,
+                    runtime,
+                    rule,
+                    mtree,
+                    draw[draws],
+                )
+            else:
+                k, i = choose(
+                    view[first:last],
+                    profile,
+                    scratch,
+                    capacity,
+                    demand,
+                    runtime,
+                    seen,
+                    ready,
+                    0,
+                    t,
+                    score,
+                    keys,
+                    rule,
+                    mtree,
+                    knob,
+                )
             if k < 0:
                 break
             draws += uniform
