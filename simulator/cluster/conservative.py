@@ -207,7 +207,20 @@ def _jobset(
                 for x in range(qn):
                     order[x] = queue[x]
                 if not in_rows:
-                    order_now(order[:qn], pos, keys, jobs, ready, free, t, how)
+                    order_now(
+                        order[:qn],
+                        pos,
+                        static,
+                        keys,
+                        seen,
+                        ready,
+                        demand,
+                        free,
+                        capacity,
+                        t,
+                        score,
+                        knob,
+                    )
             if void:  # every reservation again, in order, over the running jobs only
                 for i in range(m):
                     cnt[i] = 1
@@ -231,7 +244,20 @@ def _jobset(
             if void:
                 nf = 0  # the arrivals were reserved too, in order
             if not in_rows:
-                order_now(fresh[:nf], pos, keys, jobs, ready, free, t, how)
+                order_now(
+                    fresh[:nf],
+                    pos,
+                    static,
+                    keys,
+                    seen,
+                    ready,
+                    demand,
+                    free,
+                    capacity,
+                    t,
+                    score,
+                    knob,
+                )
             times, vals, rh_t, rh_j, rh, _ = _reserve_each(
                 fresh[:nf], False, False, t, jobs, how, times, vals, cnt, theta, low,
                 res_t, res_m, rh_t, rh_j, rh, avail, fits_at,
@@ -245,7 +271,9 @@ def _jobset(
                 if start[j] < 0 and res_t[j] == key:
                     due[nd] = j
                     nd += 1
-            order_now(due[:nd], pos, keys, jobs, ready, free, t, how)
+            order_now(
+                due[:nd], pos, static, keys, seen, ready, demand, free, capacity, t, score, knob
+            )
             for x in range(nd):
                 j = due[x]
                 if start[j] >= 0 or res_t[j] != t:  # listed twice, or moved by a remake

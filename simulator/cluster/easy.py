@@ -172,7 +172,7 @@ def _backfill(
 def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
     """One jobset under strict (``how.backfill`` False) or EASY; returns the status."""
     capacity, _, score, rule, knob, static, _, _, backfill = how
-    estimate, ready, reserved = jobs.estimate, out.ready, out.reserved
+    estimate, seen, ready, reserved = jobs.estimate, jobs.seen, out.ready, out.reserved
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
     free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, _ = c
@@ -199,7 +199,21 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
         if q:
             order = queue[:q]
             if not in_rows:
-                order = queue_order(queue, q, pos, keys, jobs, ready, free, t, how, scratch)
+                order = queue_order(
+                    queue,
+                    q,
+                    pos,
+                    seen,
+                    ready,
+                    demand,
+                    free,
+                    capacity,
+                    t,
+                    score,
+                    knob,
+                    keys,
+                    scratch,
+                )
             head = -1
             for x in range(q):  # in order while the first fits
                 j = order[x]

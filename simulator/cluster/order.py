@@ -14,7 +14,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from schedlab.simulator.cluster.core import Jobs, Setting
+from schedlab.simulator.cluster.core import Jobs
 from schedlab.simulator.cluster.dispatch import alignment_of
 
 
@@ -41,23 +41,24 @@ def static_scores(
 @numba.njit(cache=True)
 def now_scores(
     jobs: np.ndarray,
-    columns: Jobs,
+    seen: np.ndarray,
     ready: np.ndarray,
+    demand: np.ndarray,
     free: np.ndarray,
+    capacity: np.ndarray,
     now: int,
-    how: Setting,
+    score: Any,
+    knob: float,
     out: np.ndarray,
 ) -> None:
-    """``out[j]`` = the dynamic score of each job ``j`` of ``jobs`` at ``now`` (``columns``:
-    the jobs', ``ready``: when each became ready), packing scores against the first machine's
-    free capacity (``free``: ``(m, d)``)."""
-    seen, demand, capacity = columns.seen, columns.demand, how.capacity
+    """``out[j]`` = the dynamic score of each job ``j`` of ``jobs`` at ``now``, packing scores
+    against the first machine's free capacity (``free``: ``(m, d)``)."""
     capacity2 = 0.0
     for r in range(capacity.shape[0]):
         capacity2 += capacity[r] * capacity[r]
     for j in jobs:
         al = alignment_of(free[0], demand[j])
-        out[j] = how.score(seen[j], ready[j], j, now, how.knob, al, capacity2, demand[j, 0])
+        out[j] = score(seen[j], ready[j], j, now, knob, al, capacity2, demand[j, 0])
 
 
 @numba.njit(cache=True)
@@ -110,18 +111,21 @@ def sort_by(jobs: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
 def order_now(
     jobs: np.ndarray,
     pos: np.ndarray,
+    static: bool,
     keys: np.ndarray,
-    columns: Jobs,
+    seen: np.ndarray,
     ready: np.ndarray,
+    demand: np.ndarray,
     free: np.ndarray,
+    capacity: np.ndarray,
     now: int,
-    how: Setting,
+    score: Any,
+    knob: float,
 ) -> None:
     """Sort ``jobs`` in place by the order's score at ``now``, ties by ``pos``: ``keys`` holds a
-    static order's scores (``how.static``), or receives a dynamic order's (:func:`now_scores`
-    of the jobs' ``columns``, their ``ready`` times and ``free``, ``(m, d)``)."""
-    if not how.static:
-        now_scores(jobs, columns, ready, free, now, how, keys)
+    static order's scores, or receives a dynamic order's (:func:`now_scores`)."""
+    if not static:
+        now_scores(jobs, seen, ready, demand, free, capacity, now, score, knob, keys)
     sort_by(jobs, keys, pos)
 
 
@@ -130,19 +134,21 @@ def queue_order(
     queue: np.ndarray,
     q: int,
     pos: np.ndarray,
-    static: np.ndarray,
-    columns: Jobs,
+    seen: np.ndarray,
     ready: np.ndarray,
+    demand: np.ndarray,
     free: np.ndarray,
+    capacity: np.ndarray,
     now: int,
-    how: Setting,
+    score: Any,
+    knob: float,
+    static: np.ndarray,
     scratch: np.ndarray,
 ) -> np.ndarray:
     """The ``q`` waiting jobs of ``queue`` (admission order; ``pos[j]``: j's index in it) by
     score, highest first, ties in queue order. ``static``: a static order's scores
     (:func:`static_scores`), or empty for a dynamic one, scored now into ``scratch`` (float64,
-    ``(n,)``, as :func:`now_scores`); already in order (FCFS) the queue itself is returned (a
-    view)."""
+    ``(n,)``); already in order (FCFS) the queue itself is returned (a view)."""
     if static.shape[0]:
         ordered = True
         for k in range(1, q):
@@ -153,7 +159,7 @@ def queue_order(
             return queue[:q]
         keys = static
     else:
-        now_scores(queue[:q], columns, ready, free, now, how, scratch)
+        now_scores(queue[:q], seen, ready, demand, free, capacity, now, score, knob, scratch)
         keys = scratch
     out = queue[:q].copy()
     sort_by(out, keys, pos)
