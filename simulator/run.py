@@ -181,10 +181,11 @@ def _setting(
 ) -> Setting:
     """What the compiled rules run ``policy`` with on ``jobset``'s machines
     (:func:`.cluster.disciplines.setting`; ``greedy``: its slots and Random mode)."""
+    capacity, machines = jobset.machine_capacity, config.n_machines()
+    knob, static = checked_knob(policy), bool(policy.static)
     return disciplines.setting(
-        jobset.machine_capacity, config.n_machines(), policy.score, policy.rule,
-        checked_knob(policy), bool(policy.static), **greedy,
-    )  # fmt: skip
+        capacity, machines, policy.score, policy.rule, knob, static, **greedy
+    )
 
 
 def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> None:

@@ -44,8 +44,10 @@ def _reserve_each(
     again: bool,
     void: bool,
     t: int,
-    jobs: core.Jobs,
-    how: core.Setting,
+    demand: np.ndarray,
+    estimate: np.ndarray,
+    rule: int,
+    capacity: np.ndarray,
     times: np.ndarray,
     vals: np.ndarray,
     cnt: np.ndarray,
@@ -65,7 +67,6 @@ def _reserve_each(
     never fitting skipped), each giving its slot back first (a compression) unless ``void``
     (a remake: the profile holds the running jobs only). The new ``(times, vals, rh_t, rh_j,
     rh)`` and whether a reservation moved (or was remade)."""
-    demand, estimate, rule, capacity = jobs.demand, jobs.estimate, how.rule, how.capacity
     moved = False
     for x in range(order.shape[0]):
         j = order[x]
@@ -235,9 +236,27 @@ def _jobset(
                 for i in range(m):
                     profiles.index(times, vals, cnt, i, theta, low, t)
             times, vals, rh_t, rh_j, rh, moved = _reserve_each(
-                order[:qn], True, void, t, jobs, how, times, vals, cnt, theta, low,
-                res_t, res_m, rh_t, rh_j, rh, avail, fits_at,
-            )  # fmt: skip
+                order[:qn],
+                True,
+                void,
+                t,
+                demand,
+                estimate,
+                rule,
+                capacity,
+                times,
+                vals,
+                cnt,
+                theta,
+                low,
+                res_t,
+                res_m,
+                rh_t,
+                rh_j,
+                rh,
+                avail,
+                fits_at,
+            )
             if qn:
                 settled = void or not moved
             nf0 = nf
@@ -259,9 +278,27 @@ def _jobset(
                     knob,
                 )
             times, vals, rh_t, rh_j, rh, _ = _reserve_each(
-                fresh[:nf], False, False, t, jobs, how, times, vals, cnt, theta, low,
-                res_t, res_m, rh_t, rh_j, rh, avail, fits_at,
-            )  # fmt: skip
+                fresh[:nf],
+                False,
+                False,
+                t,
+                demand,
+                estimate,
+                rule,
+                capacity,
+                times,
+                vals,
+                cnt,
+                theta,
+                low,
+                res_t,
+                res_m,
+                rh_t,
+                rh_j,
+                rh,
+                avail,
+                fits_at,
+            )
             for x in range(nf0):  # the first reservation of each arrival
                 reserved[fresh[x]] = res_t[fresh[x]]
             while rh and rh_t[0] <= t:  # (re)made at t: start now
