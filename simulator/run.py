@@ -39,6 +39,7 @@ from schedlab.simulator import stepped
 from schedlab.simulator.check import check_precedence, check_schedule
 from schedlab.simulator.cluster import backfill_steps, disciplines
 from schedlab.simulator.cluster.batched import BatchedEngine
+from schedlab.simulator.cluster.core import Setting
 from schedlab.simulator.cluster.engine_inputs import (
     jobset_bounds,
     resolve_machines,
@@ -164,15 +165,27 @@ def _run_fast(
     bounds = jobset_bounds(ids)
     runtime, seen = job_times(jobset, config.overrun, clairvoyant=traits(policy).clairvoyant)
     seen = seen_lengths(policy, seen, prec)
-    start, machine, ready, status = disciplines.run_greedy(
-        jobs.get_column("arrival").to_numpy(), runtime, seen, jobset.demands(), bounds,
-        jobset.machine_capacity, config.n_machines(),
-        WHOLE_QUEUE if config.slots is None else config.slots, policy.score, policy.rule,
-        checked_knob(policy), bool(policy.uniform), uniforms, bool(policy.static),
-        engine_arrays(prec),
+    slots = WHOLE_QUEUE if config.slots is None else config.slots
+    out, status = disciplines.run_jobsets(
+        disciplines.jobs(jobs.get_column("arrival").to_numpy(), runtime, seen, seen,
+                         jobset.demands(), uniforms),
+        bounds, _setting(jobset, policy, config, slots=slots, uniform=bool(policy.uniform)),
+        disciplines.GREEDY, engine_arrays(prec),
     )  # fmt: skip
     _check_stalled(ids, bounds, status == disciplines.STALLED)
-    return Schedule(start, machine, ready=ready if prec.dag else None)
+    return Schedule(out.start, out.machine, ready=out.ready if prec.dag else None)
+
+
+def _setting(
+    jobset: JobSet, policy: ListSchedulingRule, config: ClusterConfig, **greedy: Any
+) -> Setting:
+    """What the compiled rules run ``policy`` with on ``jobset``'s machines
+    (:func:`.cluster.disciplines.setting`; ``greedy``: its slots and Random mode)."""
+    capacity, machines = jobset.machine_capacity, config.n_machines()
+    knob, static = checked_knob(policy), bool(policy.static)
+    return disciplines.setting(
+        capacity, machines, policy.score, policy.rule, knob, static, **greedy
+    )
 
 
 def _check_stalled(ids: np.ndarray, bounds: np.ndarray, stalled: np.ndarray) -> None:
@@ -230,11 +243,11 @@ def _run_discipline(
         start, machine, reserved, ready = (np.concatenate([p[k] for p in parts]) for k in range(4))
         status = np.array([p[4] for p in parts], dtype=np.int64)
     else:
-        start, machine, reserved, ready, status = disciplines.run_jobsets(
-            arrival, runtime, estimate, seen, demand, bounds, jobset.machine_capacity,
-            config.n_machines(), policy.score, policy.rule, checked_knob(policy), discipline,
-            bool(policy.static), engine_arrays(prec),
+        out, status = disciplines.run_jobsets(
+            disciplines.jobs(arrival, runtime, estimate, seen, demand), bounds,
+            _setting(jobset, policy, config), discipline, engine_arrays(prec),
         )  # fmt: skip
+        start, machine, reserved, ready = out
     _check_stalled(ids, bounds, status == disciplines.STALLED)
     return Schedule(start, machine, reserved=reserved, ready=ready if prec.dag else None)
 

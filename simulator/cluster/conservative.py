@@ -25,6 +25,7 @@ reservation made void (a job past its estimate on a reserved machine) remakes al
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numba
@@ -34,7 +35,57 @@ from schedlab.simulator.cluster import core, heap, profiles
 from schedlab.simulator.cluster.order import order_now, static_scores
 from schedlab.simulator.cluster.placement import EPS, FIRST_FIT
 
-Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Prec = core.Precedence
+
+
+@numba.njit(cache=True, inline="always")
+def _reserve_each(
+    order: np.ndarray,
+    again: bool,
+    void: bool,
+    t: int,
+    demand: np.ndarray,
+    estimate: np.ndarray,
+    rule: int,
+    capacity: np.ndarray,
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    theta: np.ndarray,
+    low: np.ndarray,
+    res_t: np.ndarray,
+    res_m: np.ndarray,
+    rh_t: np.ndarray,
+    rh_j: np.ndarray,
+    rh: int,
+    avail: np.ndarray,
+    fits_at: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
+    """Reserve the jobs of ``order`` in turn at ``t``, each the earliest slot that delays no
+    reservation (:func:`.profiles.reserve`), its time on the reservation heap
+    ``rh_t``/``rh_j`` (``rh`` items): arrivals, or ``again`` the jobs reserved before (those
+    never fitting skipped), each giving its slot back first (a compression) unless ``void``
+    (a remake: the profile holds the running jobs only). The new ``(times, vals, rh_t, rh_j,
+    rh)`` and whether a reservation moved (or was remade)."""
+    moved = False
+    for x in range(order.shape[0]):
+        j = order[x]
+        t0, i0 = res_t[j], res_m[j]
+        if again and (t0 == core.NEVER or (t0 < 0 and not void)):
+            continue
+        need, dur = demand[j], estimate[j]
+        if again and not void:  # compression: give the slot back first
+            times, vals = profiles.change(
+                times, vals, cnt, theta, low, i0, t0, t0 + dur, need, -1.0, t
+            )
+        tj, ij, times, vals = profiles.reserve(
+            times, vals, cnt, theta, low, need, dur, t, rule, capacity, avail, fits_at
+        )
+        res_t[j], res_m[j] = tj, ij
+        if ij >= 0 and (void or tj != t0 or ij != i0):  # an arrival's t0 is -1
+            moved = True
+            rh_t, rh_j, rh = heap.add(rh_t, rh_j, rh, tj, j)
+    return times, vals, rh_t, rh_j, rh, moved
 
 
 @numba.njit(cache=True)
@@ -44,34 +95,36 @@ def _jobset(
     estimate: np.ndarray,
     seen: np.ndarray,
     demand: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    static: bool,
+    draw: np.ndarray,
     start: np.ndarray,
     machine: np.ndarray,
     reserved: np.ndarray,
     ready: np.ndarray,
     lo: int,
+    capacity: np.ndarray,
+    m: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    static: bool,
     prec: Prec,
 ) -> int:
-    """One jobset under conservative backfilling; returns the status."""
-    n, d, m = runtime.shape[0], capacity.shape[0], machines
-    c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
-    free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, ended_by = c
+    """One jobset under conservative backfilling (its :class:`.core.Jobs`, :class:`.core.Out`
+    and :class:`.core.Setting` one field each: see :func:`run`); returns the status."""
+    jobs = core.Jobs(arrival, runtime, estimate, seen, demand, draw)
+    out = core.Out(start, machine, reserved, ready)
+    how = core.Setting(capacity, m, score, rule, knob, static, 0, False, False)
+    n, d = jobs.runtime.shape[0], capacity.shape[0]
+    c, g, r = core.new(jobs, out, how, lo, prec)
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended_by = c
     t = core.next_event(core.NEVER, 0, r, end_t, rel_t)
     times, vals, cnt, theta, low = profiles.new(capacity, m, t)
     avail, fits_at = np.empty((m, d)), np.empty(m, dtype=np.int64)  # work space
-    keys = np.empty(n)  # the order's scores (a dynamic order's: at the current decision)
-    if static:
-        keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    # the order's scores (a dynamic order's: at the current decision)
+    keys, in_rows = static_scores(score, jobs, knob, static, n)
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue and the arrivals in order, with nothing to sort
-    in_rows = static and g.task.shape[0] == 0
-    for j in range(1, n if in_rows else 0):
-        in_rows = in_rows and keys[j] <= keys[j - 1]
+    in_rows = in_rows and g.task.shape[0] == 0
     res_t = np.full(n, -1, dtype=np.int64)  # reservation: time (-1: none yet) and machine
     res_m = np.full(n, -1, dtype=np.int64)
     exp_t = np.empty(n + 1, dtype=np.int64)  # expected ends (lazy: expected[j] is current)
@@ -182,34 +235,28 @@ def _jobset(
                     )
                 for i in range(m):
                     profiles.index(times, vals, cnt, i, theta, low, t)
-            moved = False
-            for x in range(qn):  # remake (void) or compress: in order
-                j = order[x]
-                if res_t[j] == core.NEVER or (res_t[j] < 0 and not void):
-                    continue
-                t0, i0 = res_t[j], res_m[j]
-                if not void:  # compression: give the slot back first
-                    times, vals = profiles.change(
-                        times, vals, cnt, theta, low, i0, t0, t0 + estimate[j], demand[j], -1.0, t
-                    )
-                tj, ij, times, vals = profiles.reserve(
-                    times,
-                    vals,
-                    cnt,
-                    theta,
-                    low,
-                    demand[j],
-                    estimate[j],
-                    t,
-                    rule,
-                    capacity,
-                    avail,
-                    fits_at,
-                )
-                res_t[j], res_m[j] = tj, ij
-                if ij >= 0 and (void or tj != t0 or ij != i0):
-                    moved = True
-                    rh_t, rh_j, rh = heap.add(rh_t, rh_j, rh, tj, j)
+            times, vals, rh_t, rh_j, rh, moved = _reserve_each(
+                order[:qn],
+                True,
+                void,
+                t,
+                demand,
+                estimate,
+                rule,
+                capacity,
+                times,
+                vals,
+                cnt,
+                theta,
+                low,
+                res_t,
+                res_m,
+                rh_t,
+                rh_j,
+                rh,
+                avail,
+                fits_at,
+            )
             if qn:
                 settled = void or not moved
             nf0 = nf
@@ -230,25 +277,28 @@ def _jobset(
                     score,
                     knob,
                 )
-            for x in range(nf):  # arrivals: the earliest slot that delays no reservation
-                j = fresh[x]
-                tj, ij, times, vals = profiles.reserve(
-                    times,
-                    vals,
-                    cnt,
-                    theta,
-                    low,
-                    demand[j],
-                    estimate[j],
-                    t,
-                    rule,
-                    capacity,
-                    avail,
-                    fits_at,
-                )
-                res_t[j], res_m[j] = tj, ij
-                if ij >= 0:
-                    rh_t, rh_j, rh = heap.add(rh_t, rh_j, rh, tj, j)
+            times, vals, rh_t, rh_j, rh, _ = _reserve_each(
+                fresh[:nf],
+                False,
+                False,
+                t,
+                demand,
+                estimate,
+                rule,
+                capacity,
+                times,
+                vals,
+                cnt,
+                theta,
+                low,
+                res_t,
+                res_m,
+                rh_t,
+                rh_j,
+                rh,
+                avail,
+                fits_at,
+            )
             for x in range(nf0):  # the first reservation of each arrival
                 reserved[fresh[x]] = res_t[fresh[x]]
             while rh and rh_t[0] <= t:  # (re)made at t: start now
@@ -266,21 +316,7 @@ def _jobset(
                 if start[j] >= 0 or res_t[j] != t:  # listed twice, or moved by a remake
                     continue
                 h, r = core.begin(
-                    j,
-                    t,
-                    res_m[j],
-                    h,
-                    r,
-                    free,
-                    demand,
-                    runtime,
-                    start,
-                    machine,
-                    end_t,
-                    end_j,
-                    rel_t,
-                    rel_r,
-                    g,
+                    j, t, res_m[j], h, r, free, demand, runtime, start, machine, end_t, end_j, g
                 )
                 started += 1
                 running[j] = True
@@ -298,47 +334,19 @@ def _jobset(
 
 
 def run(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    estimate: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    bounds: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    static: bool,
-    prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every jobset under conservative backfilling: ``(start, machine, reserved, ready,
-    status)`` (see :func:`.disciplines.run_jobsets`). The loop over jobsets is Python's: the
-    compiled rule is :func:`_jobset` alone (a compiled loop around it would compile all of it
-    once more, 2 s of a first run's 13)."""
-    n = arrival.shape[0]
-    start, machine = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-    reserved, ready = np.full(n, core.NEVER, dtype=np.int64), np.empty(n, dtype=np.int64)
+    jobs: core.Jobs, bounds: np.ndarray, how: core.Setting, prec: Prec
+) -> tuple[core.Out, np.ndarray]:
+    """Every jobset under conservative backfilling, as :func:`.core.each_jobset` (see
+    :func:`.disciplines.run_jobsets`), but the loop over jobsets is Python's: the compiled rule
+    is :func:`_jobset` alone (a compiled loop around it would compile all of it once more, 2 s
+    of a first run's 13), and it takes the jobs', outputs' and setting's fields one by one
+    (typing three namedtuples more at every call made many small jobsets 2x slower)."""
+    n = jobs.arrival.shape[0]
+    out = core.Out(*(np.full(n, v, dtype=np.int64) for v in (-1, -1, core.NEVER, -1)))
     status = np.zeros(bounds.shape[0] - 1, dtype=np.int64)
-    for b in range(bounds.shape[0] - 1):
-        lo, hi = int(bounds[b]), int(bounds[b + 1])
-        status[b] = _jobset(
-            arrival[lo:hi],
-            runtime[lo:hi],
-            estimate[lo:hi],
-            seen[lo:hi],
-            demand[lo:hi],
-            capacity,
-            machines,
-            score,
-            rule,
-            knob,
-            static,
-            start[lo:hi],
-            machine[lo:hi],
-            reserved[lo:hi],
-            ready[lo:hi],
-            lo,
-            prec,
-        )
-    return start, machine, reserved, ready, status
+    for b, (lo, hi) in enumerate(itertools.pairwise(bounds.tolist())):
+        arrival, runtime, estimate, seen, demand, draw = (a[lo:hi] for a in jobs)
+        start, machine, reserved, ready = (a[lo:hi] for a in out)
+        rows = (arrival, runtime, estimate, seen, demand, draw, start, machine, reserved, ready)
+        status[b] = _jobset(*rows, lo, *how[:6], prec)
+    return out, status

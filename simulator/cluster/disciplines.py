@@ -15,15 +15,25 @@ from typing import Any
 import numpy as np
 
 from schedlab.simulator.cluster import conservative, easy, greedy
-from schedlab.simulator.cluster.core import NEVER, STALLED
+from schedlab.simulator.cluster.core import NEVER, STALLED, Jobs, Out, Precedence, Setting
+from schedlab.simulator.cluster.greedy import WHOLE_QUEUE
 
 GREEDY, STRICT, EASY, CONSERVATIVE = range(4)
 DISCIPLINES = {"greedy": GREEDY, "strict": STRICT, "easy": EASY, "conservative": CONSERVATIVE}
 """Queue discipline name -> code."""
 
-__all__ = ["CONSERVATIVE", "DISCIPLINES", "EASY", "GREEDY", "NEVER", "STALLED", "STRICT"]
+__all__ = [
+    "CONSERVATIVE",
+    "DISCIPLINES",
+    "EASY",
+    "GREEDY",
+    "NEVER",
+    "STALLED",
+    "STRICT",
+    "WHOLE_QUEUE",
+]
 
-Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Prec = Precedence
 
 
 def _c(a: np.ndarray, dtype: type) -> np.ndarray:
@@ -32,7 +42,66 @@ def _c(a: np.ndarray, dtype: type) -> np.ndarray:
     return np.require(a, dtype, ["C", "W"])
 
 
+def jobs(
+    arrival: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    seen: np.ndarray,
+    demand: np.ndarray,
+    draw: np.ndarray | None = None,
+) -> Jobs:
+    """The jobs of every jobset (each contiguous, in arrival order) as the rules take them.
+
+    Parameters
+    ----------
+    arrival, runtime, estimate, seen : int, shape ``(n,)``
+        Arrival step, steps each job runs, the estimate (request) reservations see, and the
+        length the order's score sees (the estimate; a DAG order's remaining critical path).
+    demand : float, shape ``(n, d)``
+    draw : float, shape ``(n,)``, optional
+        The Random mode's uniform draws in [0, 1) (per jobset in order); none for an order.
+    """
+    return Jobs(
+        _c(arrival, np.int64),
+        _c(runtime, np.int64),
+        _c(estimate, np.int64),
+        _c(seen, np.int64),
+        _c(demand, np.float64),
+        _c(np.empty(0) if draw is None else draw, np.float64),
+    )
+
+
+def setting(
+    capacity: np.ndarray,
+    machines: int,
+    score: Any,
+    rule: int,
+    knob: float,
+    static: bool,
+    *,
+    slots: int = WHOLE_QUEUE,
+    uniform: bool = False,
+) -> Setting:
+    """What the rules run with (:class:`~.core.Setting`): one machine's ``capacity`` (float,
+    ``(d,)``) and the ``machines``; the job order (``score``,
+    :data:`~.dispatch.SCORE_SIGNATURE`, and ``knob``), placement ``rule``; ``static``: the
+    order depends only on the job (its scores are computed once, not at every event); greedy's
+    visible ``slots`` (or :data:`WHOLE_QUEUE`) and Random mode (``uniform``)."""
+    return Setting(
+        _c(capacity, np.float64),
+        int(machines),
+        score,
+        int(rule),
+        float(knob),
+        bool(static),
+        int(slots),
+        bool(uniform),
+        False,
+    )
+
+
 def _prec(prec: Prec) -> Prec:
+    """``prec`` as the kernels take it (:func:`_c`)."""
     release, n_parents, task, task_rows, offsets, children = prec
     return (
         _c(release, np.int64),
@@ -44,113 +113,29 @@ def _prec(prec: Prec) -> Prec:
     )
 
 
-def run_greedy(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    bounds: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    slots: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    uniform: bool,
-    uniforms: np.ndarray,
-    static: bool,
-    prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every jobset under the greedy discipline (:func:`.greedy.run_scan`, or
-    :func:`.greedy.run_tree` on the whole queue under a static order): ``(start, machine,
-    ready, status)``."""
-    args = (
-        _c(arrival, np.int64),
-        _c(runtime, np.int64),
-        _c(seen, np.int64),
-        _c(demand, np.float64),
-        _c(bounds, np.int64),
-        _c(capacity, np.float64),
-        int(machines),
-    )
-    if slots == greedy.WHOLE_QUEUE and static and not uniform:
-        return greedy.run_tree(*args, score, int(rule), float(knob), _prec(prec))
-    return greedy.run_scan(
-        *args,
-        int(slots),
-        score,
-        int(rule),
-        float(knob),
-        bool(uniform),
-        _c(uniforms, np.float64),
-        bool(static),
-        _prec(prec),
-    )
-
-
 def run_jobsets(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    estimate: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    bounds: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    discipline: int,
-    static: bool,
-    prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Schedule every jobset (rows ``bounds[b]:bounds[b + 1]``, each in arrival order) under a
-    queue discipline (strict, EASY or conservative).
-
-    Parameters
-    ----------
-    arrival, runtime, estimate, seen : int64, shape ``(n,)``
-        Arrival step, steps each job runs, the estimate (request) reservations see, and the
-        length the order's score sees (the estimate; a DAG order's remaining critical path).
-    demand : float64, shape ``(n, d)``
-    bounds : int64, shape ``(J + 1,)``
-    capacity : float64, shape ``(d,)``
-        One machine's capacity; ``machines`` identical machines.
-    score, rule, knob
-        The job order (:data:`~.dispatch.SCORE_SIGNATURE`), placement rule and its parameter.
-    discipline
-        :data:`STRICT`, :data:`EASY` or :data:`CONSERVATIVE`.
-    static
-        The order depends only on the job (its scores are computed once, not at every event).
-    prec
-        :func:`.precedence.engine_arrays` (DAG workloads; empty graph arrays otherwise).
+    jobs: Jobs, bounds: np.ndarray, how: Setting, discipline: int, prec: Prec
+) -> tuple[Out, np.ndarray]:
+    """Schedule every jobset (rows ``bounds[b]:bounds[b + 1]``, int, ``(J + 1,)``) of
+    :func:`jobs` with :func:`setting` under a queue discipline (:data:`DISCIPLINES`); ``prec``:
+    :func:`.precedence.engine_arrays` (DAG workloads; empty graph arrays otherwise).
 
     Returns
     -------
-    start, machine, reserved, ready : int64, shape ``(n,)``
-        Start step and machine of every job, the first reservation it got (:data:`NEVER`:
-        none) and when it became ready (its arrival, or a DAG task's release and parents'
-        finish).
+    out : Out
+        Start step and machine of every job (int64, ``(n,)``), the first reservation it got
+        (:data:`NEVER`: none; strict and greedy: none) and when it became ready (its arrival, or
+        a DAG task's release and parents' finish).
     status : int64, shape ``(J,)``
         0 (every job ran) or :data:`STALLED` per jobset.
     """
-    args = (
-        _c(arrival, np.int64),
-        _c(runtime, np.int64),
-        _c(estimate, np.int64),
-        _c(seen, np.int64),
-        _c(demand, np.float64),
-        _c(bounds, np.int64),
-        _c(capacity, np.float64),
-        int(machines),
-        score,
-        int(rule),
-        float(knob),
-        bool(static),
-    )
+    bounds, prec = _c(bounds, np.int64), _prec(prec)
+    if discipline == GREEDY:
+        whole_static = how.slots == WHOLE_QUEUE and how.static and not how.uniform
+        return (greedy.run_tree if whole_static else greedy.run_scan)(jobs, bounds, how, prec)
     if discipline == CONSERVATIVE:
-        return conservative.run(*args, _prec(prec))
+        return conservative.run(jobs, bounds, how, prec)
     if discipline in (STRICT, EASY):
-        return easy.run(*args, discipline == EASY, _prec(prec))
-    msg = f"queue discipline code {discipline} is not strict, easy or conservative"
+        return easy.run(jobs, bounds, how._replace(backfill=discipline == EASY), prec)
+    msg = f"queue discipline code {discipline} is not greedy, strict, easy or conservative"
     raise ValueError(msg)

@@ -21,8 +21,6 @@ that it started no later.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numba
 import numpy as np
 
@@ -30,7 +28,7 @@ from schedlab.simulator.cluster import core, heap
 from schedlab.simulator.cluster.order import queue_order, static_scores
 from schedlab.simulator.cluster.placement import EPS, fits, place
 
-Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Prec = core.Precedence
 
 
 @numba.njit(cache=True)
@@ -122,7 +120,7 @@ def _backfill(
     """EASY after the strict pass stopped at ``order[head]``: the head's reservation, then the
     later jobs that fit now and do not delay it start; the new ``(h, r, e)`` and the jobs
     started."""
-    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, _, _, _ = c
+    free, runtime, demand, start, machine, end_t, end_j, _, _, _, _, _ = c
     d = free.shape[1]
     hj = order[head]
     shadow, hm, extra = _reservation(
@@ -163,9 +161,7 @@ def _backfill(
         if late and i == hm:
             for y in range(d):
                 extra[y] -= demand[j, y]
-        h, r = core.begin(
-            j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, rel_t, rel_r, g
-        )
+        h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g)
         started += 1
         e = heap.push(ends, ended_by, e, t + estimate[j], j)
         _most_free(free, top)
@@ -173,30 +169,13 @@ def _backfill(
 
 
 @numba.njit(cache=True)
-def _jobset(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    estimate: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    static: bool,
-    backfill: bool,
-    start: np.ndarray,
-    machine: np.ndarray,
-    reserved: np.ndarray,
-    ready: np.ndarray,
-    lo: int,
-    prec: Prec,
-) -> int:
-    """One jobset under strict (``backfill`` False) or EASY; returns the status."""
-    n, d = runtime.shape[0], capacity.shape[0]
-    c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
-    free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, _ = c
+def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
+    """One jobset under strict (``how.backfill`` False) or EASY; returns the status."""
+    capacity, _, score, rule, knob, static, _, _, backfill = how
+    estimate, seen, ready, reserved = jobs.estimate, jobs.seen, out.ready, out.reserved
+    n, d = jobs.runtime.shape[0], capacity.shape[0]
+    c, g, r = core.new(jobs, out, how, lo, prec)
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, _ = c
     unlisted = np.empty(0, dtype=np.int64)  # the jobs that end need not be listed
     size = n if backfill else 0
     ends = np.empty(size, dtype=np.int64)  # expected ends of started jobs, earliest first
@@ -204,14 +183,10 @@ def _jobset(
     frontier_t = np.empty(size, dtype=np.int64)
     frontier_p = np.empty(size, dtype=np.int64)
     top, held = np.empty(d), np.empty(d)
-    keys = np.empty(0)
-    if static:
-        keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    keys, in_rows = static_scores(score, jobs, knob, static, 0)
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue in order, and needs no sorting or check at decisions
-    in_rows = static and g.task.shape[0] == 0
-    for j in range(1, n if in_rows else 0):
-        in_rows = in_rows and keys[j] <= keys[j - 1]
+    in_rows = in_rows and g.task.shape[0] == 0
     scratch = np.empty(n)
     h = q = e = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
@@ -247,21 +222,7 @@ def _jobset(
                     head = x
                     break
                 h, r = core.begin(
-                    j,
-                    t,
-                    i,
-                    h,
-                    r,
-                    free,
-                    demand,
-                    runtime,
-                    start,
-                    machine,
-                    end_t,
-                    end_j,
-                    rel_t,
-                    rel_r,
-                    g,
+                    j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g
                 )
                 started += 1
                 if backfill:
@@ -296,45 +257,8 @@ def _jobset(
 
 @numba.njit(cache=True)
 def run(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    estimate: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    bounds: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    static: bool,
-    backfill: bool,
-    prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every jobset under strict (``backfill`` False) or EASY: ``(start, machine, reserved,
-    ready, status)`` (see :func:`.disciplines.run_jobsets`)."""
-    start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
-    reserved = np.full(arrival.shape[0], core.NEVER, dtype=np.int64)
-    for b in range(bounds.shape[0] - 1):
-        lo, hi = bounds[b], bounds[b + 1]
-        status[b] = _jobset(
-            arrival[lo:hi],
-            runtime[lo:hi],
-            estimate[lo:hi],
-            seen[lo:hi],
-            demand[lo:hi],
-            capacity,
-            machines,
-            score,
-            rule,
-            knob,
-            static,
-            backfill,
-            start[lo:hi],
-            machine[lo:hi],
-            reserved[lo:hi],
-            ready[lo:hi],
-            lo,
-            prec,
-        )
-    return start, machine, reserved, ready, status
+    jobs: core.Jobs, bounds: np.ndarray, how: core.Setting, prec: Prec
+) -> tuple[core.Out, np.ndarray]:
+    """Every jobset under strict (``how.backfill`` False) or EASY: :func:`.core.each_jobset` of
+    the rule (see :func:`.disciplines.run_jobsets`)."""
+    return core.each_jobset(_jobset, jobs, bounds, how, prec)

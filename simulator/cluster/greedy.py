@@ -13,8 +13,6 @@ capacity, so the next job to start is found in ``O(log n)`` instead of a scan of
 
 from __future__ import annotations
 
-from typing import Any
-
 import numba
 import numpy as np
 
@@ -26,16 +24,18 @@ from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree
 WHOLE_QUEUE = 0
 """``slots`` value of the whole queue."""
 
-Prec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Prec = core.Precedence
 
 
 @numba.njit(cache=True)
-def _machine_tree(free: np.ndarray, keep: bool) -> np.ndarray:
-    """A max-tree of the machines' free capacity (``free``: ``(m, d)``), or an empty one."""
+def _machine_tree(free: np.ndarray, ended: np.ndarray, keep: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A max-tree of the machines' free capacity (``free``: ``(m, d)``) and the array
+    :func:`.core.complete` lists the jobs that end in (``ended``: the core's), or, not
+    ``keep``, an empty tree and an empty list."""
     mtree = np.full((2 * pow2(free.shape[0]) if keep else 0, free.shape[1]), -np.inf)
     for i in range(free.shape[0] if keep else 0):
         tree_set(mtree, i, free[i], False)
-    return mtree
+    return mtree, ended if keep else ended[:0]
 
 
 @numba.njit(cache=True, inline="always")
@@ -83,27 +83,13 @@ def _next_in_order(
 
 
 @numba.njit(cache=True)
-def _tree_jobset(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    start: np.ndarray,
-    machine: np.ndarray,
-    ready: np.ndarray,
-    lo: int,
-    prec: Prec,
-) -> int:
+def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
     """One jobset, the whole queue, a static order; returns the status."""
-    n, d = runtime.shape[0], capacity.shape[0]
-    c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
-    free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
-    keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
+    capacity, machines, score, rule, knob, _, _, _, _ = how
+    n, d = jobs.runtime.shape[0], capacity.shape[0]
+    c, g, r = core.new(jobs, out, how, lo, prec)
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
+    keys, _ = static_scores(score, jobs, knob, True, 0)
     neg = np.empty(n)
     for j in range(n):
         neg[j] = -keys[j]
@@ -112,8 +98,7 @@ def _tree_jobset(
     for x in range(n):
         rank[order[x]] = x
     jtree = np.full((2 * pow2(n), d), np.inf)
-    mtree = _machine_tree(free, machines > 1)
-    listed = ended if mtree.shape[0] else ended[:0]  # the jobs that end, for the machine tree
+    mtree, listed = _machine_tree(free, ended, machines > 1)
     gone = np.full(d, np.inf)
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
@@ -128,56 +113,24 @@ def _tree_jobset(
             if x < 0:
                 break
             tree_set(jtree, x, gone, True)
-            h, r = core.begin(
-                order[x],
-                t,
-                i,
-                h,
-                r,
-                free,
-                demand,
-                runtime,
-                start,
-                machine,
-                end_t,
-                end_j,
-                rel_t,
-                rel_r,
-                g,
-            )
-            started += 1
+            j = order[x]
+            h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g)
             if mtree.shape[0]:
                 tree_set(mtree, i, free[i], False)
+            started += 1
         t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     return 0 if started == n else core.STALLED
 
 
 @numba.njit(cache=True)
-def _scan_jobset(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    slots: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    uniform: bool,
-    uniforms: np.ndarray,
-    static: bool,
-    start: np.ndarray,
-    machine: np.ndarray,
-    ready: np.ndarray,
-    lo: int,
-    prec: Prec,
-) -> int:
+def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
     """One jobset, ``slots`` visible slots or the whole queue, any order (Random: ``uniform``,
-    drawing ``uniforms``); returns the status."""
-    n, d = runtime.shape[0], capacity.shape[0]
-    c, g, r = core.new(runtime, demand, capacity, machines, start, machine, ready, lo, prec)
-    free, _, _, _, _, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
+    drawing ``jobs.draw``); returns the status."""
+    capacity, machines, score, rule, knob, static, slots, uniform, _ = how
+    seen, ready, draw = jobs.seen, out.ready, jobs.draw
+    n, d = jobs.runtime.shape[0], capacity.shape[0]
+    c, g, r = core.new(jobs, out, how, lo, prec)
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
     profile = free.reshape((1, machines, d))  # nothing is reserved ahead: free now is all
     scratch = np.empty((machines, d))
     whole = slots == WHOLE_QUEUE
@@ -186,11 +139,8 @@ def _scan_jobset(
     top = v_head = 0  # whole queue: one past the last ready row; the first that may wait
     backlog = np.empty(0 if whole else n, dtype=np.int64)
     b_head = b_tail = draws = 0
-    keys = np.empty(0)
-    if static and not uniform:
-        keys = static_scores(score, seen, arrival, demand, np.zeros(n, dtype=np.int64), knob)
-    mtree = _machine_tree(free, machines > TREE_FROM)
-    listed = ended if mtree.shape[0] else ended[:0]  # the jobs that end, for the machine tree
+    keys, _ = static_scores(score, jobs, knob, static and not uniform, 0)
+    mtree, listed = _machine_tree(free, ended, machines > TREE_FROM)
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
@@ -225,7 +175,7 @@ def _scan_jobset(
                     runtime,
                     rule,
                     mtree,
-                    uniforms[draws],
+                    draw[draws],
                 )
             else:
                 k, i = choose(
@@ -254,124 +204,28 @@ def _scan_jobset(
             else:
                 view[k] = backlog[b_head]
                 b_head += 1
-            h, r = core.begin(
-                j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, rel_t, rel_r, g
-            )
-            started += 1
+            h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g)
             if mtree.shape[0]:
                 tree_set(mtree, i, free[i], False)
+            started += 1
         t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     return 0 if started == n else core.STALLED
 
 
 @numba.njit(cache=True)
 def run_tree(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    bounds: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every jobset (rows ``bounds[b]:bounds[b + 1]``) on the whole queue under a static order:
-    ``(start, machine, ready, status)``, as :func:`run_scan`."""
-    start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
-    for b in range(bounds.shape[0] - 1):
-        lo, hi = bounds[b], bounds[b + 1]
-        status[b] = _tree_jobset(
-            arrival[lo:hi],
-            runtime[lo:hi],
-            seen[lo:hi],
-            demand[lo:hi],
-            capacity,
-            machines,
-            score,
-            rule,
-            knob,
-            start[lo:hi],
-            machine[lo:hi],
-            ready[lo:hi],
-            lo,
-            prec,
-        )
-    return start, machine, ready, status
+    jobs: core.Jobs, bounds: np.ndarray, how: core.Setting, prec: Prec
+) -> tuple[core.Out, np.ndarray]:
+    """Every jobset on the whole queue under a static order: :func:`.core.each_jobset` of the
+    tree rule (``how.slots`` and ``how.uniform`` ignored)."""
+    return core.each_jobset(_tree_jobset, jobs, bounds, how, prec)
 
 
 @numba.njit(cache=True)
 def run_scan(
-    arrival: np.ndarray,
-    runtime: np.ndarray,
-    seen: np.ndarray,
-    demand: np.ndarray,
-    bounds: np.ndarray,
-    capacity: np.ndarray,
-    machines: int,
-    slots: int,
-    score: Any,
-    rule: int,
-    knob: float,
-    uniform: bool,
-    uniforms: np.ndarray,
-    static: bool,
-    prec: Prec,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Schedule every jobset with one heuristic.
-
-    Parameters
-    ----------
-    arrival, runtime, seen : int64, shape ``(n,)``
-        Jobs of all jobsets, each jobset contiguous and sorted by (arrival, job_id): arrival
-        step, steps each job runs, and the length the order sees (its estimate, or the run
-        time; a DAG order's remaining critical path).
-    demand : float64, shape ``(n, d)``
-    bounds : int64, shape ``(k + 1,)``
-        Jobset ``b`` holds rows ``bounds[b]:bounds[b + 1]``.
-    capacity : float64, shape ``(d,)``
-        One machine's capacity; ``machines`` identical machines.
-    slots : int
-        Visible job slots M, or :data:`WHOLE_QUEUE`.
-    score, rule, knob
-        The job order (:data:`~.dispatch.SCORE_SIGNATURE`), placement rule and its parameter.
-    uniform, uniforms
-        Random mode and its uniform draws in [0, 1) (float64, ``(n,)``, per jobset in order).
-    static : bool
-        The score depends only on the job (computed once).
-    prec : tuple
-        :func:`.precedence.engine_arrays` (empty graph arrays without a DAG).
-
-    Returns
-    -------
-    start, machine, ready : int64, shape ``(n,)``
-        Start step and machine of every job, and when it became ready.
-    status : int64, shape ``(k,)``
-        0 for a completed jobset, :data:`~.core.STALLED` if jobs could never start.
-    """
-    start, machine, ready, status = core.outputs(arrival.shape[0], bounds.shape[0] - 1)
-    for b in range(bounds.shape[0] - 1):
-        lo, hi = bounds[b], bounds[b + 1]
-        status[b] = _scan_jobset(
-            arrival[lo:hi],
-            runtime[lo:hi],
-            seen[lo:hi],
-            demand[lo:hi],
-            capacity,
-            machines,
-            slots,
-            score,
-            rule,
-            knob,
-            uniform,
-            uniforms[lo:hi],
-            static,
-            start[lo:hi],
-            machine[lo:hi],
-            ready[lo:hi],
-            lo,
-            prec,
-        )
-    return start, machine, ready, status
+    jobs: core.Jobs, bounds: np.ndarray, how: core.Setting, prec: Prec
+) -> tuple[core.Out, np.ndarray]:
+    """Every jobset under the greedy rule, ``how.slots`` visible slots (or the whole queue),
+    any order: :func:`.core.each_jobset` of the scan rule (``jobs.draw``: the Random mode's
+    draws, per jobset in order)."""
+    return core.each_jobset(_scan_jobset, jobs, bounds, how, prec)

@@ -14,25 +14,28 @@ from typing import Any
 import numba
 import numpy as np
 
+from schedlab.simulator.cluster.core import Jobs
 from schedlab.simulator.cluster.dispatch import alignment_of
 
 
 @numba.njit(cache=True)
 def static_scores(
-    score: Any,
-    seen: np.ndarray,
-    arrival: np.ndarray,
-    demand: np.ndarray,
-    base: np.ndarray,
-    knob: float,
-) -> np.ndarray:
-    """The score of every job under a static order, float64 ``(n,)`` (``seen``: the lengths the
-    score sees, ``demand``: ``(n, d)``, ``base[row]``: first row of its jobset, so a job's index
-    is its position in its jobset)."""
+    score: Any, jobs: Jobs, knob: float, static: bool, size: int
+) -> tuple[np.ndarray, bool]:
+    """Under a static order, the score of every job of one jobset (float64, ``(n,)``; a job's
+    index is its row) and whether they keep it in row order (never rank a later row higher:
+    FCFS, whose queue needs no sorting); under a dynamic one (``static`` False), an empty
+    array of ``size`` (work space for its scores) and False."""
+    if not static:
+        return np.empty(size), False
+    seen, arrival, demand = jobs.seen, jobs.arrival, jobs.demand
     keys = np.empty(seen.shape[0])
     for j in range(seen.shape[0]):
-        keys[j] = score(seen[j], arrival[j], j - base[j], 0, knob, 0.0, 0.0, demand[j, 0])
-    return keys
+        keys[j] = score(seen[j], arrival[j], j, 0, knob, 0.0, 0.0, demand[j, 0])
+    in_rows = True
+    for j in range(1, seen.shape[0]):
+        in_rows = in_rows and keys[j] <= keys[j - 1]
+    return keys, in_rows
 
 
 @numba.njit(cache=True)

@@ -244,12 +244,13 @@ def test_a_job_larger_than_the_machine_stalls_its_jobset_not_the_loop(discipline
     demand = np.array([[4.0], [12.0], [6.0]])  # job 1 needs more than the machine's 10
     empty = np.zeros(0, np.int64)
     no_dag = (arrival, np.zeros(3, np.int64), empty, empty, empty, empty)
-    start, _, _, _, status = disciplines.run_jobsets(
-        arrival, run, run, run, demand, np.array([0, 2, 3]), np.array([10.0]), 1, arrival_order,
-        0, 0.0, disciplines.DISCIPLINES[discipline], True, no_dag,
+    out, status = disciplines.run_jobsets(
+        disciplines.jobs(arrival, run, run, run, demand), np.array([0, 2, 3]),
+        disciplines.setting(np.array([10.0]), 1, arrival_order, 0, 0.0, True),
+        disciplines.DISCIPLINES[discipline], no_dag,
     )  # fmt: skip
     assert status.tolist() == [STALLED, 0]
-    assert start.tolist() == [0, -1, 0]
+    assert out.start.tolist() == [0, -1, 0]
     readable = backfill_steps.schedule_jobset(
         arrival[:2], run[:2], run[:2], run[:2], demand[:2], np.array([10.0]), 1,
         make_policy(f"fcfs+{discipline}"), disciplines.DISCIPLINES[discipline],
