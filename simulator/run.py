@@ -136,9 +136,10 @@ def check_size(jobset: JobSet, config: ClusterConfig, *, batched: bool) -> None:
         cells = 5 * m * d + 10 * n
         what = f"simulating {n:,} jobs on {m:,} machines x {d} resources"
     sizes.check(
-        what, 8.0 * cells,
+        what,
+        8.0 * cells,
         "lower --machines (or the JobSet's machines) or --horizon, or simulate fewer jobsets",
-    )  # fmt: skip
+    )
 
 
 def _uniforms(jobset: JobSet, policy: ListSchedulingRule) -> np.ndarray:
@@ -167,11 +168,14 @@ def _run_fast(
     seen = seen_lengths(policy, seen, prec)
     slots = WHOLE_QUEUE if config.slots is None else config.slots
     out, status = disciplines.run_jobsets(
-        disciplines.jobs(jobs.get_column("arrival").to_numpy(), runtime, seen, seen,
-                         jobset.demands(), uniforms),
-        bounds, _setting(jobset, policy, config, slots=slots, uniform=bool(policy.uniform)),
-        disciplines.GREEDY, engine_arrays(prec),
-    )  # fmt: skip
+        disciplines.jobs(
+            jobs.get_column("arrival").to_numpy(), runtime, seen, seen, jobset.demands(), uniforms
+        ),
+        bounds,
+        _setting(jobset, policy, config, slots=slots, uniform=bool(policy.uniform)),
+        disciplines.GREEDY,
+        engine_arrays(prec),
+    )
     _check_stalled(ids, bounds, status == disciplines.STALLED)
     return Schedule(out.start, out.machine, ready=out.ready if prec.dag else None)
 
@@ -244,9 +248,12 @@ def _run_discipline(
         status = np.array([p[4] for p in parts], dtype=np.int64)
     else:
         out, status = disciplines.run_jobsets(
-            disciplines.jobs(arrival, runtime, estimate, seen, demand), bounds,
-            _setting(jobset, policy, config), discipline, engine_arrays(prec),
-        )  # fmt: skip
+            disciplines.jobs(arrival, runtime, estimate, seen, demand),
+            bounds,
+            _setting(jobset, policy, config),
+            discipline,
+            engine_arrays(prec),
+        )
         start, machine, reserved, ready = out
     _check_stalled(ids, bounds, status == disciplines.STALLED)
     return Schedule(start, machine, reserved=reserved, ready=ready if prec.dag else None)
@@ -292,10 +299,13 @@ def simulate_cluster(
         "jobset",
         (pl.col("load") if "load" in jobs.columns else pl.lit(None, pl.Float64)).alias("load"),
         pl.lit(seed if isinstance(seed, int) else None, pl.Int64).alias("seed"),
-        "job_id", "arrival", pl.Series("duration", runtime, dtype=pl.Int64),
+        "job_id",
+        "arrival",
+        pl.Series("duration", runtime, dtype=pl.Int64),
         (pl.col("duration") > pl.Series(runtime)).alias("killed"),
-        *seconds_inputs(jobs, jobset.resources[0], jobset.meta.capacity[0]), *kept_columns(jobs),
-    )  # fmt: skip
+        *seconds_inputs(jobs, jobset.resources[0], jobset.meta.capacity[0]),
+        *kept_columns(jobs),
+    )
     if "dag" in jobs.columns:  # DAG jobs, measured as jobs (evaluation.metrics.per_jobset)
         base = base.with_columns(_dag_columns(jobset, runtime))
     seconds = seconds_results(jobset.meta.time_step_seconds, base.columns)
@@ -358,9 +368,13 @@ def _check_finished(jobset: JobSet, model: BatchedEngine) -> None:
     """:func:`~schedlab.simulator.check.check_schedule` of a finished cluster model."""
     p = model.placements()
     check_schedule(
-        jobset, p.start, p.target, machines=model.machines, finish=p.finish,
+        jobset,
+        p.start,
+        p.target,
+        machines=model.machines,
+        finish=p.finish,
         overrun=model.config.overrun,
-    )  # fmt: skip
+    )
 
 
 CLUSTER = ModelKind(

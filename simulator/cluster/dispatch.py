@@ -51,9 +51,15 @@ request) where the JobSet has one and the policy is not clairvoyant, else the tr
 
 @numba.cfunc(SCORE_SIGNATURE, cache=True)
 def arrival_order(
-    duration: int, arrival: int, index: int, now: int, knob: float, alignment: float,
-    capacity2: float, size: float,
-) -> float:  # fmt: skip
+    duration: int,
+    arrival: int,
+    index: int,
+    now: int,
+    knob: float,
+    alignment: float,
+    capacity2: float,
+    size: float,
+) -> float:
     """First come, first served: ``−index``. Also the engines' time-limit fallback order."""
     return -float(index)
 
@@ -253,9 +259,25 @@ def choose_batch(
     for x in range(envs.shape[0]):
         b = envs[x]
         if uniform:
-            k, i = pick_uniform(view[b], free[b], scratch, capacity, demand, duration, rule,
-                                no_tree, uniforms[x])  # fmt: skip
+            k, i = pick_uniform(
+                view[b], free[b], scratch, capacity, demand, duration, rule, no_tree, uniforms[x]
+            )
         else:
-            k, i = choose(view[b], free[b], scratch, capacity, demand, duration, seen, arrival,
-                          base[b], now[b], score, dynamic, rule, no_tree, knob)  # fmt: skip
+            k, i = choose(
+                view[b],
+                free[b],
+                scratch,
+                capacity,
+                demand,
+                duration,
+                seen,
+                arrival,
+                base[b],
+                now[b],
+                score,
+                dynamic,
+                rule,
+                no_tree,
+                knob,
+            )
         out[x] = 0 if k < 0 else 1 + i * M + k
