@@ -79,6 +79,8 @@ Jobs = namedtuple("Jobs", "arrival runtime estimate seen demand draw")
 float64, ``(n,)``, or empty). A rule ignores the columns it does not use."""
 
 Out = namedtuple("Out", "start machine reserved ready")
+Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+""":class:`Out`'s arrays as a plain tuple, as compiled entries return them to Python."""
 """A rule's outputs (int64, ``(n,)``): start step and machine (-1: never started), the first
 reservation each job got (:data:`NEVER`: none) and when it became ready."""
 
@@ -278,11 +280,15 @@ def outputs(n: int, jobsets: int) -> tuple[Out, np.ndarray]:
 @numba.njit(cache=True, inline="always")
 def each_jobset(
     rule: Any, jobs: Jobs, bounds: np.ndarray, setting: Setting, prec: Precedence
-) -> tuple[Out, np.ndarray]:
+) -> tuple[Columns, np.ndarray]:
     """Run the compiled ``rule`` (``rule(jobs, out, lo, setting, prec) -> status`` of one
     jobset) on every jobset (rows ``bounds[b]:bounds[b + 1]``, ``bounds``: int64, ``(k + 1,)``):
     the :func:`outputs` filled in. Inlined into the rule's compiled entry, which names its rule
-    (a compiled function passed on as a value could not be cached)."""
+    (a compiled function passed on as a value could not be cached). The outputs return as a
+    plain tuple: boxing an :class:`Out` runs the namedtuple's Python ``__new__``, where a
+    signal's Python handler may raise, and numba's boxing does not survive that (a SIGTERM
+    while a compiled entry returned crashed the process); :func:`.disciplines.run_jobsets`
+    names them."""
     out, status = outputs(jobs.arrival.shape[0], bounds.shape[0] - 1)
     a, run, est, seen, dem, draw = jobs
     start, machine, reserved, ready = out
@@ -291,4 +297,4 @@ def each_jobset(
         part = Jobs(a[lo:hi], run[lo:hi], est[lo:hi], seen[lo:hi], dem[lo:hi], draw[lo:hi])
         part_out = Out(start[lo:hi], machine[lo:hi], reserved[lo:hi], ready[lo:hi])
         status[b] = rule(part, part_out, lo, setting, prec)
-    return out, status
+    return (start, machine, reserved, ready), status

@@ -130,12 +130,16 @@ def run_jobsets(
         0 (every job ran) or :data:`STALLED` per jobset.
     """
     bounds, prec = _c(bounds, np.int64), _prec(prec)
-    if discipline == GREEDY:
-        whole_static = how.slots == WHOLE_QUEUE and how.static and not how.uniform
-        return (greedy.run_tree if whole_static else greedy.run_scan)(jobs, bounds, how, prec)
     if discipline == CONSERVATIVE:
         return conservative.run(jobs, bounds, how, prec)
-    if discipline in (STRICT, EASY):
-        return easy.run(jobs, bounds, how._replace(backfill=discipline == EASY), prec)
-    msg = f"queue discipline code {discipline} is not greedy, strict, easy or conservative"
-    raise ValueError(msg)
+    if discipline == GREEDY:
+        whole_static = how.slots == WHOLE_QUEUE and how.static and not how.uniform
+        columns, status = (greedy.run_tree if whole_static else greedy.run_scan)(
+            jobs, bounds, how, prec
+        )
+    elif discipline in (STRICT, EASY):
+        columns, status = easy.run(jobs, bounds, how._replace(backfill=discipline == EASY), prec)
+    else:
+        msg = f"queue discipline code {discipline} is not greedy, strict, easy or conservative"
+        raise ValueError(msg)
+    return Out(*columns), status

@@ -258,7 +258,7 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
 @numba.njit(cache=True)
 def run(
     jobs: core.Jobs, bounds: np.ndarray, how: core.Setting, prec: Prec
-) -> tuple[core.Out, np.ndarray]:
+) -> tuple[core.Columns, np.ndarray]:
     """Every jobset under strict (``how.backfill`` False) or EASY: :func:`.core.each_jobset` of
     the rule (see :func:`.disciplines.run_jobsets`)."""
     return core.each_jobset(_jobset, jobs, bounds, how, prec)

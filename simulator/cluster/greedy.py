@@ -215,7 +215,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
 @numba.njit(cache=True)
 def run_tree(
     jobs: core.Jobs, bounds: np.ndarray, how: core.Setting, prec: Prec
-) -> tuple[core.Out, np.ndarray]:
+) -> tuple[core.Columns, np.ndarray]:
     """Every jobset on the whole queue under a static order: :func:`.core.each_jobset` of the
     tree rule (``how.slots`` and ``how.uniform`` ignored)."""
     return core.each_jobset(_tree_jobset, jobs, bounds, how, prec)
@@ -224,7 +224,7 @@ def run_tree(
 @numba.njit(cache=True)
 def run_scan(
     jobs: core.Jobs, bounds: np.ndarray, how: core.Setting, prec: Prec
-) -> tuple[core.Out, np.ndarray]:
+) -> tuple[core.Columns, np.ndarray]:
     """Every jobset under the greedy rule, ``how.slots`` visible slots (or the whole queue),
     any order: :func:`.core.each_jobset` of the scan rule (``jobs.draw``: the Random mode's
     draws, per jobset in order)."""
