@@ -207,21 +207,6 @@ def _jobset(
                 q = qn = core.compact(q, queue, pos, start)  # the waiting jobs, then in order
                 for x in range(qn):
                     order[x] = queue[x]
-                if not in_rows:
-                    order_now(
-                        order[:qn],
-                        pos,
-                        static,
-                        keys,
-                        seen,
-                        ready,
-                        demand,
-                        free,
-                        capacity,
-                        t,
-                        score,
-                        knob,
-                    )
             if void:  # every reservation again, in order, over the running jobs only
                 for i in range(m):
                     cnt[i] = 1
@@ -235,70 +220,52 @@ def _jobset(
                     )
                 for i in range(m):
                     profiles.index(times, vals, cnt, i, theta, low, t)
-            times, vals, rh_t, rh_j, rh, moved = _reserve_each(
-                order[:qn],
-                True,
-                void,
-                t,
-                demand,
-                estimate,
-                rule,
-                capacity,
-                times,
-                vals,
-                cnt,
-                theta,
-                low,
-                res_t,
-                res_m,
-                rh_t,
-                rh_j,
-                rh,
-                avail,
-                fits_at,
-            )
-            if qn:
-                settled = void or not moved
             nf0 = nf
             if void:
-                nf = 0  # the arrivals were reserved too, in order
-            if not in_rows:
-                order_now(
-                    fresh[:nf],
-                    pos,
-                    static,
-                    keys,
-                    seen,
-                    ready,
-                    demand,
-                    free,
-                    capacity,
+                nf = 0  # the arrivals are in the queue, reserved with it in order
+            # the waiting jobs compressed (all of them if void), then the arrivals, each in order
+            for part in range(2):
+                first = part == 0
+                these = order[:qn] if first else fresh[:nf]
+                if not in_rows:
+                    order_now(
+                        these,
+                        pos,
+                        static,
+                        keys,
+                        seen,
+                        ready,
+                        demand,
+                        free,
+                        capacity,
+                        t,
+                        score,
+                        knob,
+                    )
+                times, vals, rh_t, rh_j, rh, moved = _reserve_each(
+                    these,
+                    first,
+                    void and first,
                     t,
-                    score,
-                    knob,
+                    demand,
+                    estimate,
+                    rule,
+                    capacity,
+                    times,
+                    vals,
+                    cnt,
+                    theta,
+                    low,
+                    res_t,
+                    res_m,
+                    rh_t,
+                    rh_j,
+                    rh,
+                    avail,
+                    fits_at,
                 )
-            times, vals, rh_t, rh_j, rh, _ = _reserve_each(
-                fresh[:nf],
-                False,
-                False,
-                t,
-                demand,
-                estimate,
-                rule,
-                capacity,
-                times,
-                vals,
-                cnt,
-                theta,
-                low,
-                res_t,
-                res_m,
-                rh_t,
-                rh_j,
-                rh,
-                avail,
-                fits_at,
-            )
+                if first and qn:
+                    settled = void or not moved
             for x in range(nf0):  # the first reservation of each arrival
                 reserved[fresh[x]] = res_t[fresh[x]]
             while rh and rh_t[0] <= t:  # (re)made at t: start now
