@@ -190,6 +190,11 @@ def window_metric(
     return out
 
 
+def under(order: str, queue: str) -> str:
+    """The policy spec of the heuristic ``order`` under the discipline ``queue``."""
+    return order if queue == "greedy" else f"{order}+{queue}"
+
+
 class WindowBaseline:
     """The mean ``bounded_slowdown`` of the order ``order`` on windows of ``jobset``'s rows
     under a discipline, computed once per (window, discipline) on the compiled engines
@@ -217,8 +222,8 @@ class WindowBaseline:
             if key not in self._cache:
                 a, b, queue = key
                 window = JobSet.create(self.jobset.jobs.slice(a, b - a), self.jobset.meta)
-                spec = self.order if queue == "greedy" else f"{self.order}+{queue}"
-                start = run_policy(window, make_policy(spec), ClusterConfig(slots=None)).start
+                policy = make_policy(under(self.order, queue))
+                start = run_policy(window, policy, ClusterConfig(slots=None)).start
                 self._cache[key] = float(window_metric(window, start)[0])
             out[x] = self._cache[key]
         return out
@@ -237,7 +242,6 @@ def heuristic_values(
     for queue in queues:
         out[queue] = {}
         for order in HEURISTICS:
-            spec = order if queue == "greedy" else f"{order}+{queue}"
-            start = run_policy(jobset, make_policy(spec), whole).start
+            start = run_policy(jobset, make_policy(under(order, queue)), whole).start
             out[queue][order] = float(window_metric(jobset, start, metric).mean())
     return out
