@@ -79,10 +79,10 @@ Jobs = namedtuple("Jobs", "arrival runtime estimate seen demand draw")
 float64, ``(n,)``, or empty). A rule ignores the columns it does not use."""
 
 Out = namedtuple("Out", "start machine reserved ready")
-Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-""":class:`Out`'s arrays as a plain tuple, as compiled entries return them to Python."""
 """A rule's outputs (int64, ``(n,)``): start step and machine (-1: never started), the first
 reservation each job got (:data:`NEVER`: none) and when it became ready."""
+Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+""":class:`Out`'s arrays as a plain tuple, as compiled entries return them to Python."""
 
 Setting = namedtuple("Setting", "capacity machines score rule knob static slots uniform backfill")
 """What a rule is run with: one machine's ``capacity`` (float64, ``(d,)``), the ``machines``,
