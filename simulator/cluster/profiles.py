@@ -3,12 +3,16 @@ conservative`).
 
 Machine ``i``'s profile is its first ``cnt[i]`` sorted segments: ``times[i, k]`` (int64 steps)
 starts segment ``k``, which holds ``vals[i, k]`` (float64, ``(d,)``) free until the next one
-starts (the last is open ended). A **level index** ``low[k, i]`` (``k < LEVELS``) says when
-machine ``i`` first has ``theta[k] = capacity[0] / 2**k`` of the first resource free: a lower
-bound on the earliest fit of any job that needs that much, so most machines are ruled out of a
-search without scanning their segments. Costs: ``O(s·d)`` to take a demand over ``s``
-segments, ``O(m + Σ s_i·d)`` for an earliest fit (a pass over the index, then the segments of
-each machine not ruled out, up to the best time so far).
+starts (the last is open ended); no two neighbours hold exactly the same (a bound a change
+leaves between equal segments is dropped: without that, compressions that move reservations
+leave their old bounds behind, and an overloaded queue's profile grew to many times its
+reservations). A **level index** ``low[k, i]`` (``k < LEVELS``) says when machine ``i`` first
+has ``theta[k] = capacity[0] / 2**k`` of the first resource free (or a lower bound of it, all
+a search needs): a lower bound on the earliest fit of any job that needs that much, so most
+machines are ruled out of a search without scanning their segments; a change updates it over
+the changed interval only. Costs: ``O(s·d)`` to take a demand over ``s`` segments,
+``O(m + Σ s_i·d)`` for an earliest fit (a pass over the index, then the segments of each
+machine not ruled out, up to the best time so far).
 """
 
 from __future__ import annotations
@@ -116,8 +120,24 @@ def take(
         for y in range(need.shape[0]):
             vals[i, s, y] -= sign * need[y]
         s += 1
+    for k in (s, first):  # a bound now between equal segments goes (the later one first)
+        if 0 < k < c and _same(vals, i, k):
+            for x in range(k + 1, c):
+                times[i, x - 1] = times[i, x]
+                for y in range(d):
+                    vals[i, x - 1, y] = vals[i, x, y]
+            c -= 1
     cnt[i] = c
     return times, vals
+
+
+@numba.njit(cache=True, inline="always")
+def _same(vals: np.ndarray, i: int, k: int) -> bool:
+    """Machine ``i``'s segments ``k - 1`` and ``k`` hold exactly the same free capacity."""
+    same = True
+    for y in range(vals.shape[2]):
+        same = same and vals[i, k - 1, y] == vals[i, k, y]
+    return same
 
 
 @numba.njit(cache=True)
@@ -142,6 +162,53 @@ def index(
             break
     for k in range(kmin):
         low[k, i] = NEVER
+
+
+@numba.njit(cache=True)
+def _reindex(
+    times: np.ndarray,
+    vals: np.ndarray,
+    cnt: np.ndarray,
+    i: int,
+    theta: np.ndarray,
+    low: np.ndarray,
+    a: int,
+    b: int,
+    given: bool,
+    now: int,
+) -> None:
+    """Machine ``i``'s level index after its free capacity changed over ``[a, b)`` only
+    (``a >= now``; ``b = NEVER``: open ended), where it can change: capacity ``given`` back can
+    bring a level's first time earlier, into ``[a, b)``; capacity taken can delay only the levels
+    whose first time lay in ``[a, b)``, rescanned from there. Every entry stays a lower bound of
+    when the machine first has that much free from ``now`` on (all :func:`earliest` needs; one
+    set before ``now`` is one), at ``O(L)`` per segment of ``[a, b)`` instead of a scan of the
+    whole profile (:func:`index`)."""
+    c, levels = cnt[i], theta.shape[0]
+    s = locate(times, i, c, a)
+    if given:
+        while s < c and times[i, s] < b:
+            v, ts = vals[i, s, 0], max(times[i, s], now)
+            for k in range(levels):
+                if v >= theta[k] and low[k, i] > ts:
+                    low[k, i] = ts
+            s += 1
+        return
+    open_levels = 0
+    for k in range(levels):
+        if a <= low[k, i] < b:
+            low[k, i] = -1  # to find again
+            open_levels += 1
+    while open_levels and s < c:
+        v, ts = vals[i, s, 0], max(times[i, s], now)
+        for k in range(levels):
+            if low[k, i] == -1 and v >= theta[k]:
+                low[k, i] = ts
+                open_levels -= 1
+        s += 1
+    for k in range(levels if open_levels else 0):
+        if low[k, i] == -1:
+            low[k, i] = NEVER
 
 
 @numba.njit(cache=True)
@@ -277,7 +344,7 @@ def change(
     """:func:`take` ``sign · need`` from machine ``i`` over ``[a, b)``, then its level index
     again; the (maybe grown) arrays."""
     times, vals = take(times, vals, cnt, i, a, b, need, sign, now)
-    index(times, vals, cnt, i, theta, low, now)
+    _reindex(times, vals, cnt, i, theta, low, max(a, now), b, sign < 0, now)
     return times, vals
 
 
