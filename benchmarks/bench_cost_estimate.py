@@ -6,7 +6,7 @@ with a static and a dynamic order (``fcfs+conservative``, ``wfp3+conservative``)
 estimated CPU seconds (:func:`schedlab.simulator.cost.estimate`), measured CPU seconds, and
 their ratio (target: within a factor of 4 either way where the measured time exceeds 1 s; the
 estimate is an order of magnitude, made to announce long runs). ``--jobs`` sets the prefixes
-(the largest measured cases take minutes).
+(the largest take about 15 s each).
 
 Run with ``make bench`` (or ``python benchmarks/bench_cost_estimate.py [--jobs 1000,2000]``).
 """
@@ -42,7 +42,7 @@ def squeezed(kth: JobSet, k: int, n: int) -> JobSet:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", default="1000,2000,4000")
+    parser.add_argument("--jobs", default="1000,2000,4000,8000")
     args = parser.parse_args()
     kth = read_swf(KTH).jobs
     config = ClusterConfig()

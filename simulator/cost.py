@@ -11,9 +11,9 @@ What costs time is the queue. Per decision (an arrival, a completion, a reservat
 * EASY backfilling walks the running jobs' expected ends and the queue (``O(Q·m·d)``);
 * conservative backfilling (one path for every order and placement rule) compresses the
   queue's reservations whenever a job ends before its estimate (``O(Q·s)``, ``s`` a machine's
-  segments, up to ``Q/m``, per reservation); on overloaded logs its time was measured to grow
-  as ``Q^3/m`` per decision, for static and dynamic orders alike (WFP3 took 0.6–0.8 of FCFS's
-  time).
+  segments, up to ``Q/m``, per reservation): ``O(Q^2/m)`` per decision, as measured on
+  overloaded logs for static and dynamic orders alike (WFP3 and FCFS within 10% of each
+  other).
 
 The queue length ``Q`` is estimated by a fluid model: the work each job brings (its largest
 share of the cluster's capacity times its run time) against a cluster that clears one unit of
@@ -38,11 +38,11 @@ LONG_SECONDS = 20.0
 """An estimate above this many seconds is announced (:attr:`Cost.long`)."""
 UNINTERRUPTIBLE = "Ctrl-C takes effect when the jobset being simulated ends"
 """What an announcement adds: a compiled engine cannot be interrupted inside a jobset."""
-SECONDS_PER_OP = {"conservative": 6e-12, "easy": 2e-9, "greedy": 2e-9}
+SECONDS_PER_OP = {"conservative": 2e-10, "easy": 2e-9, "greedy": 2e-9}
 """Seconds per operation of each path's count (module docstring), measured."""
 PATHS = {
     "conservative": "conservative backfilling (a compression of the whole queue at every early "
-    "end: about O(Q^3/m) per decision, measured)",
+    "end: about O(Q^2/m) per decision)",
     "easy": "EASY backfilling (O(Q·m·d) per decision)",
     "greedy": "list scheduling with a dynamic order over the queue (O(Q·m) per decision)",
 }
@@ -126,9 +126,9 @@ def estimate(jobset: JobSet, policy: object, config: ClusterConfig) -> Cost:
         work = share[lo:hi] * runtime[lo:hi]
         q, _ = queue_lengths(arrival[lo:hi], work)
         end = float(q[-1])
-        sums = {p: float((q**p).sum()) + end ** (p + 1) / (p + 1) for p in (1, 2, 3)}
+        sums = {p: float((q**p).sum()) + end ** (p + 1) / (p + 1) for p in (1, 2)}
         ops = {
-            "conservative": sums[3] * d / m,
+            "conservative": sums[2] * d / m,
             "easy": sums[1] * m * d,
             "greedy": sums[1] * m,
         }[path]
