@@ -178,27 +178,26 @@ def _reindex(
     now: int,
 ) -> None:
     """Machine ``i``'s level index after its free capacity changed over ``[a, b)`` only
-    (``a >= now``; ``b = NEVER``: open ended), where it can change: capacity ``given`` back can
-    bring a level's first time earlier, into ``[a, b)``; capacity taken can delay only the levels
-    whose first time lay in ``[a, b)``, rescanned from there. Every entry stays a lower bound of
-    when the machine first has that much free from ``now`` on (all :func:`earliest` needs; one
-    set before ``now`` is one), at ``O(L)`` per segment of ``[a, b)`` instead of a scan of the
-    whole profile (:func:`index`)."""
+    (``a >= now``; ``b = NEVER``: open ended), as :func:`index` would make it: capacity
+    ``given`` back can bring a level's first time earlier, into ``[a, b)``; capacity taken can
+    delay only the levels whose first time lay in ``[a, b)``; those, and the levels whose time
+    has passed (set before ``now``), are looked for again from ``now``, only as far as the last
+    of them (``O(L)`` per segment visited, where :func:`index` scans to the machine's first
+    wholly free segment, the profile's end on a busy machine)."""
     c, levels = cnt[i], theta.shape[0]
-    s = locate(times, i, c, a)
-    if given:
-        while s < c and times[i, s] < b:
-            v, ts = vals[i, s, 0], max(times[i, s], now)
-            for k in range(levels):
-                if v >= theta[k] and low[k, i] > ts:
-                    low[k, i] = ts
-            s += 1
-        return
     open_levels = 0
     for k in range(levels):
-        if a <= low[k, i] < b:
+        if low[k, i] < now or (not given and a <= low[k, i] < b):
             low[k, i] = -1  # to find again
             open_levels += 1
+    s = locate(times, i, c, a)
+    while given and s < c and times[i, s] < b:
+        v, ts = vals[i, s, 0], max(times[i, s], now)
+        for k in range(levels):
+            if v >= theta[k] and low[k, i] > ts:
+                low[k, i] = ts
+        s += 1
+    s = locate(times, i, c, now)
     while open_levels and s < c:
         v, ts = vals[i, s, 0], max(times[i, s], now)
         for k in range(levels):
