@@ -4,7 +4,8 @@ The :class:`Policy` protocol itself is declared beside the model's, in
 :mod:`schedlab.simulator.model` (the simulator drives policies through it and may not import
 this layer); it is re-exported here. :class:`ParamsMixin` gives every policy scikit-learn's
 ``get_params``; :class:`Reloaded` and :class:`Sampling` are what policies that load something
-on first use, or sample their actions, share.
+on first use, or sample their actions, share; :func:`policy_fields` writes a policy's
+keyword-only constructor from its annotated fields.
 
 A policy observes a model through its ``view`` and answers every decision of a batch of
 environments at once with one action convention: ``0`` is void (let time advance), ``a ≥ 1`` a
@@ -17,13 +18,16 @@ functions the fast paths take as arguments (:class:`schedlab.policies.heuristics
 from __future__ import annotations
 
 import inspect
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 import numpy as np
 
 from schedlab.simulator.model import Policy
 
-__all__ = ["ParamsMixin", "Policy", "QueueNamed", "Reloaded", "Sampling"]
+__all__ = ["ParamsMixin", "Policy", "QueueNamed", "Reloaded", "Sampling", "policy_fields"]
+
+T = TypeVar("T")
 
 
 class ParamsMixin:
@@ -83,3 +87,13 @@ class Sampling:
     def reset(self, *, seed: int | None = None) -> None:
         """Restart the stream, from ``[self.seed, seed]`` (seed = jobset id) when given."""
         self._rng = np.random.default_rng(self.seed if seed is None else [self.seed, seed])
+
+
+@dataclass_transform(kw_only_default=True, eq_default=False)
+def policy_fields(cls: type[T]) -> type[T]:
+    """Class decorator: the keyword-only ``__init__`` of a policy whose parameters are its
+    annotated fields (in declaration order, as :class:`ParamsMixin` and
+    :func:`schedlab.params.parameters` read them), storing each as an attribute of that name;
+    what it sets up besides goes in ``__post_init__``. Equality stays identity (policies are
+    hashed, e.g. as dictionary keys) and the repr stays :class:`ParamsMixin`'s."""
+    return dataclass(eq=False, repr=False, kw_only=True)(cls)

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from schedlab.errors import SchedlabError
-from schedlab.policies.base import ParamsMixin, QueueNamed, Sampling
+from schedlab.policies.base import ParamsMixin, QueueNamed, Sampling, policy_fields
 from schedlab.policies.checkpointed import Checkpointed
 from schedlab.policies.networks import Logits, make_network
 from schedlab.policies.shipped import resolve_checkpoint as resolve_checkpoint  # re-exported
@@ -129,6 +129,7 @@ def load_network(path: str | os.PathLike[str]) -> tuple[torch.nn.Module, dict[st
     return net, spec
 
 
+@policy_fields
 class DeepRMPolicy(Checkpointed[Logits], Sampling, QueueNamed, ParamsMixin):
     """A trained policy network acting on the DeepRM image (or Chen et al.'s reshaped one).
 
@@ -155,13 +156,12 @@ class DeepRMPolicy(Checkpointed[Logits], Sampling, QueueNamed, ParamsMixin):
     models: ClassVar[frozenset[str]] = frozenset({"cluster"})
     transient: ClassVar[tuple[str, ...]] = ("_loaded", "_table")
 
-    def __init__(
-        self, *, checkpoint: str, greedy: bool = False, seed: int = 0, queue: AgentQueue = "greedy"
-    ) -> None:
-        self.checkpoint = checkpoint
-        self.greedy = greedy
-        self.seed = seed
-        self.queue = queue
+    checkpoint: str
+    greedy: bool = False
+    seed: int = 0
+    queue: AgentQueue = "greedy"
+
+    def __post_init__(self) -> None:
         self.reset()  # the sampling stream of ``seed``
         self._loaded: tuple[Logits, dict[str, Any]] | None = None
         self._table: torch.Tensor | None = None

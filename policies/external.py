@@ -22,7 +22,7 @@ import numpy as np
 import torch  # imported with the policy, so an experiment's run limits its threads (runs.py)
 
 from schedlab.errors import ParameterError
-from schedlab.policies.base import Reloaded, Sampling
+from schedlab.policies.base import Reloaded, Sampling, policy_fields
 from schedlab.policies.image_agent import EnvSettings, ImageAgent
 from schedlab.policies.sb3_zip import (
     ModelMismatchError,
@@ -73,6 +73,7 @@ def detect_algo(path: str | os.PathLike[str]) -> str:
     return read_algo(read_data(path), path)
 
 
+@policy_fields
 class SB3Policy(Reloaded, Sampling, ImageAgent):
     """A model saved by Stable-Baselines3 or sb3-contrib (``model.save("model.zip")``) after
     training on a schedlab environment, acting on what that environment observed.
@@ -104,32 +105,19 @@ class SB3Policy(Reloaded, Sampling, ImageAgent):
     key: ClassVar[str] = "sb3"
     transient: ClassVar[tuple[str, ...]] = ("_loaded", "_checked")
 
-    def __init__(
-        self,
-        *,
-        checkpoint: str,
-        algo: Algo = "auto",
-        deterministic: bool = True,
-        seed: int = 0,
-        env: EnvId = "schedlab/DeepRM-v0",
-        layout: Layout | None = None,
-        slots: int | None = None,
-        horizon: int | None = None,
-        machines: int | None = None,
-        backlog_view: int | None = None,
-        queue: AgentQueue = "greedy",
-    ) -> None:
-        self.checkpoint = checkpoint
-        self.algo = algo
-        self.deterministic = deterministic
-        self.seed = seed
-        self.env = env
-        self.layout = layout
-        self.slots = slots
-        self.horizon = horizon
-        self.machines = machines
-        self.backlog_view = backlog_view
-        self.queue = queue
+    checkpoint: str
+    algo: Algo = "auto"
+    deterministic: bool = True
+    seed: int = 0
+    env: EnvId = "schedlab/DeepRM-v0"
+    layout: Layout | None = None
+    slots: int | None = None
+    horizon: int | None = None
+    machines: int | None = None
+    backlog_view: int | None = None
+    queue: AgentQueue = "greedy"
+
+    def __post_init__(self) -> None:
         self.reset()  # the sampling stream of ``seed``
         self._loaded: tuple[Any, str] | None = None
         self._checked: ObsGeometry | None = None

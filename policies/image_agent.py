@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from schedlab.errors import ParameterError, SchedlabError
-from schedlab.policies.base import ParamsMixin, QueueNamed, Reloaded
+from schedlab.policies.base import ParamsMixin, QueueNamed, Reloaded, policy_fields
 from schedlab.simulator.cluster.batched import AgentQueue
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout, SparseObs
@@ -135,6 +135,7 @@ class AgentError(SchedlabError, RuntimeError):
     """A callable agent raised while choosing actions; the message names it and where."""
 
 
+@policy_fields
 class CallablePolicy(Reloaded, ImageAgent):
     """Any function of the environments' observation and mask: ``fn(obs, mask) -> action``.
 
@@ -157,18 +158,12 @@ class CallablePolicy(Reloaded, ImageAgent):
     key: ClassVar[str] = "callable"
     transient: ClassVar[tuple[str, ...]] = ("_fn",)
 
-    def __init__(
-        self,
-        *,
-        fn: Callable[[np.ndarray, np.ndarray], Any] | str,
-        batched: bool = False,
-        layout: Layout = "deeprm",
-        queue: AgentQueue = "greedy",
-    ) -> None:
-        self.fn = fn
-        self.batched = batched
-        self.layout = layout
-        self.queue = queue
+    fn: Callable[[np.ndarray, np.ndarray], Any] | str
+    batched: bool = False
+    layout: Layout = "deeprm"
+    queue: AgentQueue = "greedy"
+
+    def __post_init__(self) -> None:
         self._fn: Callable[[np.ndarray, np.ndarray], Any] | None = None
 
     def function(self) -> Callable[[np.ndarray, np.ndarray], Any]:

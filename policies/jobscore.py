@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from schedlab.policies.base import Sampling
+from schedlab.policies.base import Sampling, policy_fields
 from schedlab.policies.checkpointed import Checkpointed
 from schedlab.policies.deeprm import (
     CheckpointError,
@@ -131,6 +131,7 @@ def load_network(path: str | os.PathLike[str]) -> tuple[JobScoreNet, dict[str, A
     return build_network(path, build, state), spec
 
 
+@policy_fields
 class JobScorePolicy(Checkpointed[JobScoreNet], Sampling, PickAgent):
     """A trained :class:`JobScoreNet` picking jobs from the queue of the pick engine.
 
@@ -152,20 +153,13 @@ class JobScorePolicy(Checkpointed[JobScoreNet], Sampling, PickAgent):
 
     key: ClassVar[str] = "jobscore"
 
-    def __init__(
-        self,
-        *,
-        checkpoint: str,
-        queue: PickQueue = "greedy",
-        greedy: bool = True,
-        seed: int = 0,
-        visible: int | None = None,
-    ) -> None:
-        self.checkpoint = checkpoint
-        self.queue = queue
-        self.greedy = greedy
-        self.seed = seed
-        self.visible = visible
+    checkpoint: str
+    queue: PickQueue = "greedy"
+    greedy: bool = True
+    seed: int = 0
+    visible: int | None = None
+
+    def __post_init__(self) -> None:
         self.reset()  # the sampling stream of ``seed``
         self._loaded: tuple[JobScoreNet, dict[str, Any]] | None = None
 

@@ -57,20 +57,53 @@ def traverse(history: torch.Tensor) -> torch.Tensor:
     return history.unfold(-1, SEGMENT, STRIDE)
 
 
+def cluster_part(history: torch.Tensor, clusters: torch.Tensor) -> torch.Tensor:
+    """The clusters' values of Liu's state (Table 1 layout, without the job's):
+    ``(n, C, H)``, ``(n, C, 5)`` -> ``(n, C·(5 + 15·segments))``."""
+    seg = traverse(history).flatten(2)
+    per_cluster = torch.cat([clusters[:, :, :4], seg, clusters[:, :, 4:]], dim=2)
+    return per_cluster.reshape(history.shape[0], -1)
+
+
 def table1(history: torch.Tensor, clusters: torch.Tensor, job: torch.Tensor) -> torch.Tensor:
     """Liu's 839-value state (Table 1 layout) from its parts: ``(n, C, H)``, ``(n, C, 5)``,
     ``(n, 4 + 12·C)`` -> ``(n, state_size)``."""
-    n = history.shape[0]
-    seg = traverse(history).flatten(2)
-    per_cluster = torch.cat([clusters[:, :, :4], seg, clusters[:, :, 4:]], dim=2)
-    return torch.cat([per_cluster.reshape(n, -1), job], dim=1)
+    return torch.cat([cluster_part(history, clusters), job], dim=1)
 
 
-class LSFC(nn.Module):
-    """RL-LSFC (module docstring); ``forward`` gives ``(J, 3, C)`` scaled values."""
+class ValueNetwork(nn.Module):
+    """What both networks share: :meth:`forward` encodes each env's clusters once
+    (:meth:`encode`), gives each job its env's encoding beside its own values and estimates
+    from both (:meth:`values`), in units of ``scale``."""
 
     scale: torch.Tensor
     """Output units per head (a buffer, see the module docstring)."""
+
+    def encode(self, history: torch.Tensor, clusters: torch.Tensor) -> torch.Tensor:
+        """Per env, the clusters' part of the input, ``(n, ·)``."""
+        raise NotImplementedError
+
+    def values(self, x: torch.Tensor) -> torch.Tensor:
+        """Per job, the unscaled values ``(J, heads, C)`` from its env's encoding and its own
+        values, ``(J, ·)``."""
+        raise NotImplementedError
+
+    def forward(
+        self,
+        history: torch.Tensor,
+        clusters: torch.Tensor,
+        job: torch.Tensor,
+        env: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Values of dispatching each job to each cluster, ``(J, heads, C)``; ``env[j]`` is the
+        row of ``history``/``clusters`` of job ``j`` (default: row ``j``)."""
+        z = self.encode(history, clusters)
+        z = z if env is None else z[env]
+        return self.values(torch.cat([z, job], dim=1)) * self.scale[None, :, None]
+
+
+class LSFC(ValueNetwork):
+    """RL-LSFC (module docstring); ``forward`` gives ``(J, 3, C)`` scaled values."""
 
     def __init__(
         self,
@@ -101,26 +134,14 @@ class LSFC(nn.Module):
         _, (h, _) = self.lstm(seg)
         return torch.cat([h[-1].reshape(n, -1), clusters.reshape(n, -1)], dim=1)
 
-    def forward(
-        self,
-        history: torch.Tensor,
-        clusters: torch.Tensor,
-        job: torch.Tensor,
-        env: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        """Values of dispatching each job to each cluster, ``(J, heads, C)``; ``env[j]`` is the
-        row of ``history``/``clusters`` of job ``j`` (default: row ``j``)."""
-        z = self.encode(history, clusters)
-        z = z if env is None else z[env]
-        z = torch.relu(self.shared(torch.cat([z, job], dim=1)))
-        return torch.stack([h(z) for h in self.heads], dim=1) * self.scale[None, :, None]
+    def values(self, x: torch.Tensor) -> torch.Tensor:
+        """The shared layer, then the three heads: ``(J, 3, C)``."""
+        z = torch.relu(self.shared(x))
+        return torch.stack([h(z) for h in self.heads], dim=1)
 
 
-class FC(nn.Module):
+class FC(ValueNetwork):
     """RL-FC (module docstring); ``forward`` gives ``(J, 1, C)`` scaled values."""
-
-    scale: torch.Tensor
-    """Output units per head (a buffer, see the module docstring)."""
 
     def __init__(
         self, *, n_clusters: int = 5, history: int = 105, fc: int = 800, head: int = 200
@@ -135,21 +156,17 @@ class FC(nn.Module):
         )
         self.register_buffer("scale", torch.ones(1))
 
-    def forward(
-        self,
-        history: torch.Tensor,
-        clusters: torch.Tensor,
-        job: torch.Tensor,
-        env: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        """As :meth:`LSFC.forward`, one head."""
-        if env is not None:
-            history, clusters = history[env], clusters[env]
-        value: torch.Tensor = self.net(table1(history, clusters, job))[:, None, :] * self.scale
+    def encode(self, history: torch.Tensor, clusters: torch.Tensor) -> torch.Tensor:
+        """Per env, the clusters' part of Table 1's state (:func:`cluster_part`)."""
+        return cluster_part(history, clusters)
+
+    def values(self, x: torch.Tensor) -> torch.Tensor:
+        """Table 1's state through the fully connected layers: ``(J, 1, C)``."""
+        value: torch.Tensor = self.net(x)[:, None, :]
         return value
 
 
-NETWORKS: dict[str, type[nn.Module]] = {"lsfc": LSFC, "fc": FC}
+NETWORKS: dict[str, type[ValueNetwork]] = {"lsfc": LSFC, "fc": FC}
 """Networks by name (the checkpoint's ``network``)."""
 
 

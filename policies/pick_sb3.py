@@ -17,13 +17,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from schedlab.policies.base import Reloaded
+from schedlab.policies.base import Reloaded, policy_fields
 from schedlab.policies.external import MASKABLE, Algo, ModelMismatchError, SB3Policy
 from schedlab.policies.pick_agent import PickAgent
 from schedlab.simulator.pick.engine import PickQueue, candidates
 from schedlab.simulator.pick.features import N_FEATURES
 
 
+@policy_fields
 class SB3PickPolicy(Reloaded, PickAgent):
     """A model saved by Stable-Baselines3 or sb3-contrib after training on the pick environment.
 
@@ -44,18 +45,12 @@ class SB3PickPolicy(Reloaded, PickAgent):
     key: ClassVar[str] = "sb3-pick"
     transient: ClassVar[tuple[str, ...]] = ("_loader",)
 
-    def __init__(
-        self,
-        *,
-        checkpoint: str,
-        algo: Algo = "auto",
-        deterministic: bool = True,
-        queue: PickQueue = "greedy",
-    ) -> None:
-        self.checkpoint = checkpoint
-        self.algo = algo
-        self.deterministic = deterministic
-        self.queue = queue
+    checkpoint: str
+    algo: Algo = "auto"
+    deterministic: bool = True
+    queue: PickQueue = "greedy"
+
+    def __post_init__(self) -> None:
         self._loader: SB3Policy | None = None
 
     def load(self) -> tuple[Any, str]:
