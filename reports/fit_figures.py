@@ -9,6 +9,7 @@ Durations are in time steps (the axis labels say how long a step is).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,18 +31,25 @@ def step_label(step_seconds: float | None) -> str:
     return f"steps of {step_seconds:g} s" if step_seconds else "steps"
 
 
-def plot_duration_qq(
-    data: DurationData,
-    candidates: Sequence[tuple[str, Mapping[str, Any]]],
-    *,
-    step_seconds: float | None = None,
-    ax: Axes,
-) -> Axes:
+@dataclass(frozen=True, slots=True)
+class DurationFits:
+    """What both duration figures draw: the trace's durations and the families fitted to them."""
+
+    data: DurationData
+    """The observed durations (steps), right-censored ones flagged."""
+    candidates: Sequence[tuple[str, Mapping[str, Any]]]
+    """``(family, params)`` pairs, best first."""
+    step_seconds: float | None = None
+    """Length of a step, for the axis labels (None: plain steps)."""
+
+
+def plot_duration_qq(fits: DurationFits, *, ax: Axes) -> Axes:
     """Model vs empirical (Kaplan–Meier) duration quantiles on log–log axes.
 
-    ``candidates`` are ``(family, params)`` pairs, best first; quantiles at 200 levels from 0.5%
-    to 99.95%, model quantiles as generated (quantised, truncated at the longest duration).
+    Quantiles at 200 levels from 0.5% to 99.95%, model quantiles as generated (quantised,
+    truncated at the longest duration).
     """
+    data, candidates = fits.data, fits.candidates
     times, surv = kaplan_meier(data)
     p = np.unique(np.concatenate([np.linspace(0.005, 0.99, 150), 1 - np.geomspace(0.01, 5e-4, 50)]))
     cdf = 1 - surv
@@ -56,7 +64,7 @@ def plot_duration_qq(
     ax.set(xscale="log", yscale="log", xlim=lim, ylim=lim)
     plain_log_ticks(ax.xaxis)
     plain_log_ticks(ax.yaxis)
-    unit = step_label(step_seconds)
+    unit = step_label(fits.step_seconds)
     ax.set_xlabel(f"Empirical duration quantile ({unit}, log scale)")
     ax.set_ylabel(f"Model duration quantile ({unit}, log scale)")
     ax.set_title("Duration QQ plot (levels 0.5%–99.95%)")
@@ -64,14 +72,9 @@ def plot_duration_qq(
     return ax
 
 
-def plot_duration_ccdf(
-    data: DurationData,
-    candidates: Sequence[tuple[str, Mapping[str, Any]]],
-    *,
-    step_seconds: float | None = None,
-    ax: Axes,
-) -> Axes:
+def plot_duration_ccdf(fits: DurationFits, *, ax: Axes) -> Axes:
     """Empirical survival function ``P(D > d)`` (Kaplan–Meier) with the candidates' overlaid."""
+    data, candidates = fits.data, fits.candidates
     times, surv = kaplan_meier(data)
     keep = surv > 0
     ax.step(times[keep], surv[keep], where="post", color="black", linewidth=2, label="trace")
@@ -82,7 +85,7 @@ def plot_duration_ccdf(
     ax.set(xscale="log", yscale="log", ylim=(floor, 1.5))
     plain_log_ticks(ax.xaxis)
     plain_log_ticks(ax.yaxis)
-    ax.set_xlabel(f"Duration d ({step_label(step_seconds)}, log scale)")
+    ax.set_xlabel(f"Duration d ({step_label(fits.step_seconds)}, log scale)")
     ax.set_ylabel("P(duration > d) (log scale)")
     ax.set_title("Duration CCDF: trace vs fitted families")
     ax.legend(fontsize="small")

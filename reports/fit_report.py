@@ -68,15 +68,16 @@ def _dag_blocks(dags: pl.DataFrame | None) -> list[Block]:
 def _figures(r: FitResult, c: CheckResult | None) -> dict[str, tuple[Plot, str]]:
     step = r.model.time_step_seconds
     top = [(f, r.fits[f].params) for f in r.durations["family"].head(TOP_CANDIDATES)]
+    durations = ff.DurationFits(r.data, top, step)
     out = {
         "duration_qq.png": (
-            figure(lambda ax: ff.plot_duration_qq(r.data, top, step_seconds=step, ax=ax), (7, 6)),
+            figure(lambda ax: ff.plot_duration_qq(durations, ax=ax), (7, 6)),
             f"QQ plot of durations (log–log) for the {len(top)} best families by "
             f"{r.model.diagnostics['selection'].upper()}: model quantiles of the generated "
             "durations against the empirical ones; on the diagonal is a perfect fit.",
         ),
         "duration_ccdf.png": (
-            figure(lambda ax: ff.plot_duration_ccdf(r.data, top, step_seconds=step, ax=ax), (8, 5)),
+            figure(lambda ax: ff.plot_duration_ccdf(durations, ax=ax), (8, 5)),
             "Survival function of durations (log–log): trace (Kaplan–Meier, black) and the "
             "best families; the tail is what a scheduler feels most.",
         ),

@@ -10,35 +10,16 @@ import polars as pl
 
 from schedlab import io
 from schedlab.frames import html_preview
+from schedlab.results_check import (
+    DAG_RESULT_COLUMNS,
+    RESULT_COLUMNS,
+    SECONDS_RESULT_COLUMNS,
+    check_table,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-RESULT_COLUMNS = (
-    "policy",
-    "jobset",
-    "load",
-    "seed",
-    "job_id",
-    "arrival",
-    "start",
-    "finish",
-    "duration",
-    "machine",
-    "slowdown",
-    "completion",
-    "wait",
-)
-SECONDS_RESULT_COLUMNS = ("arrival_s", "run_s", "wait_s", "completion_s", "share")
-"""Columns results add when the JobSet has real times (:data:`~schedlab.jobset.SECONDS_COLUMNS`),
-float64: ``arrival_s`` (seconds since the jobset's origin), ``run_s`` (seconds the job ran,
-:func:`run_seconds`), ``wait_s = max(0, start·step − arrival_s)``, ``completion_s = wait_s +
-run_s`` (the turnaround) and ``share`` (the job's demand of the first resource as a fraction of
-the cluster's capacity of it, for the utilisation)."""
-DAG_RESULT_COLUMNS = ("dag", "job_arrival", "critical_path")
-"""Columns results of a DAG workload add (int64): each task's DAG job, the job's arrival (its
-first task's, steps) and its critical path (its length with unlimited machines, steps), so
-that :func:`~schedlab.evaluation.metrics.per_jobset` measures jobs as jobs."""
 USER_COLUMN = "user"
 """The JobSet column results keep as it is, where the JobSet has it (an SWF log's user ids)."""
 
@@ -134,8 +115,6 @@ class Results:
     def read_parquet(cls, path: str | os.PathLike[str]) -> Results:
         """Read a results file written by :meth:`write_parquet`, checked column by column
         (:func:`schedlab.results_check.check_table`: errors name the file, column and row)."""
-        from schedlab.results_check import check_table
-
         df, meta = io.read_parquet(path, "results")
         meta.pop("kind")
         check_table(df, meta, source=str(path))

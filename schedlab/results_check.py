@@ -8,7 +8,7 @@ column. :func:`check_table` checks, in order, and raises a one-line
 (with its policy, jobset and job):
 
 1. at least one row;
-2. the columns of :data:`~schedlab.results.RESULT_COLUMNS` are present (``machine`` may be
+2. the columns of :data:`RESULT_COLUMNS` are present (``machine`` may be
    absent), and every known column has its type: integers (steps, ids), floats, text, booleans;
 3. no missing value where one is required (``load`` and ``seed`` may be null, a run that had
    none);
@@ -19,8 +19,10 @@ column. :func:`check_table` checks, in order, and raises a one-line
 5. one row per (workload, policy, load, jobset, job);
 6. the metadata names every policy of the table.
 
-The simulators' own output satisfies all of it (the multi-cluster model's jobs may run longer
-than ``duration``, so ``finish − start`` is not checked against it).
+The results table's columns and their types are defined here (:data:`RESULT_COLUMNS`,
+:data:`SECONDS_RESULT_COLUMNS`, :data:`DAG_RESULT_COLUMNS`); :mod:`schedlab.results` takes them
+from here. The simulators' own output satisfies all of it (the multi-cluster model's jobs may run
+longer than ``duration``, so ``finish − start`` is not checked against it).
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ import polars as pl
 
 from schedlab.errors import ResultsError
 
-INTEGER = (
+RESULT_COLUMNS = (
+    "policy",
     "jobset",
+    "load",
     "seed",
     "job_id",
     "arrival",
@@ -41,34 +45,34 @@ INTEGER = (
     "finish",
     "duration",
     "machine",
+    "slowdown",
     "completion",
     "wait",
-    "dag",
-    "job_arrival",
-    "critical_path",
 )
-"""Columns of whole numbers (steps, ids)."""
-FLOAT = ("load", "slowdown", "arrival_s", "run_s", "wait_s", "completion_s", "share")
+"""Columns of every per-job results table, in order (:class:`~schedlab.results.Results`)."""
+SECONDS_RESULT_COLUMNS = ("arrival_s", "run_s", "wait_s", "completion_s", "share")
+"""Columns results add when the JobSet has real times (:data:`~schedlab.jobset.SECONDS_COLUMNS`),
+float64: ``arrival_s`` (seconds since the jobset's origin), ``run_s`` (seconds the job ran,
+:func:`~schedlab.results.run_seconds`), ``wait_s = max(0, start·step − arrival_s)``,
+``completion_s = wait_s + run_s`` (the turnaround) and ``share`` (the job's demand of the first
+resource as a fraction of the cluster's capacity of it, for the utilisation)."""
+DAG_RESULT_COLUMNS = ("dag", "job_arrival", "critical_path")
+"""Columns results of a DAG workload add (int64): each task's DAG job, the job's arrival (its
+first task's, steps) and its critical path (its length with unlimited machines, steps), so
+that :func:`~schedlab.evaluation.metrics.per_jobset` measures jobs as jobs."""
+FLOAT = ("load", "slowdown", *SECONDS_RESULT_COLUMNS)
 """Columns of real numbers (integers are accepted too)."""
 TEXT = ("policy", "workload")
 """Columns of names."""
 BOOLEAN = ("killed",)
 """Columns of flags."""
-REQUIRED = (
-    "policy",
-    "jobset",
-    "job_id",
-    "arrival",
-    "start",
-    "finish",
-    "duration",
-    "slowdown",
-    "completion",
-    "wait",
-)
-"""Columns every results table has, never null (``load``, ``seed`` and ``machine`` may be absent
-or null)."""
-SECONDS = ("arrival_s", "run_s", "wait_s", "completion_s")
+INTEGER = (*(c for c in RESULT_COLUMNS if c not in (*FLOAT, *TEXT)), *DAG_RESULT_COLUMNS)
+"""Columns of whole numbers (steps, ids)."""
+OPTIONAL = ("load", "seed", "machine")
+"""Columns of :data:`RESULT_COLUMNS` that may be absent or null."""
+REQUIRED = tuple(c for c in RESULT_COLUMNS if c not in OPTIONAL)
+"""Columns every results table has, never null."""
+SECONDS = tuple(c for c in SECONDS_RESULT_COLUMNS if c != "share")
 """Columns of real times, seconds >= 0."""
 KEY = ("workload", "policy", "load", "jobset", "job_id")
 """What identifies a row (those present)."""
