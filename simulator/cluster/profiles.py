@@ -121,7 +121,10 @@ def take(
             vals[i, s, y] -= sign * need[y]
         s += 1
     for k in (s, first):  # a bound now between equal segments goes (the later one first)
-        if 0 < k < c and _same(vals, i, k):
+        same = 0 < k < c
+        for y in range(d if same else 0):
+            same = same and vals[i, k - 1, y] == vals[i, k, y]
+        if same:
             for x in range(k + 1, c):
                 times[i, x - 1] = times[i, x]
                 for y in range(d):
@@ -129,15 +132,6 @@ def take(
             c -= 1
     cnt[i] = c
     return times, vals
-
-
-@numba.njit(cache=True, inline="always")
-def _same(vals: np.ndarray, i: int, k: int) -> bool:
-    """Machine ``i``'s segments ``k - 1`` and ``k`` hold exactly the same free capacity."""
-    same = True
-    for y in range(vals.shape[2]):
-        same = same and vals[i, k - 1, y] == vals[i, k, y]
-    return same
 
 
 @numba.njit(cache=True)
