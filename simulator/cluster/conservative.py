@@ -32,7 +32,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster import core, heap, profiles
-from schedlab.simulator.cluster.order import order_now, static_scores
+from schedlab.simulator.cluster.order import order_now, ranking
 from schedlab.simulator.cluster.placement import EPS, FIRST_FIT
 
 Prec = core.Precedence
@@ -120,8 +120,7 @@ def _jobset(
     t = core.next_event(core.NEVER, 0, r, end_t, rel_t)
     times, vals, cnt, theta, low = profiles.new(capacity, m, t)
     avail, fits_at = np.empty((m, d)), np.empty(m, dtype=np.int64)  # work space
-    # the order's scores (a dynamic order's: at the current decision)
-    keys, in_rows = static_scores(score, jobs, knob, static, n)
+    rank, in_rows = ranking(jobs, ready, pos, capacity, (score, knob, static))
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue and the arrivals in order, with nothing to sort
     in_rows = in_rows and g.task.shape[0] == 0
@@ -228,20 +227,7 @@ def _jobset(
                 first = part == 0
                 these = order[:qn] if first else fresh[:nf]
                 if not in_rows:
-                    order_now(
-                        these,
-                        pos,
-                        static,
-                        keys,
-                        seen,
-                        ready,
-                        demand,
-                        free,
-                        capacity,
-                        t,
-                        score,
-                        knob,
-                    )
+                    order_now(these, rank, free, t)
                 times, vals, rh_t, rh_j, rh, moved = _reserve_each(
                     these,
                     first,
@@ -275,9 +261,7 @@ def _jobset(
                 if start[j] < 0 and res_t[j] == key:
                     due[nd] = j
                     nd += 1
-            order_now(
-                due[:nd], pos, static, keys, seen, ready, demand, free, capacity, t, score, knob
-            )
+            order_now(due[:nd], rank, free, t)
             for x in range(nd):
                 j = due[x]
                 if start[j] >= 0 or res_t[j] != t:  # listed twice, or moved by a remake

@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster import core, heap
-from schedlab.simulator.cluster.order import queue_order, static_scores
+from schedlab.simulator.cluster.order import queue_order, ranking
 from schedlab.simulator.cluster.placement import EPS, fits, place
 
 Prec = core.Precedence
@@ -172,7 +172,7 @@ def _backfill(
 def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
     """One jobset under strict (``how.backfill`` False) or EASY; returns the status."""
     capacity, _, score, rule, knob, static, _, _, backfill = how
-    estimate, seen, ready, reserved = jobs.estimate, jobs.seen, out.ready, out.reserved
+    estimate, ready, reserved = jobs.estimate, out.ready, out.reserved
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
     free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, _ = c
@@ -183,11 +183,10 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
     frontier_t = np.empty(size, dtype=np.int64)
     frontier_p = np.empty(size, dtype=np.int64)
     top, held = np.empty(d), np.empty(d)
-    keys, in_rows = static_scores(score, jobs, knob, static, 0)
+    rank, in_rows = ranking(jobs, ready, pos, capacity, (score, knob, static))
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue in order, and needs no sorting or check at decisions
     in_rows = in_rows and g.task.shape[0] == 0
-    scratch = np.empty(n)
     h = q = e = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
@@ -199,21 +198,7 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
         if q:
             order = queue[:q]
             if not in_rows:
-                order = queue_order(
-                    queue,
-                    q,
-                    pos,
-                    seen,
-                    ready,
-                    demand,
-                    free,
-                    capacity,
-                    t,
-                    score,
-                    knob,
-                    keys,
-                    scratch,
-                )
+                order = queue_order(queue, q, rank, free, t)
             head = -1
             for x in range(q):  # in order while the first fits
                 j = order[x]

@@ -4,12 +4,13 @@ A score is a compiled function of scalar features (:data:`.dispatch.SCORE_SIGNAT
 **static** order (FCFS, SJF, F1, …) depends only on the job: its scores are computed once per
 jobset (:func:`static_scores`). A **dynamic** one (WFP3, UNICEP, HRRN: the wait so far; Packer,
 Tetris*: the first machine's free capacity) is scored at every decision (:func:`now_scores`).
-Ties keep the queue's admission order.
+Ties keep the queue's admission order. What a rule needs to order its queue is one
+:class:`Ranking` per jobset (:func:`ranking`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -38,27 +39,53 @@ def static_scores(
     return keys, in_rows
 
 
+class Ranking(NamedTuple):
+    """How one jobset's waiting jobs are put in order (:func:`ranking`), for :func:`order_now`
+    and :func:`queue_order`."""
+
+    static: bool
+    """A static order (scores fixed per job) or a dynamic one (scored at every decision)."""
+    keys: np.ndarray
+    """float64 ``(n,)``: a static order's scores; a dynamic one's, written at each decision."""
+    pos: np.ndarray
+    """int64 ``(n,)``: each job's position in the queue (admission order), for ties."""
+    seen: np.ndarray
+    """The jobs' run times as the scheduler sees them (steps, ``(n,)``)."""
+    ready: np.ndarray
+    """When each job became ready (steps, ``(n,)``): a dynamic order's wait so far."""
+    demand: np.ndarray
+    """float64 ``(n, d)``."""
+    capacity: np.ndarray
+    """A machine's capacity (``(d,)``)."""
+    score: Any
+    """The compiled score (:data:`.dispatch.SCORE_SIGNATURE`)."""
+    knob: float
+    """The score's parameter."""
+
+
 @numba.njit(cache=True)
-def now_scores(
-    jobs: np.ndarray,
-    seen: np.ndarray,
-    ready: np.ndarray,
-    demand: np.ndarray,
-    free: np.ndarray,
-    capacity: np.ndarray,
-    now: int,
-    score: Any,
-    knob: float,
-    out: np.ndarray,
-) -> None:
-    """``out[j]`` = the dynamic score of each job ``j`` of ``jobs`` at ``now``, packing scores
-    against the first machine's free capacity (``free``: ``(m, d)``)."""
+def ranking(
+    jobs: Jobs, ready: np.ndarray, pos: np.ndarray, capacity: np.ndarray, how: Any
+) -> tuple[Ranking, bool]:
+    """The :class:`Ranking` of one jobset under the order ``how = (score, knob, static)``, and
+    whether a static order keeps the jobs in row order (:func:`static_scores`)."""
+    score, knob, static = how
+    keys, in_rows = static_scores(score, jobs, knob, static, jobs.seen.shape[0])
+    rank = Ranking(static, keys, pos, jobs.seen, ready, jobs.demand, capacity, score, knob)
+    return rank, in_rows
+
+
+@numba.njit(cache=True)
+def now_scores(jobs: np.ndarray, rank: Ranking, free: np.ndarray, now: int) -> None:
+    """``rank.keys[j]`` = the dynamic score of each job ``j`` of ``jobs`` at ``now``, packing
+    scores against the first machine's free capacity (``free``: ``(m, d)``)."""
     capacity2 = 0.0
-    for r in range(capacity.shape[0]):
-        capacity2 += capacity[r] * capacity[r]
+    for r in range(rank.capacity.shape[0]):
+        capacity2 += rank.capacity[r] * rank.capacity[r]
+    _, keys, _, seen, ready, demand, _, score, knob = rank
     for j in jobs:
         al = alignment_of(free[0], demand[j])
-        out[j] = score(seen[j], ready[j], j, now, knob, al, capacity2, demand[j, 0])
+        keys[j] = score(seen[j], ready[j], j, now, knob, al, capacity2, demand[j, 0])
 
 
 @numba.njit(cache=True)
@@ -108,59 +135,27 @@ def sort_by(jobs: np.ndarray, keys: np.ndarray, pos: np.ndarray) -> None:
 
 
 @numba.njit(cache=True)
-def order_now(
-    jobs: np.ndarray,
-    pos: np.ndarray,
-    static: bool,
-    keys: np.ndarray,
-    seen: np.ndarray,
-    ready: np.ndarray,
-    demand: np.ndarray,
-    free: np.ndarray,
-    capacity: np.ndarray,
-    now: int,
-    score: Any,
-    knob: float,
-) -> None:
-    """Sort ``jobs`` in place by the order's score at ``now``, ties by ``pos``: ``keys`` holds a
-    static order's scores, or receives a dynamic order's (:func:`now_scores`)."""
-    if not static:
-        now_scores(jobs, seen, ready, demand, free, capacity, now, score, knob, keys)
-    sort_by(jobs, keys, pos)
+def order_now(jobs: np.ndarray, rank: Ranking, free: np.ndarray, now: int) -> None:
+    """Sort ``jobs`` in place by the order's score at ``now`` (a dynamic order's scored now:
+    :func:`now_scores`), ties by position."""
+    if not rank.static:
+        now_scores(jobs, rank, free, now)
+    sort_by(jobs, rank.keys, rank.pos)
 
 
 @numba.njit(cache=True)
-def queue_order(
-    queue: np.ndarray,
-    q: int,
-    pos: np.ndarray,
-    seen: np.ndarray,
-    ready: np.ndarray,
-    demand: np.ndarray,
-    free: np.ndarray,
-    capacity: np.ndarray,
-    now: int,
-    score: Any,
-    knob: float,
-    static: np.ndarray,
-    scratch: np.ndarray,
-) -> np.ndarray:
-    """The ``q`` waiting jobs of ``queue`` (admission order; ``pos[j]``: j's index in it) by
-    score, highest first, ties in queue order. ``static``: a static order's scores
-    (:func:`static_scores`), or empty for a dynamic one, scored now into ``scratch`` (float64,
-    ``(n,)``); already in order (FCFS) the queue itself is returned (a view)."""
-    if static.shape[0]:
+def queue_order(queue: np.ndarray, q: int, rank: Ranking, free: np.ndarray, now: int) -> np.ndarray:
+    """The ``q`` waiting jobs of ``queue`` (admission order) by score at ``now``, highest first,
+    ties in queue order; already in order under a static order (FCFS) the queue itself is
+    returned (a view)."""
+    if rank.static:
         ordered = True
         for k in range(1, q):
-            if static[queue[k]] > static[queue[k - 1]]:
+            if rank.keys[queue[k]] > rank.keys[queue[k - 1]]:
                 ordered = False
                 break
         if ordered:
             return queue[:q]
-        keys = static
-    else:
-        now_scores(queue[:q], seen, ready, demand, free, capacity, now, score, knob, scratch)
-        keys = scratch
     out = queue[:q].copy()
-    sort_by(out, keys, pos)
+    order_now(out, rank, free, now)
     return out
