@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from schedlab.simulator.cluster import core
-from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for, pick_uniform
+from schedlab.simulator.cluster.dispatch import TREE_FROM, choose, machine_for
 from schedlab.simulator.cluster.order import static_scores
 from schedlab.simulator.cluster.trees import first_dominating, leq, next_subtree, pow2, tree_set
 
@@ -140,6 +140,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     backlog = np.empty(0 if whole else n, dtype=np.int64)
     b_head = b_tail = draws = 0
     keys, _ = static_scores(score, jobs, knob, static and not uniform, 0)
+    us = draw if uniform else np.full(1, -1.0)  # choose's draws (-1: by the score)
     mtree, listed = _machine_tree(free, ended, machines > TREE_FROM)
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
@@ -165,36 +166,24 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
             while whole and v_head < top and view[v_head] == -1:
                 v_head += 1
             first, last = (v_head, top) if whole else (0, slots)
-            if uniform:
-                k, i = pick_uniform(
-                    view[first:last],
-                    profile,
-                    scratch,
-                    capacity,
-                    demand,
-                    runtime,
-                    rule,
-                    mtree,
-                    draw[draws],
-                )
-            else:
-                k, i = choose(
-                    view[first:last],
-                    profile,
-                    scratch,
-                    capacity,
-                    demand,
-                    runtime,
-                    seen,
-                    ready,
-                    0,
-                    t,
-                    score,
-                    keys,
-                    rule,
-                    mtree,
-                    knob,
-                )
+            k, i = choose(
+                view[first:last],
+                profile,
+                scratch,
+                capacity,
+                demand,
+                runtime,
+                seen,
+                ready,
+                0,
+                t,
+                score,
+                keys,
+                rule,
+                mtree,
+                knob,
+                us[draws],
+            )
             if k < 0:
                 break
             draws += uniform
