@@ -135,8 +135,7 @@ def choose(
 ) -> tuple[int, int]:
     """The visible job to start now and its machine: ``(position in view, machine)``, or
     ``(-1, -1)`` if no visible job fits: the best score, or with a draw ``u`` the Random
-    heuristic's pick, the ``floor(u·k)``-th of the ``k`` visible jobs that fit (a first sweep
-    counts them).
+    heuristic's pick, the ``floor(u·k)``-th of the ``k`` visible jobs that fit.
 
     Parameters
     ----------
@@ -166,48 +165,54 @@ def choose(
         The Random heuristic's uniform draw in [0, 1) (no score is computed), or negative: the
         best score.
     """
+    if u >= 0.0:  # Random: the floor(u·k)-th of the k jobs that fit
+        fitting = 0
+        for k in range(view.shape[0]):
+            j = view[k]
+            if j >= 0:
+                free = available(profile, duration[j], scratch)
+                if machine_for(free, capacity, demand[j], rule, mtree) >= 0:
+                    fitting += 1
+        pick = min(int(u * fitting), fitting - 1)
+        for k in range(view.shape[0]):
+            j = view[k]
+            if j >= 0:
+                free = available(profile, duration[j], scratch)
+                i = machine_for(free, capacity, demand[j], rule, mtree)
+                if i >= 0:
+                    if pick == 0:
+                        return k, i
+                    pick -= 1
+        return -1, -1
     capacity2 = 0.0
     for r in range(capacity.shape[0]):
         capacity2 += capacity[r] * capacity[r]
     best, best_machine, best_score = -1, -1, -np.inf
     one = profile.shape[0] == 1 and profile.shape[1] == 1  # one machine, nothing reserved
-    uniform = u >= 0.0
-    static = keys.shape[0] > 0 or uniform  # no alignment wanted
+    static = keys.shape[0] > 0
     free0 = profile[0, 0]
-    fitting = pick = 0
-    for sweep in range(2 if uniform else 1):
-        if sweep:  # Random, the fitting jobs counted: the one drawn is ``pick`` on
-            pick = min(int(u * fitting), fitting - 1)
-        for k in range(view.shape[0]):
-            j = view[k]
-            if j < 0:
+    for k in range(view.shape[0]):
+        j = view[k]
+        if j < 0:
+            continue
+        dj = demand[j]
+        if one:
+            if not fits(free0, dj):
                 continue
-            dj = demand[j]
-            if one:
-                if not fits(free0, dj):
-                    continue
-                i = 0
-                alignment = 0.0 if static else alignment_of(free0, dj)
-            else:
-                free = available(profile, duration[j], scratch)
-                i = machine_for(free, capacity, dj, rule, mtree)
-                if i < 0:
-                    continue
-                alignment = 0.0 if static else alignment_of(free[i], dj)
-            if uniform:
-                if sweep == 0:
-                    fitting += 1
-                    continue
-                if pick == 0:
-                    best, best_machine = k, i
-                pick -= 1
+            i = 0
+            alignment = 0.0 if static else alignment_of(free0, dj)
+        else:
+            free = available(profile, duration[j], scratch)
+            i = machine_for(free, capacity, dj, rule, mtree)
+            if i < 0:
                 continue
-            if static:
-                sc = keys[j]
-            else:
-                sc = score(seen[j], arrival[j], j - base, now, knob, alignment, capacity2, dj[0])
-            if better(sc, best_score):
-                best, best_machine, best_score = k, i, sc
+            alignment = 0.0 if static else alignment_of(free[i], dj)
+        if static:
+            sc = keys[j]
+        else:
+            sc = score(seen[j], arrival[j], j - base, now, knob, alignment, capacity2, dj[0])
+        if better(sc, best_score):
+            best, best_machine, best_score = k, i, sc
     return best, best_machine
 
 
