@@ -30,7 +30,7 @@ action acts as void. ``"conservative"`` is for heuristics only and is refused::
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import gymnasium as gym
 import numpy as np
@@ -71,6 +71,17 @@ def _workload(
     return result
 
 
+class AgentOptions(TypedDict, total=False):
+    """How both adapters run the agent: the :class:`BatchedEngine` options they pass on as
+    given (the engine's defaults where not: ``"slowdown"``, no ``rewards``, ``True``,
+    ``"greedy"``; :class:`ClusterEnv` documents them)."""
+
+    objective: Objective
+    rewards: RewardWeights | None
+    skip_forced: bool
+    queue: AgentQueue
+
+
 class _Adapter:
     """What both adapters share: the jobsets, the engine, the view and the spaces."""
 
@@ -80,11 +91,12 @@ class _Adapter:
         num_envs: int,
         config: ClusterConfig,
         layout: Layout,
-        objective: Objective,
-        rewards: RewardWeights | None,
-        skip_forced: bool,
-        queue: AgentQueue,
+        options: AgentOptions,
     ) -> None:
+        known = sorted(AgentOptions.__optional_keys__)
+        if unknown := sorted(set(options) - set(known)):
+            msg = f"unexpected keyword arguments {unknown} (known: layout, {', '.join(known)})"
+            raise TypeError(msg)
         ids = jobset.jobs.get_column("jobset").to_numpy()
         if ids.size == 0:
             msg = "the JobSet has no jobs; an environment needs at least one jobset with jobs"
@@ -109,12 +121,9 @@ class _Adapter:
             jobset.machine_capacity,
             config,
             seen=seen,
-            objective=objective,
-            rewards=rewards,
-            skip_forced=skip_forced,
-            queue=queue,
             time_limit=zeros.copy(),
             max_jobs=int(np.diff(self._bounds).max()),
+            **options,
         )
         self.view = DeepRMImage(layout=layout)
         g = self.view.geometry(self.engine.snapshot(np.zeros(0, np.int64)))
@@ -184,14 +193,11 @@ class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         horizon: int | None = None,
         machines: int | None = None,
         layout: Layout = "deeprm",
-        objective: Objective = "slowdown",
-        rewards: RewardWeights | None = None,
-        skip_forced: bool = True,
-        queue: AgentQueue = "greedy",
+        **options: Unpack[AgentOptions],
     ) -> None:
         config = _override(config or ClusterConfig(), slots, horizon, machines)
         js = _workload(jobset, workload, load, jobsets, workload_seed, workload_params)
-        self._setup(js, 1, config, layout, objective, rewards, skip_forced, queue)
+        self._setup(js, 1, config, layout, options)
         self.observation_space, self.action_space = self._single_spaces
 
     def _obs_info(self) -> tuple[np.ndarray, dict[str, Any]]:
@@ -256,21 +262,9 @@ class ClusterVectorEnv(_Adapter, VectorEnv):
         config: ClusterConfig | None = None,
         *,
         layout: Layout = "deeprm",
-        objective: Objective = "slowdown",
-        rewards: RewardWeights | None = None,
-        skip_forced: bool = True,
-        queue: AgentQueue = "greedy",
+        **options: Unpack[AgentOptions],
     ) -> None:
-        self._setup(
-            jobset,
-            num_envs,
-            config or ClusterConfig(),
-            layout,
-            objective,
-            rewards,
-            skip_forced,
-            queue,
-        )
+        self._setup(jobset, num_envs, config or ClusterConfig(), layout, options)
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = self._single_spaces
         self.observation_space = gym.vector.utils.batch_space(

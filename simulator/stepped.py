@@ -175,6 +175,7 @@ def _run_agent(sim: Engine, policy: Policy) -> None:
             FIRST_FIT,
             np.empty((0, snap.capacity.size)),
             0.0,
+            -1.0,
         )
         if k >= 0:
             sim.start_now(k, i)

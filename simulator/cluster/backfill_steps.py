@@ -67,31 +67,10 @@ def _expected_ends(
     return {j: max(int(jobs["start"][j] + jobs["estimate"][j]), now + 1) for j in running}
 
 
-def _head_reservation(
-    head: int,
-    running: dict[int, int],
-    jobs: dict[str, np.ndarray],
-    free: np.ndarray,
-    capacity: np.ndarray,
-    rule: int,
-    now: int,
-) -> tuple[int, int, np.ndarray]:
-    """(time, machine, capacity of that machine left beside the head then), or NEVER."""
-    ends = _expected_ends(running, jobs, now)
-    avail = free.copy()
-    for t in sorted(set(ends.values())):
-        for j, end in ends.items():
-            if end == t:
-                avail[running[j]] += jobs["demand"][j]
-        i = place(rule, avail, capacity, jobs["demand"][head])
-        if i >= 0:
-            return t, i, avail[i] - jobs["demand"][head]
-    return NEVER, -1, np.zeros(capacity.size)
-
-
 class _Profile:
     """Free capacity from ``now`` on: ``[(from time, free (m, d))]``, each level holding until
-    the next one's time, from the running jobs' expected ends."""
+    the next one's time, from the running jobs' expected ends (EASY's head reservation walks
+    them; conservative's reservations are taken from them)."""
 
     def __init__(
         self,
@@ -131,6 +110,17 @@ class _Profile:
                 level[i] -= sign * self.jobs["demand"][j]
                 ok = ok and bool((level[i] >= -EPS).all())
         return ok
+
+    def head_reservation(self, head: int) -> tuple[int, int, np.ndarray]:
+        """EASY's reservation of the waiting ``head``: the first expected end from which its
+        demand fits on a machine (the placement rule's choice): (time, machine, capacity of
+        that machine left beside the head then), or NEVER."""
+        demand = self.jobs["demand"][head]
+        for t, level in self.levels[1:]:
+            i = place(self.rule, level, self.capacity, demand)
+            if i >= 0:
+                return t, i, level[i] - demand
+        return NEVER, -1, np.zeros(self.capacity.size)
 
     def reserve(self, j: int) -> tuple[int, int]:
         """The earliest (time, machine) where job ``j`` fits for its estimate, taken."""
@@ -218,8 +208,8 @@ def schedule_jobset(
             finished += 1
         waiting += readiness.admit(now)
         order = _ordered(waiting, jobs, free, now, policy, capacity)
+        profile = partial(_Profile, running, jobs, free, capacity, rule, now)
         if discipline == CONSERVATIVE:
-            profile = partial(_Profile, running, jobs, free, capacity, rule, now)
             _conservative(order, slots, profile, now, bool(ended))
             for j in order:
                 t, i = slots[j]
@@ -237,9 +227,7 @@ def schedule_jobset(
                 begin(j, i)
             if blocked is not None and discipline == EASY:
                 head = order[blocked]
-                shadow, hm, extra = _head_reservation(
-                    head, running, jobs, free, capacity, rule, now
-                )
+                shadow, hm, extra = profile().head_reservation(head)
                 if reserved[head] == NEVER:
                     reserved[head] = shadow
                 for j in order[blocked + 1 :]:

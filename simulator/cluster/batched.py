@@ -48,7 +48,7 @@ from typing import Any, ClassVar, Literal, get_args
 import numpy as np
 
 from schedlab.jobset import JobSet
-from schedlab.simulator.cluster.batched_state import new_state
+from schedlab.simulator.cluster.batched_state import State, new_state
 from schedlab.simulator.cluster.disciplines import DISCIPLINES
 from schedlab.simulator.cluster.dispatch import arrival_order
 from schedlab.simulator.cluster.engine_inputs import (
@@ -66,6 +66,7 @@ from schedlab.simulator.cluster.kernels import (
 from schedlab.simulator.cluster.precedence import Precedence, remaining_paths
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.model import Placements, Snapshot, View
+from schedlab.simulator.state_sizes import StateSizes
 
 Objective = Literal["slowdown", "completion"]
 AgentQueue = Literal["greedy", "strict", "easy"]
@@ -91,7 +92,7 @@ class RewardWeights:
         return np.ascontiguousarray(a)
 
 
-class BatchedEngine:
+class BatchedEngine(StateSizes):
     """``B`` environments, each replaying the jobs in rows ``lo[b]:hi[b]``.
 
     Parameters
@@ -126,6 +127,7 @@ class BatchedEngine:
     """
 
     kind: ClassVar[str] = "cluster"
+    state: State
 
     def __init__(
         self,
@@ -241,16 +243,6 @@ class BatchedEngine:
         )
 
     # -- the Model protocol ----------------------------------------------------------------
-    @property
-    def n_envs(self) -> int:
-        """B."""
-        return int(self.state.lo.size)
-
-    @property
-    def machines(self) -> int:
-        """m."""
-        return int(self.state.free.shape[2])
-
     @property
     def n_actions(self) -> int:
         """``m·M + 1``."""

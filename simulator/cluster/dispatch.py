@@ -131,9 +131,11 @@ def choose(
     rule: int,
     mtree: np.ndarray,
     knob: float,
+    u: float,
 ) -> tuple[int, int]:
     """The visible job to start now and its machine: ``(position in view, machine)``, or
-    ``(-1, -1)`` if no visible job fits.
+    ``(-1, -1)`` if no visible job fits: the best score, or with a draw ``u`` the Random
+    heuristic's pick, the ``floor(u·k)``-th of the ``k`` visible jobs that fit.
 
     Parameters
     ----------
@@ -159,7 +161,29 @@ def choose(
     keys : float64, shape ``(n,)`` or ``(0,)``
         The score of every job, precomputed for a static order (one that depends only on the
         job); empty: call ``score``.
+    u : float
+        The Random heuristic's uniform draw in [0, 1) (no score is computed), or negative: the
+        best score.
     """
+    if u >= 0.0:  # Random: the floor(u·k)-th of the k jobs that fit
+        fitting = 0
+        for k in range(view.shape[0]):
+            j = view[k]
+            if j >= 0:
+                free = available(profile, duration[j], scratch)
+                if machine_for(free, capacity, demand[j], rule, mtree) >= 0:
+                    fitting += 1
+        pick = min(int(u * fitting), fitting - 1)
+        for k in range(view.shape[0]):
+            j = view[k]
+            if j >= 0:
+                free = available(profile, duration[j], scratch)
+                i = machine_for(free, capacity, demand[j], rule, mtree)
+                if i >= 0:
+                    if pick == 0:
+                        return k, i
+                    pick -= 1
+        return -1, -1
     capacity2 = 0.0
     for r in range(capacity.shape[0]):
         capacity2 += capacity[r] * capacity[r]
@@ -190,40 +214,6 @@ def choose(
         if better(sc, best_score):
             best, best_machine, best_score = k, i, sc
     return best, best_machine
-
-
-@numba.njit(cache=True)
-def pick_uniform(
-    view: np.ndarray,
-    profile: np.ndarray,
-    scratch: np.ndarray,
-    capacity: np.ndarray,
-    demand: np.ndarray,
-    duration: np.ndarray,
-    rule: int,
-    mtree: np.ndarray,
-    u: float,
-) -> tuple[int, int]:
-    """The Random heuristic's pick (instead of :func:`choose`): the ``floor(u·k)``-th of the
-    ``k`` visible jobs that fit, ``u`` a uniform draw in [0, 1)."""
-    count = 0
-    for k in range(view.shape[0]):
-        j = view[k]
-        if j >= 0:
-            free = available(profile, duration[j], scratch)
-            if machine_for(free, capacity, demand[j], rule, mtree) >= 0:
-                count += 1
-    pick = min(int(u * count), count - 1)
-    for k in range(view.shape[0]):
-        j = view[k]
-        if j >= 0:
-            free = available(profile, duration[j], scratch)
-            i = machine_for(free, capacity, demand[j], rule, mtree)
-            if i >= 0:
-                if pick == 0:
-                    return k, i
-                pick -= 1
-    return -1, -1
 
 
 @numba.njit(cache=True)
@@ -258,26 +248,22 @@ def choose_batch(
     no_tree = np.empty((0, free.shape[3]))
     for x in range(envs.shape[0]):
         b = envs[x]
-        if uniform:
-            k, i = pick_uniform(
-                view[b], free[b], scratch, capacity, demand, duration, rule, no_tree, uniforms[x]
-            )
-        else:
-            k, i = choose(
-                view[b],
-                free[b],
-                scratch,
-                capacity,
-                demand,
-                duration,
-                seen,
-                arrival,
-                base[b],
-                now[b],
-                score,
-                dynamic,
-                rule,
-                no_tree,
-                knob,
-            )
+        k, i = choose(
+            view[b],
+            free[b],
+            scratch,
+            capacity,
+            demand,
+            duration,
+            seen,
+            arrival,
+            base[b],
+            now[b],
+            score,
+            dynamic,
+            rule,
+            no_tree,
+            knob,
+            uniforms[x] if uniform else -1.0,
+        )
         out[x] = 0 if k < 0 else 1 + i * M + k

@@ -165,6 +165,7 @@ def _finish_work_conserving(s: State, b: int, score: Any) -> tuple[float, int]:
                 FIRST_FIT,
                 no_tree,
                 0.0,
+                -1.0,
             )
             if q < 0:
                 break

@@ -22,7 +22,8 @@ from schedlab.simulator.config import Overrun, job_times
 from schedlab.simulator.model import Placements, View
 from schedlab.simulator.pick import kernels as k
 from schedlab.simulator.pick.features import N_FEATURES, PickSnapshot, step_observe
-from schedlab.simulator.pick.state import pack, unpack
+from schedlab.simulator.pick.state import PickState, pack, unpack
+from schedlab.simulator.state_sizes import StateSizes
 
 PickQueue = Literal["greedy", "strict", "easy"]
 """Queue disciplines an agent picks under (:data:`.kernels.QUEUES`)."""
@@ -88,7 +89,7 @@ def refuse_dag(jobset: JobSet) -> None:
         raise ValueError(msg)
 
 
-class PickEngine:
+class PickEngine(StateSizes):
     """``n_envs`` envs over the rows of ``jobset`` (an env replays the rows ``assign`` gives
     it, at most ``max_jobs`` of them; default: the largest jobset).
 
@@ -105,6 +106,7 @@ class PickEngine:
     """
 
     kind: ClassVar[str] = "cluster"
+    state: PickState
 
     def __init__(
         self, jobset: JobSet, config: PickConfig, n_envs: int, *, max_jobs: int | None = None
@@ -144,16 +146,6 @@ class PickEngine:
         return engine
 
     # -- the Model contract ---------------------------------------------------------------------
-    @property
-    def n_envs(self) -> int:
-        """B."""
-        return int(self.state.lo.size)
-
-    @property
-    def machines(self) -> int:
-        """m."""
-        return int(self.state.free.shape[1])
-
     @property
     def n_actions(self) -> int:
         """``K + 1`` (0 is void: the earliest-arrived candidate)."""

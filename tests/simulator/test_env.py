@@ -169,3 +169,23 @@ def test_dag_workloads_are_refused_with_a_reason() -> None:
     jobs = js.jobs.with_columns(pl.Series("parents", [[], [0]], dtype=pl.List(pl.Int64)))
     with pytest.raises(ValueError, match="do not model DAG precedence"):
         ClusterEnv(JobSet.create(jobs, js.meta))
+
+
+def test_unknown_agent_options_are_refused_by_name(jobset) -> None:
+    """The engine's own arguments (``max_jobs``, ``precedence``) are not agent options."""
+    for name in ("objectiv", "max_jobs", "precedence"):
+        with pytest.raises(TypeError, match=rf"unexpected keyword arguments \['{name}'\]"):
+            ClusterEnv(jobset, **{name: None})
+        with pytest.raises(TypeError, match=rf"unexpected keyword arguments \['{name}'\]"):
+            DeepRMVectorEnv(jobset, 2, **{name: None})
+
+
+def test_agent_options_reach_the_engine(jobset) -> None:
+    env = DeepRMVectorEnv(jobset, 2, objective="completion", skip_forced=False, queue="easy")
+    assert (env.engine.objective, env.engine.skip_forced, env.engine.queue) == (
+        "completion",
+        False,
+        "easy",
+    )
+    default = ClusterEnv(jobset).engine
+    assert (default.objective, default.skip_forced, default.queue) == ("slowdown", True, "greedy")
