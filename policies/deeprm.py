@@ -133,7 +133,7 @@ def load_network(path: str | os.PathLike[str]) -> tuple[torch.nn.Module, dict[st
 class DeepRMPolicy(Checkpointed[Logits], Sampling, QueueNamed, ParamsMixin):
     """A trained policy network acting on the DeepRM image (or Chen et al.'s reshaped one).
 
-    Parameters
+    Attributes
     ----------
     checkpoint : str
         A ``.pt`` file written by ``schedlab train``, a run directory, or a shipped name.

@@ -78,7 +78,7 @@ class SB3Policy(Reloaded, Sampling, ImageAgent):
     """A model saved by Stable-Baselines3 or sb3-contrib (``model.save("model.zip")``) after
     training on a schedlab environment, acting on what that environment observed.
 
-    Parameters
+    Attributes
     ----------
     checkpoint : str
         The ``.zip`` written by ``model.save`` (``sb3:runs/ppo/model.zip``).

@@ -139,7 +139,7 @@ class AgentError(SchedlabError, RuntimeError):
 class CallablePolicy(Reloaded, ImageAgent):
     """Any function of the environments' observation and mask: ``fn(obs, mask) -> action``.
 
-    Parameters
+    Attributes
     ----------
     fn : callable or str
         The function, or ``"package.module:function"`` to import (in a spec:

@@ -135,7 +135,7 @@ def load_network(path: str | os.PathLike[str]) -> tuple[JobScoreNet, dict[str, A
 class JobScorePolicy(Checkpointed[JobScoreNet], Sampling, PickAgent):
     """A trained :class:`JobScoreNet` picking jobs from the queue of the pick engine.
 
-    Parameters
+    Attributes
     ----------
     checkpoint : str
         A ``.pt`` written by ``schedlab train jobscore``, a run directory (its ``best.pt``) or a

@@ -28,7 +28,7 @@ from schedlab.simulator.pick.features import N_FEATURES
 class SB3PickPolicy(Reloaded, PickAgent):
     """A model saved by Stable-Baselines3 or sb3-contrib after training on the pick environment.
 
-    Parameters
+    Attributes
     ----------
     checkpoint : str
         The ``.zip`` written by ``model.save``.

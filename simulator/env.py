@@ -167,14 +167,13 @@ class ClusterEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         Generator, offered load, jobsets and seed used when no ``jobset`` is given.
     layout : ``"deeprm"`` or ``"reshaped"``
         Image layout.
-    objective : ``"slowdown"`` or ``"completion"``
-        Reward ``−Σ 1/T_j`` or ``−|J|`` per time step over jobs in the system.
-    rewards : RewardWeights, optional
-        Where-weights α, β, γ (Chen et al. 2017, Eq. 1).
-    skip_forced : bool
-        Do not ask for decisions where only void is valid.
-    queue : ``"greedy"``, ``"strict"`` or ``"easy"``
-        Queue discipline the agent acts under (module docstring).
+    **options
+        The agent's options (:class:`AgentOptions`): ``objective``, ``"slowdown"`` or
+        ``"completion"`` (reward ``−Σ 1/T_j`` or ``−|J|`` per time step over jobs in the
+        system); ``rewards``, where-weights α, β, γ (Chen et al. 2017, Eq. 1); ``skip_forced``,
+        do not ask for decisions where only void is valid; ``queue``, ``"greedy"``,
+        ``"strict"`` or ``"easy"``, the queue discipline the agent acts under (module
+        docstring).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 (Gymnasium's convention)
