@@ -5,11 +5,13 @@ fits now, in the order's preference, until none fits (the heuristics' semantics 
 The visible jobs are ``M`` slots filled in arrival order (a new job takes the lowest free slot,
 else the FIFO backlog; a freed slot takes the backlog head) or the **whole queue** (every waiting
 job, ties to the lower row). The decision is :func:`.dispatch.choose` (the best score, or the
-Random mode's uniform pick) over the visible jobs, except for the whole queue under a static
-order (:func:`run_tree`): the waiting jobs then sit in a segment tree in score order holding
-each subtree's component-wise smallest demand, and the machines in a tree of their largest free
-capacity, so the next job to start is found in ``O(log n)`` instead of a scan of the queue. The
-rule is written once (:func:`_greedy`), compiled once for each of the two ways to decide.
+Random mode's uniform pick) over the visible jobs, except for the whole queue under a static order
+(:func:`run_tree`): the waiting jobs then sit in a segment tree in score order holding each
+subtree's component-wise smallest demand, and the machines in a tree of their largest free
+capacity, so the next job to start is found in ``O(log n)`` instead of a scan of the queue.
+The two are separate compiled functions: written once and compiled once per way to decide
+(``numba.literally``), each variant compiled the other's code too, and a first replay took 3-4 s
+longer (measured: 7.4 -> 11.3 s cold for FCFS on the KTH log).
 """
 
 from __future__ import annotations
@@ -84,45 +86,65 @@ def _next_in_order(
 
 
 @numba.njit(cache=True)
-def _greedy(
-    jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec, tree: bool
-) -> int:
-    """One jobset under the greedy rule; returns the status. ``tree``: the whole queue under a
-    static order, the waiting jobs in a tree in score order (``how.slots`` and ``how.uniform``
-    ignored); else ``how.slots`` visible slots or the whole queue, any order, each visible job
-    scanned at a decision (Random: ``how.uniform``, drawing ``jobs.draw``). Compiled once for
-    each value of ``tree`` (``numba.literally``), each without the other's branches: inlined
-    in one function with both, the scan ran 1.5x slower for Random (measured)."""
-    numba.literally(tree)
+def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
+    """One jobset, the whole queue, a static order; returns the status."""
+    capacity, machines, score, rule, knob, _, _, _, _ = how
+    n, d = jobs.runtime.shape[0], capacity.shape[0]
+    c, g, r = core.new(jobs, out, how, lo, prec)
+    free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
+    keys, _ = static_scores(score, jobs, knob, True, 0)
+    neg = np.empty(n)
+    for j in range(n):
+        neg[j] = -keys[j]
+    order = np.argsort(neg, kind="mergesort")  # ties to the lower row
+    rank = np.empty(n, dtype=np.int64)
+    for x in range(n):
+        rank[order[x]] = x
+    jtree = np.full((2 * pow2(n), d), np.inf)
+    mtree, listed = _machine_tree(free, ended, machines > 1)
+    gone = np.full(d, np.inf)
+    h = started = 0
+    t = core.next_event(core.NEVER, h, r, end_t, rel_t)
+    while started < n and t != core.NEVER:
+        h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
+        _freed(mtree, listed, e, machine, free)
+        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
+        for x in range(q):
+            tree_set(jtree, rank[queue[x]], demand[queue[x]], True)
+        while True:
+            x, i = _next_in_order(jtree, mtree, order, demand, free, capacity, rule)
+            if x < 0:
+                break
+            tree_set(jtree, x, gone, True)
+            j = order[x]
+            h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g)
+            if mtree.shape[0]:
+                tree_set(mtree, i, free[i], False)
+            started += 1
+        t = core.next_event(core.NEVER, h, r, end_t, rel_t)
+    return 0 if started == n else core.STALLED
+
+
+@numba.njit(cache=True)
+def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
+    """One jobset, ``slots`` visible slots or the whole queue, any order (Random: ``uniform``,
+    drawing ``jobs.draw``); returns the status."""
     capacity, machines, score, rule, knob, static, slots, uniform, _ = how
     seen, ready, draw = jobs.seen, out.ready, jobs.draw
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
     free, runtime, demand, start, machine, end_t, end_j, rel_t, rel_r, queue, pos, ended = c
-    keys, _ = static_scores(score, jobs, knob, tree or (static and not uniform), 0)
-    us = draw if uniform else np.full(1, -1.0)  # choose's draws (-1: by the score)
-    # tree: the jobs by rank in score order (ties to the lower row), the waiting ones' demands
-    order = rank = np.empty(0, dtype=np.int64)
-    if tree:
-        neg = np.empty(n)
-        for j in range(n):
-            neg[j] = -keys[j]
-        order = np.argsort(neg, kind="mergesort")
-        rank = np.empty(n, dtype=np.int64)
-        for x in range(n):
-            rank[order[x]] = x
-    jtree = np.full((2 * pow2(n) if tree else 0, d), np.inf)
-    gone = np.full(d if tree else 0, np.inf)
-    mtree, listed = _machine_tree(free, ended, machines > (1 if tree else TREE_FROM))
-    # scan: the visible jobs: the slots, or the whole queue by row (-1: started or empty, -2:
-    # not ready), and the backlog behind the slots
     profile = free.reshape((1, machines, d))  # nothing is reserved ahead: free now is all
     scratch = np.empty((machines, d))
     whole = slots == WHOLE_QUEUE
-    view = np.full(0 if tree else n if whole else slots, -2 if whole else -1, dtype=np.int64)
+    # visible jobs: the slots, or the whole queue by row (-1: started or empty, -2: not ready)
+    view = np.full(n if whole else slots, -2 if whole else -1, dtype=np.int64)
     top = v_head = 0  # whole queue: one past the last ready row; the first that may wait
-    backlog = np.empty(0 if tree or whole else n, dtype=np.int64)
+    backlog = np.empty(0 if whole else n, dtype=np.int64)
     b_head = b_tail = draws = 0
+    keys, _ = static_scores(score, jobs, knob, static and not uniform, 0)
+    us = draw if uniform else np.full(1, -1.0)  # choose's draws (-1: by the score)
+    mtree, listed = _machine_tree(free, ended, machines > TREE_FROM)
     h = started = 0
     t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     while started < n and t != core.NEVER:
@@ -131,9 +153,6 @@ def _greedy(
         r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
         for x in range(q):
             j = queue[x]
-            if tree:
-                tree_set(jtree, rank[j], demand[j], True)
-                continue
             if whole:
                 view[j] = j
                 top = max(top, j + 1)
@@ -147,61 +166,42 @@ def _greedy(
                 backlog[b_tail] = j
                 b_tail += 1
         while True:
-            if tree:
-                x, i = _next_in_order(jtree, mtree, order, demand, free, capacity, rule)
-                if x < 0:
-                    break
-                tree_set(jtree, x, gone, True)
-                j = order[x]
+            while whole and v_head < top and view[v_head] == -1:
+                v_head += 1
+            first, last = (v_head, top) if whole else (0, slots)
+            k, i = choose(
+                view[first:last],
+                profile,
+                scratch,
+                capacity,
+                demand,
+                runtime,
+                seen,
+                ready,
+                0,
+                t,
+                score,
+                keys,
+                rule,
+                mtree,
+                knob,
+                us[draws],
+            )
+            if k < 0:
+                break
+            draws += uniform
+            j = view[first + k]
+            if whole or b_head == b_tail:
+                view[first + k] = -1
             else:
-                while whole and v_head < top and view[v_head] == -1:
-                    v_head += 1
-                first, last = (v_head, top) if whole else (0, slots)
-                k, i = choose(
-                    view[first:last],
-                    profile,
-                    scratch,
-                    capacity,
-                    demand,
-                    runtime,
-                    seen,
-                    ready,
-                    0,
-                    t,
-                    score,
-                    keys,
-                    rule,
-                    mtree,
-                    knob,
-                    us[draws],
-                )
-                if k < 0:
-                    break
-                draws += uniform
-                j = view[first + k]
-                if whole or b_head == b_tail:
-                    view[first + k] = -1
-                else:
-                    view[k] = backlog[b_head]
-                    b_head += 1
+                view[k] = backlog[b_head]
+                b_head += 1
             h, r = core.begin(j, t, i, h, r, free, demand, runtime, start, machine, end_t, end_j, g)
             if mtree.shape[0]:
                 tree_set(mtree, i, free[i], False)
             started += 1
         t = core.next_event(core.NEVER, h, r, end_t, rel_t)
     return 0 if started == n else core.STALLED
-
-
-@numba.njit(cache=True)
-def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
-    """:func:`_greedy` of the whole queue under a static order, by the tree."""
-    return _greedy(jobs, out, lo, how, prec, True)
-
-
-@numba.njit(cache=True)
-def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
-    """:func:`_greedy` of the visible slots (or the whole queue), any order, by a scan."""
-    return _greedy(jobs, out, lo, how, prec, False)
 
 
 @numba.njit(cache=True)
