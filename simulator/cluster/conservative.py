@@ -120,7 +120,7 @@ def _jobset(
     t = core.next_event(core.NEVER, 0, r, end_t, rel_t)
     times, vals, cnt, theta, low = profiles.new(capacity, m, t)
     avail, fits_at = np.empty((m, d)), np.empty(m, dtype=np.int64)  # work space
-    rank, in_rows = ranking(jobs, ready, pos, capacity, (score, knob, static))
+    rank, in_rows = ranking(jobs, ready, pos, how)
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue and the arrivals in order, with nothing to sort
     in_rows = in_rows and g.task.shape[0] == 0

@@ -171,7 +171,7 @@ def _backfill(
 @numba.njit(cache=True)
 def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Prec) -> int:
     """One jobset under strict (``how.backfill`` False) or EASY; returns the status."""
-    capacity, _, score, rule, knob, static, _, _, backfill = how
+    capacity, _, _, rule, _, _, _, _, backfill = how
     estimate, ready, reserved = jobs.estimate, out.ready, out.reserved
     n, d = jobs.runtime.shape[0], capacity.shape[0]
     c, g, r = core.new(jobs, out, how, lo, prec)
@@ -183,7 +183,7 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
     frontier_t = np.empty(size, dtype=np.int64)
     frontier_p = np.empty(size, dtype=np.int64)
     top, held = np.empty(d), np.empty(d)
-    rank, in_rows = ranking(jobs, ready, pos, capacity, (score, knob, static))
+    rank, in_rows = ranking(jobs, ready, pos, how)
     # jobs are admitted in row order without a DAG: an order that never ranks a later row
     # higher (FCFS) keeps the queue in order, and needs no sorting or check at decisions
     in_rows = in_rows and g.task.shape[0] == 0

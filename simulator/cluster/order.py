@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from schedlab.simulator.cluster.core import Jobs
+from schedlab.simulator.cluster.core import Jobs, Setting
 from schedlab.simulator.cluster.dispatch import alignment_of
 
 
@@ -64,12 +64,11 @@ class Ranking(NamedTuple):
 
 
 @numba.njit(cache=True)
-def ranking(
-    jobs: Jobs, ready: np.ndarray, pos: np.ndarray, capacity: np.ndarray, how: Any
-) -> tuple[Ranking, bool]:
-    """The :class:`Ranking` of one jobset under the order ``how = (score, knob, static)``, and
-    whether a static order keeps the jobs in row order (:func:`static_scores`)."""
-    score, knob, static = how
+def ranking(jobs: Jobs, ready: np.ndarray, pos: np.ndarray, how: Setting) -> tuple[Ranking, bool]:
+    """The :class:`Ranking` of one jobset under ``how``'s order (its score, knob and whether it
+    is static), and whether a static order keeps the jobs in row order
+    (:func:`static_scores`)."""
+    capacity, _, score, _, knob, static, _, _, _ = how
     keys, in_rows = static_scores(score, jobs, knob, static, jobs.seen.shape[0])
     rank = Ranking(static, keys, pos, jobs.seen, ready, jobs.demand, capacity, score, knob)
     return rank, in_rows
