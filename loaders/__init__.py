@@ -17,13 +17,7 @@ from typing import Any
 
 from schedlab.registry import loaders as registry
 
-entry, load, make, names, register = (
-    registry.entry,
-    registry.load,
-    registry.make,
-    registry.names,
-    registry.register,
-)
+entry, load, make, names, register = registry.front
 
 _LAZY = {
     "DropReport": "schedlab.loaders.traces.drop_report",

@@ -7,10 +7,4 @@ whether ``schedlab.policies`` was reached as the registry or as this package.
 
 from schedlab.registry import policies as registry
 
-entry, load, make, names, register = (
-    registry.entry,
-    registry.load,
-    registry.make,
-    registry.names,
-    registry.register,
-)
+entry, load, make, names, register = registry.front

@@ -280,6 +280,20 @@ class Registry:
             if tag is None or (tag in e.tags and e.origin == "schedlab")
         ]
 
+    @property
+    def front(
+        self,
+    ) -> tuple[
+        Callable[[str], Entry],
+        Callable[[str], Any],
+        Callable[..., Any],
+        Callable[..., list[str]],
+        Callable[..., None],
+    ]:
+        """``entry``, ``load``, ``make``, ``names`` and ``register``: the functions a package
+        that fronts this registry exports (``schedlab.policies``, ``schedlab.loaders``)."""
+        return self.entry, self.load, self.make, self.names, self.register
+
     def __iter__(self) -> Iterator[Entry]:
         """Every entry, plug-ins described (imported) first; one that cannot be imported is
         listed with the error as its summary."""
