@@ -98,15 +98,16 @@ def critical_paths(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
 
 
 def levels(g: Graph) -> np.ndarray:
-    """Per row, its level: the most tasks on a path from a root of its dag to it (roots: 0).
+    """Per row, its level: the most tasks on a path from a root of its dag to it (roots: 0),
+    which is its :func:`earliest_starts` when every row is released at 0 and runs one step.
 
     Returns
     -------
     numpy.ndarray
         int64, shape ``(n_rows,)``.
     """
-    level: np.ndarray = _levels(g.order, g.task, g.child_offsets, g.children)
-    return level
+    n = g.task.size
+    return earliest_starts(g, np.zeros(n, np.int64), np.ones(n, np.int64))
 
 
 def shapes(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
@@ -158,19 +159,6 @@ def _rank(
             best = max(best, rank[children[e]])
         rank[r] = duration[r] + best
     return rank
-
-
-@numba.njit(cache=True)
-def _levels(
-    order: np.ndarray, task: np.ndarray, offsets: np.ndarray, children: np.ndarray
-) -> np.ndarray:
-    level = np.zeros(order.size, np.int64)
-    for r in order:
-        t = task[r]
-        for e in range(offsets[t], offsets[t + 1]):
-            c = children[e]
-            level[c] = max(level[c], level[r] + 1)
-    return level
 
 
 @numba.njit(cache=True)

@@ -35,7 +35,7 @@ from typing import Any, TypedDict, Unpack
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import AutoresetMode
 
 from schedlab.jobset import JobSet
 from schedlab.simulator.cluster.batched import (
@@ -50,6 +50,7 @@ from schedlab.simulator.cluster.engine_inputs import (
     resolve_machines,
 )
 from schedlab.simulator.config import ClusterConfig, job_times
+from schedlab.simulator.vector_env import BatchedEnv
 from schedlab.simulator.views.deeprm_image import DeepRMImage, Layout
 
 
@@ -127,7 +128,7 @@ class _Adapter:
         )
         self.view = DeepRMImage(layout=layout)
         g = self.view.geometry(self.engine.snapshot(np.zeros(0, np.int64)))
-        self._single_spaces = (
+        self._single_spaces: tuple[spaces.Box, spaces.Discrete] = (
             spaces.Box(0.0, 1.0, shape=g.shape, dtype=np.float32),
             spaces.Discrete(g.n_actions),
         )
@@ -245,7 +246,7 @@ DeepRMEnv = ClusterEnv
 """The single-pool task under its paper's name."""
 
 
-class ClusterVectorEnv(_Adapter, VectorEnv):
+class ClusterVectorEnv(_Adapter, BatchedEnv):
     """``num_envs`` cluster environments advanced by one compiled call per step (next-step
     autoreset: the step after an episode ends resets that env and ignores its action).
 
@@ -264,12 +265,7 @@ class ClusterVectorEnv(_Adapter, VectorEnv):
         **options: Unpack[AgentOptions],
     ) -> None:
         self._setup(jobset, num_envs, config or ClusterConfig(), layout, options)
-        self.num_envs = num_envs
-        self.single_observation_space, self.single_action_space = self._single_spaces
-        self.observation_space = gym.vector.utils.batch_space(
-            self.single_observation_space, num_envs
-        )
-        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        self._batch_spaces(num_envs)
         self._autoreset = np.zeros(num_envs, dtype=bool)
 
     def _restart(self, envs: np.ndarray) -> None:
@@ -288,10 +284,8 @@ class ClusterVectorEnv(_Adapter, VectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Draw a jobset for every env."""
-        super().reset(seed=seed if not isinstance(seed, list) else seed[0])
-        self._restart(np.arange(self.num_envs))
         self._autoreset[:] = False
-        return self._obs_info()
+        return super().reset(seed=seed, options=options)
 
     def step(
         self, actions: np.ndarray

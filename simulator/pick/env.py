@@ -38,13 +38,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import AutoresetMode
 
 from schedlab.jobset import JobSet
 from schedlab.simulator.pick.engine import PickConfig, PickEngine, PickQueue, candidates
 from schedlab.simulator.pick.features import FEATURES, N_FEATURES, PickView
 from schedlab.simulator.pick.kernels import QUEUES
 from schedlab.simulator.pick.windows import Windows, episode_jobset
+from schedlab.simulator.vector_env import BatchedEnv
 
 _VIEW = PickView()
 _QUEUE_NAMES = {code: name for name, code in QUEUES.items()}
@@ -80,7 +81,7 @@ class _Adapter:
         self._scale = np.ones(num_envs)
         self._baseline: Baseline | None = None
         K = self.config.visible
-        self._single_spaces = (
+        self._single_spaces: tuple[spaces.Box, spaces.Discrete] = (
             spaces.Box(0.0, 1.0, shape=(K, N_FEATURES), dtype=np.float32),
             spaces.Discrete(K),
         )
@@ -214,7 +215,7 @@ class PickEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         return obs[0], float(paid[0]), done, False, info
 
 
-class PickVectorEnv(_Adapter, VectorEnv):
+class PickVectorEnv(_Adapter, BatchedEnv):
     """``num_envs`` pick environments advanced by one compiled call per step, with same-step
     autoreset: an env whose episode ends returns its next episode's first observation, and
     ``info["final_obs"]`` / ``info["final_info"]`` (its window's ``bounded_slowdown`` and
@@ -241,12 +242,7 @@ class PickVectorEnv(_Adapter, VectorEnv):
     ) -> None:
         self._setup(jobset, _config(config, **overrides), window, queue, num_envs)
         self._baseline = baseline
-        self.num_envs = num_envs
-        self.single_observation_space, self.single_action_space = self._single_spaces
-        self.observation_space = gym.vector.utils.batch_space(
-            self.single_observation_space, num_envs
-        )
-        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        self._batch_spaces(num_envs)
         self._all = np.arange(num_envs, dtype=np.int64)
 
     def _restart(self, envs: np.ndarray) -> None:
@@ -260,14 +256,6 @@ class PickVectorEnv(_Adapter, VectorEnv):
     def action_masks(self) -> np.ndarray:
         """The candidates now, bool, shape ``(num_envs, K)``."""
         return self._mask(self._all)
-
-    def reset(
-        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Draw an episode for every env."""
-        super().reset(seed=seed if not isinstance(seed, list) else seed[0])
-        self._restart(self._all)
-        return self._obs_info()
 
     def step(
         self, actions: np.ndarray
