@@ -13,16 +13,18 @@ import click
 from schedlab.cli.options import Command
 
 PARTS = {
+    "agents": "the agents' batched engine and DeepRM image",
     "pick": "the pick environment (an agent picks from the queue)",
     "conservative": "conservative backfilling",
+    "easy": "EASY and strict",
     "scan": "the greedy list scheduler",
     "tree": "the greedy whole-queue scheduler",
-    "easy": "EASY and strict",
-    "agents": "the agents' batched engine and DeepRM image",
-    "dag": "DAG precedence",
     "multicluster": "the multi-cluster model (Liu et al.)",
+    "dag": "DAG precedence",
 }
-"""What ``schedlab compile`` compiles, longest first (each a task of :func:`compile_part`)."""
+"""What ``schedlab compile`` compiles, longest first (each a task of :func:`compile_part`;
+seconds on 2 cores: 42, 31, 17, 11, 10, 6, 2, 2), so that the longest start first and the
+processes finish together."""
 
 
 def compile_part(part: str) -> float:
