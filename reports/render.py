@@ -30,6 +30,7 @@ from schedlab.evaluation.metrics import (
     policy_order,
     time_unit,
 )
+from schedlab.evaluation.overlap import window_overlap
 from schedlab.evaluation.overview import ratio_overview
 from schedlab.evaluation.replay import replay
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
@@ -231,6 +232,9 @@ def build_report(
         *sections.meta_blocks(c, experiment, list(tables)),
         *sections.skipped_blocks(experiment),
     ]
+    overlap = None if jobs is None else window_overlap(jobs)
+    if overlap is not None:
+        blocks.insert(2, ("warning", overlap.describe()))
     if requested_reference is not None and requested_reference != cfg.reference:
         msg = f"reference policy {requested_reference!r} has no results; {cfg.reference} is used."
         blocks.insert(2, ("warning", msg))
