@@ -104,7 +104,7 @@ class LocalBackend(OnThisMachine):
         self._results: queue.SimpleQueue[Result] = queue.SimpleQueue()
         self._outstanding = 0
         self._stopped = False
-        self._broken: RuntimeError | None = None  # the pool broke; without here, tasks fail
+        self._broken: Exception | None = None  # the pool broke; without here, tasks fail
         self._recent: deque[float] = deque(maxlen=2)
         self.workers_started = False
         """Whether the worker processes were started (see :data:`WORKER_START_S`)."""
@@ -163,16 +163,21 @@ class LocalBackend(OnThisMachine):
                 self._running[call.key] = call
             try:
                 future = pool.submit(guarded, call.fn, *call.args)
-            except RuntimeError as exc:  # the pool broke (a worker died) or shut down
+            except (RuntimeError, OSError) as exc:  # the pool broke (a worker died) or shut
+                # down: OSError where it closed its wake-up pipe as submit wrote to it (CPython
+                # 3.11 checks and writes without a lock; see stop_pool)
                 self._pool_broke(call, exc)
                 return
             future.add_done_callback(functools.partial(self._done, call=call))
 
-    def _pool_broke(self, call: Call, exc: RuntimeError) -> None:
+    def _pool_broke(self, call: Call, exc: Exception) -> None:
         """With ``here`` this process runs ``call`` and the queue; else they fail with
-        ``exc``, as every task submitted later."""
+        ``exc``, as every task submitted later. Nothing when the pool was stopped on purpose
+        (:meth:`cancel`: Ctrl-C, the end of a batch)."""
         with self._lock:
-            del self._running[call.key]
+            self._running.pop(call.key, None)  # this process may have run it meanwhile
+            if self._stopped:
+                return
             if self._here:
                 self._queue.append(call)
                 return

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
+from schedlab.evaluation.backend_base import Call
 from schedlab.evaluation.backends import LocalBackend, SerialBackend, make_backend
 from schedlab.evaluation.local_backend import stop_pool
 
@@ -113,3 +115,45 @@ def test_stopping_a_busy_pool_ends_its_processes_and_its_manager_thread() -> Non
     assert time.monotonic() - t0 < 10  # not the 60 s task
     assert not any(p.is_alive() for p in processes)
     assert not manager.is_alive()
+
+
+class _ClosingPool:
+    """A pool whose wake-up pipe closes as a task is submitted (CPython 3.11's race), with
+    the backend stopped (Ctrl-C, the batch's end) at that moment or not."""
+
+    def __init__(self, backend: LocalBackend, *, stopping: bool) -> None:
+        self.backend, self.stopping = backend, stopping
+
+    def submit(self, *args: object, **kwargs: object) -> None:
+        if self.stopping:
+            self.backend._stopped = True
+        raise OSError(9, "Bad file descriptor")
+
+
+@pytest.mark.parametrize("stopping", [False, True])
+def test_a_pool_closing_under_the_feeder_fails_its_tasks_without_a_thread_traceback(
+    monkeypatch: pytest.MonkeyPatch, stopping: bool
+) -> None:
+    """The feeder thread takes an OSError from submit as the pool shut down: the tasks fail
+    with it (or, when the backend is being stopped, nothing happens), and no thread prints
+    a traceback."""
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    backend = LocalBackend(1)
+    backend._pool = _ClosingPool(backend, stopping=stopping)  # type: ignore[assignment]
+    for key in ("a", "b"):
+        backend._add(Call(key, abs, (-1,), "g"))
+    backend._idle.release()
+    feeder = threading.Thread(target=backend._feed)
+    feeder.start()
+    feeder.join(5)
+    assert not feeder.is_alive()
+    assert raised == []
+    failed = []
+    while not backend._results.empty():
+        failed.append(backend._results.get_nowait())
+    if stopping:
+        assert failed == []
+    else:
+        assert sorted(key for key, _, _ in failed) == ["a", "b"]
+        assert all(isinstance(exc, OSError) for _, _, exc in failed)
