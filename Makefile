@@ -5,10 +5,14 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 OUT    ?= out
 # What `make run` needs: schedlab and the `learned` extra (torch, for the shipped DeepRM
-# policies of the study). What the tests, `make lint` and `make docs` need: every extra.
+# policies of the study). What the fast tests need: every extra but Ray and the docs tools (their
+# tests are in the slow tier; about 15 s less to install). What `make test-all`, `make lint`,
+# `make docs` and `make bench` need: every extra.
 RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 DEV_STAMP := $(VENV)/.installed-dev
-DEV_EXTRAS := learned,rl,ray,dev,docs
+TEST_EXTRAS := learned,rl,dev
+DEV_EXTRAS := $(TEST_EXTRAS),ray,docs
 # setuptools says "Editable installation. Please be careful with folders in your working
 # directory with the same name as your package" on every editable install of a layout mapped
 # with package-dir (ours, design.md §1): information, not a packaging problem; only that
@@ -30,18 +34,23 @@ $(RUN_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/schedlab compile
 	touch $@
 
-$(DEV_STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	@echo "== installing schedlab with every extra ($(DEV_EXTRAS): torch, Stable-Baselines3, Ray, test and lint tools, docs) into $(VENV); pinned by constraints.txt"
-	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[$(DEV_EXTRAS)]'
+$(TEST_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	@echo "== installing schedlab with the extras the tests need ($(TEST_EXTRAS): torch, Stable-Baselines3, test and lint tools) into $(VENV); pinned by constraints.txt"
+	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[$(TEST_EXTRAS)]'
 	$(BIN)/schedlab compile
 	touch $@ $(RUN_STAMP)
+
+$(DEV_STAMP): $(TEST_STAMP)
+	@echo "== adding Ray and the docs tools: every extra ($(DEV_EXTRAS)); pinned by constraints.txt"
+	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[$(DEV_EXTRAS)]'
+	touch $@
 
 run: $(RUN_STAMP)
 	$(BIN)/schedlab demo --output $(OUT)
 
 # The fast tier (small seeded cases of every behaviour, in parallel); `make test-all` adds the
 # slow tier (whole traces, training, sweeps, Ray: tests marked `slow`).
-test: $(DEV_STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -n auto
 
 test-all: $(DEV_STAMP)
