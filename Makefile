@@ -5,14 +5,14 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 OUT    ?= out
 # What `make run` needs: schedlab and the `learned` extra (torch, for the shipped DeepRM
-# policies of the study). What the fast tests need: every extra but Ray and the docs tools (their
-# tests are in the slow tier; about 15 s less to install). What `make test-all`, `make lint`,
-# `make docs` and `make bench` need: every extra.
+# policies of the study). What the fast tests need: every extra but Ray (its tests are in the
+# slow tier; about 10 s less to install). What `make test-all`, `make lint`, `make docs` and
+# `make bench` need: every extra.
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 DEV_STAMP := $(VENV)/.installed-dev
-TEST_EXTRAS := learned,rl,dev
-DEV_EXTRAS := $(TEST_EXTRAS),ray,docs
+TEST_EXTRAS := learned,rl,dev,docs
+DEV_EXTRAS := $(TEST_EXTRAS),ray
 # setuptools says "Editable installation. Please be careful with folders in your working
 # directory with the same name as your package" on every editable install of a layout mapped
 # with package-dir (ours, design.md §1): information, not a packaging problem; only that
@@ -35,13 +35,13 @@ $(RUN_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	touch $@
 
 $(TEST_STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	@echo "== installing schedlab with the extras the tests need ($(TEST_EXTRAS): torch, Stable-Baselines3, test and lint tools) into $(VENV); pinned by constraints.txt"
+	@echo "== installing schedlab with the extras the tests need ($(TEST_EXTRAS): torch, Stable-Baselines3, test and lint tools, docs) into $(VENV); pinned by constraints.txt"
 	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[$(TEST_EXTRAS)]'
 	$(BIN)/schedlab compile
 	touch $@ $(RUN_STAMP)
 
 $(DEV_STAMP): $(TEST_STAMP)
-	@echo "== adding Ray and the docs tools: every extra ($(DEV_EXTRAS)); pinned by constraints.txt"
+	@echo "== adding Ray: every extra ($(DEV_EXTRAS)); pinned by constraints.txt"
 	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[$(DEV_EXTRAS)]'
 	touch $@
 
