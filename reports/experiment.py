@@ -25,6 +25,7 @@ from schedlab.errors import ResultsError, SpecError
 from schedlab.evaluation.analysis import AnalysisConfig, cliques
 from schedlab.evaluation.collect import Experiment, read_experiment
 from schedlab.evaluation.metrics import per_jobset, time_unit
+from schedlab.evaluation.overlap import window_overlap
 from schedlab.evaluation.overview import AcrossConditions, across_conditions
 from schedlab.evaluation.runner import plan
 from schedlab.evaluation.settings import StatsSettings
@@ -181,7 +182,24 @@ def write_experiment_report(
     cfg = analysis_config(exp.results[next(iter(exp.results))], settings, reference=wanted)
     order = list(dict.fromkeys(p.name for p in spec.policies))
     across = across_conditions(pl.concat(summaries, how="diagonal_relaxed"), cfg, order)
-    return paths | _write_index(out, title, spec.name, links, across, cfg, options, scale.name)
+    index = _write_index(
+        out, title, spec.name, links, across, cfg, options, scale.name, shared_jobs(jobs)
+    )
+    return paths | index
+
+
+def shared_jobs(jobs: Mapping[str, JobSet]) -> str | None:
+    """A warning naming the workloads whose jobsets are windows of one log that share jobs
+    (:func:`~schedlab.evaluation.overlap.window_overlap`), or None."""
+    found = {w: o for w, j in jobs.items() if (o := window_overlap(j)) is not None}
+    if not found:
+        return None
+    each = ", ".join(f"{w} ({o.mean_jobsets:.1f})" for w, o in found.items())
+    return (
+        f"The jobsets of {each} are windows of one log that share jobs: each job is in that "
+        "many of its windows on average. The intervals above take the windows as independent, "
+        "so they are too narrow there; each workload's report says more."
+    )
 
 
 def common_scale(
@@ -208,9 +226,10 @@ def _write_index(
     cfg: AnalysisConfig,
     options: FigureOptions,
     unit: str,
+    shared: str | None = None,
 ) -> dict[str, Path]:
     """The index page: links to the workloads' reports and the comparison over conditions
-    (times in ``unit``)."""
+    (times in ``unit``; ``shared``: a warning that some workloads' jobsets share jobs)."""
     blocks: list[Block] = [
         ("h1", title),
         ("p", f"Experiment {name}: one report per workload."),
@@ -257,6 +276,8 @@ def _write_index(
             "lowest as shown in its column. The workloads' own reports test the differences.",
         ),
     ]
+    if shared is not None:
+        blocks.append(("warning", shared))
     images: dict[str, tuple[Plot, str]] = {}
     if across.omnibus.height and across.pairwise.height:
         images["cd_diagram.png"] = _cd_figure(across, cfg)

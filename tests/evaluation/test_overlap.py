@@ -8,6 +8,7 @@ from schedlab.evaluation.overlap import window_overlap
 from schedlab.loaders.traces.load import load_trace
 from schedlab.loaders.traces.options import TraceOptions
 from schedlab.registry import generators, make_policy
+from schedlab.reports.experiment import shared_jobs
 from schedlab.reports.render import write_report
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.run import simulate
@@ -56,3 +57,14 @@ def test_a_report_of_overlapping_windows_warns_that_its_tests_are_optimistic(tmp
     text = paths["md"].read_text()
     assert "windows of one log that share jobs" in text
     assert "p-values too small" in text
+
+
+def test_an_experiment_index_names_the_workloads_whose_windows_share_jobs() -> None:
+    overlapping = kth_windows(6, 300)
+    synthetic = generators.make("deeprm").generate_sweep([0.8], n_jobsets=3, seed=0)
+    text = shared_jobs({"kth": overlapping, "synthetic": synthetic})
+    assert text is not None
+    mean = window_overlap(overlapping).mean_jobsets
+    assert f"kth ({mean:.1f})" in text
+    assert "synthetic" not in text
+    assert shared_jobs({"synthetic": synthetic}) is None
