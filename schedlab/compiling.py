@@ -19,14 +19,22 @@ KERNELS: dict[str, tuple[str, int]] = {
     "schedlab.simulator.cluster.greedy.run_tree": ("the greedy whole-queue scheduler", 7),
     "schedlab.simulator.cluster.easy": ("the EASY and strict queue kernels", 9),
     "schedlab.simulator.cluster.conservative": ("the conservative backfilling kernels", 11),
+    "schedlab.simulator.cluster": ("the cluster simulator's kernels", 0),
     "schedlab.simulator.cluster.kernels": ("the agents' batched engine", 30),
-    "schedlab.simulator.multicluster": ("the multi-cluster model", 30),
+    "schedlab.simulator.cluster.dispatch": ("the placement rules", 0),
+    "schedlab.simulator.views": ("the DeepRM image", 0),
+    "schedlab.simulator.pick": ("the pick environment", 30),
+    "schedlab.simulator.multicluster": ("the multi-cluster model", 3),
+    "schedlab.policies": ("the learned policies' kernels", 0),
     "schedlab.policies.heuristics": ("the heuristics' job orders", 3),
-    "schedlab.dag": ("the DAG graph passes", 10),
+    "schedlab.policies.cnn_plus_layer1": ("DeepRM_Plus's sparse first layer", 0),
+    "schedlab.dag": ("the DAG graph passes", 2),
     "schedlab.loaders.traces": ("the trace scanners", 10),
+    "schedlab.evaluation": ("the report's timeline and allocation", 8),
 }
 """What a compiling function is said to be (matched by the longest prefix of
-``module.qualname``), with its typical compile time on one core (seconds)."""
+``module.qualname``), with its typical compile time on one core (seconds; 0: not measured, no
+estimate said), measured alone with an empty cache."""
 
 
 class _Announcer(event.Listener):
