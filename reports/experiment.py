@@ -25,11 +25,11 @@ from schedlab.errors import ResultsError, SpecError
 from schedlab.evaluation.analysis import AnalysisConfig, cliques
 from schedlab.evaluation.collect import Experiment, read_experiment
 from schedlab.evaluation.metrics import per_jobset, time_unit
-from schedlab.evaluation.overlap import window_overlap
 from schedlab.evaluation.overview import AcrossConditions, across_conditions
 from schedlab.evaluation.runner import plan
 from schedlab.evaluation.settings import StatsSettings
 from schedlab.jobset import JobSet
+from schedlab.overlap import window_overlap
 from schedlab.policies.shipped import checkpoint_path
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.content import Block, Table
@@ -190,7 +190,7 @@ def write_experiment_report(
 
 def shared_jobs(jobs: Mapping[str, JobSet]) -> str | None:
     """A warning naming the workloads whose jobsets are windows of one log that share jobs
-    (:func:`~schedlab.evaluation.overlap.window_overlap`), or None."""
+    (:func:`~schedlab.overlap.window_overlap`), or None."""
     found = {w: o for w, j in jobs.items() if (o := window_overlap(j)) is not None}
     if not found:
         return None

@@ -30,13 +30,13 @@ from schedlab.evaluation.metrics import (
     policy_order,
     time_unit,
 )
-from schedlab.evaluation.overlap import window_overlap
 from schedlab.evaluation.overview import ratio_overview
 from schedlab.evaluation.replay import replay
 from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
 from schedlab.evaluation.stats import SUMMARY_STATS, summarize
 from schedlab.evaluation.users import per_user
 from schedlab.jobset import JobSet
+from schedlab.overlap import window_overlap
 from schedlab.reports import (
     comparison,
     comparison_data,

@@ -17,6 +17,7 @@ import polars as pl
 
 from schedlab.errors import TraceFormatError
 from schedlab.jobset import JobSet, offered_load
+from schedlab.overlap import window_overlap
 
 SAMPLE_SCHEMA = {"line": pl.Int64, "reason": pl.Utf8, "message": pl.Utf8, "raw": pl.Utf8}
 SAMPLE_CHARS = 300
@@ -141,10 +142,18 @@ class LoadResult:
         chosen = (js.meta.provenance.get("options") or {}).get("machines")
         whose = "the trace's own cluster" if chosen is None else "--machines"
         m = js.meta.machines
+        overlap = window_overlap(js)
+        shared = (
+            ""
+            if overlap is None
+            else f"\nthe windows share jobs: a job is in {overlap.mean_jobsets:.1f} of them on "
+            f"average ({overlap.shared:.0%} of the jobs in two or more), so they are not "
+            "independent units"
+        )
         return (
             f"{self.report.summary()}\n{len(js):,} jobs in {len(js.jobset_ids)} jobsets, span "
             f"{span:,} steps of {step:g} s, offered load {load:.3f} on {m:,} "
-            f"machine{'s' if m > 1 else ''} of ({machine}) ({whose})"
+            f"machine{'s' if m > 1 else ''} of ({machine}) ({whose}){shared}"
         )
 
 

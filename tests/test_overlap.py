@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.evaluation.overlap import window_overlap
 from schedlab.loaders.traces.load import load_trace
 from schedlab.loaders.traces.options import TraceOptions
+from schedlab.overlap import window_overlap
 from schedlab.registry import generators, make_policy
 from schedlab.reports.experiment import shared_jobs
 from schedlab.reports.render import write_report
@@ -17,10 +17,15 @@ from schedlab.traces import bundled
 DAY = 86_400
 
 
+def kth_load(**options):
+    """The KTH-SP2 log's last 13 days (about 1,000 jobs) loaded with ``options``."""
+    options = TraceOptions(time_step=1, start=320 * DAY, **options)
+    return load_trace("swf", bundled("kth-sp2"), options=options, use_cache=False)[0]
+
+
 def kth_windows(windows: int, size: int):
-    """Windows of the KTH-SP2 log's last 13 days (about 1,000 jobs): they overlap."""
-    options = TraceOptions(time_step=1, start=320 * DAY, jobset_size=size, windows=windows, seed=0)
-    return load_trace("swf", bundled("kth-sp2"), options=options, use_cache=False)[0].jobs
+    """Windows of the KTH-SP2 log's last 13 days: they overlap."""
+    return kth_load(jobset_size=size, windows=windows, seed=0).jobs
 
 
 def test_overlapping_windows_are_counted_job_by_job() -> None:
@@ -68,3 +73,9 @@ def test_an_experiment_index_names_the_workloads_whose_windows_share_jobs() -> N
     assert f"kth ({mean:.1f})" in text
     assert "synthetic" not in text
     assert shared_jobs({"synthetic": synthetic}) is None
+
+
+def test_loading_overlapping_windows_says_that_they_share_jobs() -> None:
+    said = kth_load(jobset_size=300, windows=6, seed=0).summary()
+    assert "the windows share jobs: a job is in 2.5 of them on average" in said
+    assert "share jobs" not in kth_load(jobset_size=300).summary()
