@@ -16,14 +16,14 @@ PARTS = {
     "agents": "the agents' batched engine and DeepRM image",
     "pick": "the pick environment (an agent picks from the queue)",
     "conservative": "conservative backfilling",
+    "tree": "the greedy whole-queue scheduler and a report's event timeline",
     "easy": "EASY and strict",
     "scan": "the greedy list scheduler",
-    "tree": "the greedy whole-queue scheduler and a report's event timeline",
     "multicluster": "the multi-cluster model (Liu et al.)",
     "dag": "DAG precedence",
 }
 """What ``schedlab compile`` compiles, longest first (each a task of :func:`compile_part`;
-seconds on 2 cores: 42, 31, 17, 11, 10, 14, 2, 2), so that the longest start first and the
+seconds on 2 cores: 42, 31, 17, 14, 11, 10, 2, 2), so that the longest start first and the
 processes finish together."""
 
 
