@@ -18,9 +18,6 @@ DEV_EXTRAS := $(TEST_EXTRAS),ray
 # with package-dir (ours, design.md §1): information, not a packaging problem; only that
 # message is silenced. pip's own progress stays visible.
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
-# pip's --no-compile: no bytecode for every file of every package at install time (57 s -> 25 s
-# for the test extras; torch alone has thousands of files); Python writes it on first import,
-# for the modules actually used.
 
 .PHONY: run test test-all bench lint docs venv kernels clean
 
@@ -33,19 +30,19 @@ $(BIN)/python:
 
 $(RUN_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@echo "== installing schedlab and its 'learned' extra (torch, for the shipped DeepRM policies) into $(VENV); pinned by constraints.txt"
-	$(EDITABLE) $(PIP) install --no-compile -c constraints.txt -e '.[learned]'
+	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[learned]'
 	$(BIN)/schedlab compile
 	touch $@
 
 $(TEST_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@echo "== installing schedlab with the extras the tests need ($(TEST_EXTRAS): torch, Stable-Baselines3, test and lint tools, docs) into $(VENV); pinned by constraints.txt"
-	$(EDITABLE) $(PIP) install --no-compile -c constraints.txt -e '.[$(TEST_EXTRAS)]'
+	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[$(TEST_EXTRAS)]'
 	$(BIN)/schedlab compile
 	touch $@ $(RUN_STAMP)
 
 $(DEV_STAMP): $(TEST_STAMP)
 	@echo "== adding Ray: every extra ($(DEV_EXTRAS)); pinned by constraints.txt"
-	$(EDITABLE) $(PIP) install --no-compile -c constraints.txt -e '.[$(DEV_EXTRAS)]'
+	$(EDITABLE) $(PIP) install -c constraints.txt -e '.[$(DEV_EXTRAS)]'
 	touch $@
 
 run: $(RUN_STAMP)
