@@ -43,12 +43,7 @@ def test_overlapping_windows_are_counted_job_by_job() -> None:
 
 
 def test_disjoint_jobsets_and_generated_ones_report_nothing() -> None:
-    jobs = load_trace(
-        "swf",
-        bundled("kth-sp2"),
-        options=TraceOptions(time_step=1, jobset_size=300),
-        use_cache=False,
-    )[0].jobs
+    jobs = kth_load(jobset_size=300).jobs
     assert jobs.jobs.get_column("jobset").n_unique() > 1
     assert window_overlap(jobs) is None  # the log cut into consecutive jobsets
     synthetic = generators.make("deeprm").generate_sweep([0.8], n_jobsets=3, seed=0)
