@@ -46,7 +46,7 @@ def save_checkpoint(
     with the format ``fmt`` of the policy family."""
     from schedlab.io import write_bytes_atomic
 
-    state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
     payload = {"format": fmt, "version": VERSION, "spec": json.dumps(spec), "state_dict": state}
     buffer = io.BytesIO()  # torch's own writer reports a full disk as a short write, no cause
     torch.save(payload, buffer)

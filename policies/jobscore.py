@@ -83,7 +83,7 @@ class JobScoreNet(nn.Module):
     def value(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The critic: mean and max of the candidates' embeddings, then the head."""
         emb = self.embed(obs[mask])
-        dense = torch.zeros(*mask.shape, emb.shape[1], dtype=emb.dtype)
+        dense = torch.zeros(*mask.shape, emb.shape[1], dtype=emb.dtype, device=emb.device)
         dense[mask] = emb
         count = mask.sum(dim=1, keepdim=True).clamp(min=1).to(emb.dtype)
         top = dense.masked_fill(~mask[..., None], -torch.inf).amax(dim=1).clamp(min=0.0)

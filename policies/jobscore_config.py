@@ -112,6 +112,10 @@ class JobScoreConfig(RunConfig):
     eval_every: int = 10
     eval_greedy: bool = True
     """Validate (and select ``best.pt`` on) the highest-score policy; false: sampled."""
+    device: str = "cpu"
+    """torch device of the network (``cuda`` on a GPU machine: the update's minibatches, about
+    nine tenths of an iteration on a CPU, run there; the environments stay on the CPU).
+    Checkpoints are written from the CPU either way."""
 
     def queue_list(self) -> list[PickQueue]:
         """The disciplines, in order."""

@@ -44,6 +44,7 @@ from schedlab.policies.jobscore_config import (
     heuristic_values,
     make_data,
 )
+from schedlab.policies.runtime import torch_device
 from schedlab.simulator.pick.engine import PickEngine, candidates
 from schedlab.simulator.pick.env import PickVectorEnv
 from schedlab.simulator.pick.features import N_FEATURES, PickView
@@ -80,7 +81,11 @@ class RewardScale:
 def sample(logits: torch.Tensor, rng: np.random.Generator) -> np.ndarray:
     """One pick per row of ``logits`` (``-inf`` outside the candidates) by Gumbel-max."""
     gumbel = -np.log(-np.log(rng.uniform(1e-12, 1.0, size=logits.shape)))
-    return np.asarray((logits.double().numpy() + gumbel).argmax(axis=1), dtype=np.int64)
+    return np.asarray((logits.double().cpu().numpy() + gumbel).argmax(axis=1), dtype=np.int64)
+
+
+def _device(net: JobScoreNet) -> torch.device:
+    return next(net.parameters()).device
 
 
 # -- rollout and advantages ---------------------------------------------------------------------
@@ -95,6 +100,7 @@ def collect(
     """``steps`` decisions of every env from ``state`` (observations and masks, updated in
     place): the batch (``(T·B, ...)``) and the metric of each episode that ended."""
     T, B, K = config.steps, config.envs, config.visible
+    dev = _device(net)
     obs = np.empty((T, B, K, N_FEATURES), np.float32)
     mask = np.empty((T, B, K), bool)
     actions, logp, values = (np.empty((T, B), np.int64), np.empty((T, B)), np.empty((T + 1, B)))
@@ -102,17 +108,18 @@ def collect(
     for t in range(T):
         obs[t], mask[t] = state
         with torch.no_grad():
-            logits, value = net(torch.from_numpy(obs[t]), torch.from_numpy(mask[t]))
+            logits, value = net(torch.from_numpy(obs[t]).to(dev), torch.from_numpy(mask[t]).to(dev))
         actions[t] = sample(logits, rng)
-        logp[t] = torch.log_softmax(logits, 1).double().numpy()[np.arange(B), actions[t]]
-        values[t] = value.double().numpy()
+        logp[t] = torch.log_softmax(logits, 1).double().cpu().numpy()[np.arange(B), actions[t]]
+        values[t] = value.double().cpu().numpy()
         state[0], raw, dones[t], _, info = env.step(actions[t])
         state[1] = info["action_mask"]
         rewards[t] = scale(raw, dones[t])
         if dones[t].any():
             ended += info["final_info"][config.objective][dones[t]].tolist()
     with torch.no_grad():
-        values[T] = net.value(torch.from_numpy(state[0]), torch.from_numpy(state[1])).double()
+        last = net.value(torch.from_numpy(state[0]).to(dev), torch.from_numpy(state[1]).to(dev))
+        values[T] = last.double().cpu().numpy()
     adv = gae(rewards, values, dones, config.gamma, config.gae_lambda)
     batch = {
         "obs": obs,
@@ -122,7 +129,8 @@ def collect(
         "adv": adv,
         "returns": adv + values[:T],
     }
-    return {k: torch.from_numpy(v.reshape(T * B, *v.shape[2:])) for k, v in batch.items()}, ended
+    flat = {k: torch.from_numpy(v.reshape(T * B, *v.shape[2:])).to(dev) for k, v in batch.items()}
+    return flat, ended
 
 
 def gae(
@@ -157,7 +165,7 @@ def update(
     for _ in range(config.epochs):
         order = rng.permutation(n)
         for lo in range(0, n, size):
-            idx = torch.from_numpy(order[lo : lo + size])
+            idx = torch.from_numpy(order[lo : lo + size]).to(batch["actions"].device)
             logits, value = net(batch["obs"][idx], batch["mask"][idx])
             logp_all = torch.log_softmax(logits, 1)
             logp = logp_all.gather(1, batch["actions"][idx, None]).squeeze(1)
@@ -189,7 +197,7 @@ def update(
 def validate(net: JobScoreNet, engines: Mapping[str, PickEngine], metric: str) -> dict[str, float]:
     """Mean over the windows of the per-window ``metric`` of the highest-score policy, per
     discipline (one engine each, one env per validation window)."""
-    out = {}
+    out, dev = {}, _device(net)
     for queue, engine in engines.items():
         engine.reset()
         active = np.flatnonzero(~engine.done)
@@ -197,9 +205,10 @@ def validate(net: JobScoreNet, engines: Mapping[str, PickEngine], metric: str) -
             mask = candidates(engine.action_mask(active))
             with torch.no_grad():
                 logits = net.logits(
-                    torch.from_numpy(engine.observe(_VIEW, active)), torch.from_numpy(mask)
+                    torch.from_numpy(engine.observe(_VIEW, active)).to(dev),
+                    torch.from_numpy(mask).to(dev),
                 )
-            engine.step(logits.argmax(dim=1).numpy() + 1, active)
+            engine.step(logits.argmax(dim=1).cpu().numpy() + 1, active)
             active = active[~engine.done[active]]
         out[queue] = float(np.nanmean(engine.window_means()[metric]))
     return out
@@ -220,6 +229,7 @@ def train(
     ``approx_kl``, ``clipfrac``, ``lr``, ``rollout_s``, ``update_s``, ``eval_s``.
     """
     t_start = time.perf_counter()
+    device = torch_device(config.device)
     out, saved = training.open_run(out_dir, config, resume=resume, budget="iterations")
     metric, queues = config.objective, config.queue_list()
     selection = training.Selection(metric=f"val_{metric}")
@@ -234,7 +244,7 @@ def train(
     engines: dict[str, PickEngine] = {
         q: PickEngine.for_jobsets(val_js, replace(pick, queue=q)) for q in queues
     }
-    net = JobScoreNet(N_FEATURES, config.hidden, config.critic)
+    net = JobScoreNet(N_FEATURES, config.hidden, config.critic).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0x9B0]))
     spec = {

@@ -20,6 +20,8 @@ import sys
 
 import torch
 
+from schedlab.errors import SchedlabError
+
 _M_TRIM_THRESHOLD = -1  # glibc's <malloc.h>
 _M_MMAP_MAX = -4
 RETAINED_BYTES = 1 << 30
@@ -46,3 +48,17 @@ def training_process(threads: int) -> None:
     for reuse (:func:`retain_freed_memory`)."""
     torch.set_num_threads(threads)
     retain_freed_memory()
+
+
+def torch_device(name: str) -> torch.device:
+    """The torch device ``name`` (``cpu``, ``cuda``, ``cuda:1``); one that this torch cannot
+    use is a :class:`~schedlab.errors.SchedlabError` of one line."""
+    try:
+        device = torch.device(name)
+    except RuntimeError as exc:
+        msg = f"device {name!r}: {exc}"
+        raise SchedlabError(msg) from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        msg = f"device {name!r}: this torch ({torch.__version__}) sees no CUDA GPU (use cpu)"
+        raise SchedlabError(msg)
+    return device

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 import torch
 
+from schedlab.errors import SchedlabError
 from schedlab.loaders.traces.load import load_trace
 from schedlab.loaders.traces.options import TraceOptions
 from schedlab.policies.jobscore_config import (
@@ -112,3 +113,12 @@ def test_trains_on_a_generators_jobsets(tmp_path) -> None:
     policy = make_policy(f"jobscore+strict:{tmp_path},label=agent")
     js = make_data(config)[1]
     assert simulate(js, [policy], ClusterConfig(slots=None)).table.height == len(js)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where no GPU is")
+def test_a_device_torch_cannot_use_is_one_line_before_the_run_starts(tmp_path) -> None:
+    with pytest.raises(SchedlabError, match="sees no CUDA GPU"):
+        train(JobScoreConfig(device="cuda"), tmp_path / "run", progress=False)
+    with pytest.raises(SchedlabError, match="device 'gpu'"):
+        train(JobScoreConfig(device="gpu"), tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
