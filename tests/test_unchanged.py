@@ -5,7 +5,7 @@ as before the change.
 
 ``tests/data/unchanged.json`` holds the digests recorded at commit 0a48906 (before issue 24;
 a spec added later, e.g. ``kth_replay``, is recorded with the commit that adds it);
-``python -m tests.test_unchanged`` prints the current ones (record them only for a change that
+``python tests/test_unchanged.py`` prints the current ones (record them only for a change that
 is meant to change schedules, and say so in its commit).
 """
 
