@@ -49,8 +49,8 @@ def plot_learning_curve(
     curve
         ``curve.csv`` of a training run: ``iteration``, ``val_<metric>`` (the policy on the
         run's validation jobsets as selected for ``best.pt``; nulls skipped) and optionally
-        ``train_<metric>`` (sampled, training jobsets) and ``val_greedy_<metric>`` (greedy,
-        validation jobsets).
+        ``train_<metric>`` (sampled, training jobsets) and ``val_greedy_<metric>`` (argmax:
+        the most probable action; validation jobsets).
     baselines
         Heuristic name -> its average ``metric`` on the same validation jobsets (``initial``, the
         untrained network, is skipped). Each has its own colour and dash pattern, and its
@@ -60,7 +60,7 @@ def plot_learning_curve(
     palette
         Policy -> colour; heuristics not in it are drawn in grey.
     sampled
-        Whether ``val_<metric>`` evaluates the sampled policy (training's default) or the greedy
+        Whether ``val_<metric>`` evaluates the sampled policy (training's default) or the argmax
         one (``eval_greedy``); sets its label.
     metric
         The run's objective, ``"slowdown"`` or ``"completion"`` (:func:`objective_metric`): the
@@ -89,7 +89,7 @@ def plot_learning_curve(
         color=color,
         marker="o",
         markevery=every,
-        label=f"{policy} ({'sampled' if sampled else 'greedy'}, validation jobsets)",
+        label=f"{policy} ({'sampled' if sampled else 'argmax'}, validation jobsets)",
     )
     greedy = f"val_greedy_{metric}" in val.columns and sampled
     if greedy and val.get_column(f"val_greedy_{metric}").drop_nulls().len():
@@ -101,9 +101,15 @@ def plot_learning_curve(
             ls=":",
             marker="^",
             markevery=every,
-            label=f"{policy} (greedy, validation jobsets)",
+            label=f"{policy} (argmax, validation jobsets)",
         )
-    plot_baselines({n: v for n, v in baselines.items() if n != "initial"}, palette, lw=1.4, ax=ax)
+    shown = {n: v for n, v in baselines.items() if n != "initial"}
+    plot_baselines(shown, palette, lw=1.4, ax=ax)
+    drawn = [*val.get_column(f"val_{metric}").to_list(), *shown.values()]
+    if drawn and min(drawn) > 0 and max(drawn) > LOG_SPAN * min(drawn):
+        ax.set_yscale("log")
+        for axis_set in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+            axis_set(ticker.LogFormatter(labelOnlyBase=False))  # 20, 300: not 2 × 10¹
     ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_xlabel("Training iteration")
     ax.set_ylabel(f"Average job {METRIC_WORDS.get(metric, metric)}")
@@ -127,6 +133,10 @@ def plot_baselines(
         )
 
 
+LOG_SPAN = 20.0
+"""A learning curve's y-axis is logarithmic where the validation values and the heuristics'
+span more than this factor (an untrained network's, or FCFS under a strict queue, tens of times
+the others', would flatten every curve on a linear axis)."""
 METRIC_WORDS = {"slowdown": "slowdown", "completion": "completion time (steps)"}
 """How the objectives' metrics read in labels."""
 
@@ -188,7 +198,7 @@ def write_training_report(
     """``report.md`` and ``report.html`` (figures embedded) with the figures beside them.
 
     ``config`` is the run's ``TrainConfig`` as a dict (its ``eval_greedy`` says whether the
-    validation curve is the sampled or the greedy policy).
+    validation curve is the sampled or the argmax policy).
     """
     palette = policy_palette([TRAINED, *(b for b in baselines if b != "initial")])
     sampled = not config.get("eval_greedy", False)
@@ -288,7 +298,7 @@ def learning_figures(
         draw = lambda ax, c=curve, b=base, p=policy, s=sampled, m=metric: plot_learning_curve(  # noqa: E731
             c, b, policy=p, palette=palette, sampled=s, metric=m, ax=ax
         )
-        mode = "sampled" if sampled else "greedy"
+        mode = "sampled" if sampled else "argmax"
         out[f"learning_{k}.png"] = (
             figure(draw, (9, 4.5), paper=(3.3, 3.6)),
             f"Learning curve of {policy} (training run {folder}): average job "

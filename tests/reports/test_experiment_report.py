@@ -271,7 +271,7 @@ def test_learning_curve_names_how_the_policy_was_validated() -> None:
     base = {"sjf": 4.5, "tetris": 4.5}  # equal values: both must stay visible
     ax = plot_learning_curve(curve, base, policy="rl", palette=PAL, ax=Figure().subplots())
     labels = ax.get_legend_handles_labels()[1]
-    assert labels[:2] == ["rl (sampled, validation jobsets)", "rl (greedy, validation jobsets)"]
+    assert labels[:2] == ["rl (sampled, validation jobsets)", "rl (argmax, validation jobsets)"]
     baselines = ax.lines[2:]
     assert {line.get_color() for line in baselines} == {PAL["sjf"], PAL["tetris"]}
     assert len({str(line.get_linestyle()) for line in baselines}) == 2
@@ -279,7 +279,16 @@ def test_learning_curve_names_how_the_policy_was_validated() -> None:
     greedy = plot_learning_curve(
         curve, base, policy="rl", palette=PAL, sampled=False, ax=Figure().subplots()
     )
-    assert greedy.get_legend_handles_labels()[1][0] == "rl (greedy, validation jobsets)"
+    assert greedy.get_legend_handles_labels()[1][0] == "rl (argmax, validation jobsets)"
+    assert ax.get_yscale() == "linear"
+    wide = plot_learning_curve(
+        curve.with_columns(pl.col("val_slowdown") * 100),
+        base,
+        policy="rl",
+        palette=PAL,
+        ax=Figure().subplots(),
+    )
+    assert wide.get_yscale() == "log"  # 500 and 4.5 on one axis: every curve readable
 
 
 def test_a_completion_objective_run_is_drawn_and_reported_in_completion_time(tmp_path) -> None:
