@@ -4,6 +4,7 @@ discipline, scheduling exactly as the pick environment does with the same networ
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +15,12 @@ from schedlab.jobset import JobSet
 from schedlab.policies.check import check_policy
 from schedlab.policies.deeprm import CheckpointError
 from schedlab.policies.jobscore import JobScoreNet, load_network, network_spec, save_network
+from schedlab.policies.jobscore_config import JobScoreConfig, make_data
+from schedlab.policies.jobscore_ppo import validate
+from schedlab.policies.shipped import shipped
 from schedlab.registry import make_policy
 from schedlab.simulator.config import ClusterConfig
+from schedlab.simulator.pick.engine import PickEngine
 from schedlab.simulator.pick.env import PickEnv
 from schedlab.simulator.pick.features import N_FEATURES
 from schedlab.simulator.run import run_policy, simulate
@@ -103,3 +108,17 @@ def test_missing_checkpoint_and_conservative_are_refused(kth) -> None:
         run_policy(kth, make_policy("jobscore:nowhere.pt"), ClusterConfig(slots=None))
     with pytest.raises(Exception, match="conservative"):
         make_policy("jobscore+conservative:nowhere.pt")
+
+
+def test_the_shipped_network_still_gives_its_recorded_validation() -> None:
+    """``jobscore-kth`` re-validated with today's features and engine: the windows its spec's
+    training config names, every discipline it was selected under, the figures it recorded
+    when ``best.pt`` was written (a change of features or discipline that alters its picks
+    fails here, where the shipped specs' small cuts never queue a job)."""
+    net, spec = load_network(shipped("jobscore-kth"))
+    config = JobScoreConfig(**{k: v for k, v in spec["train_config"].items() if k != "hidden"})
+    _, val, _ = make_data(config)
+    engines = {
+        q: PickEngine.for_jobsets(val, replace(config.pick(), queue=q)) for q in spec["validation"]
+    }
+    assert validate(net, engines, config.objective) == pytest.approx(spec["validation"], rel=1e-9)
