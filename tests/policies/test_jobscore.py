@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from schedlab.jobset import JobSet
+from schedlab.params import build
 from schedlab.policies.check import check_policy
 from schedlab.policies.deeprm import CheckpointError
 from schedlab.policies.jobscore import JobScoreNet, load_network, network_spec, save_network
@@ -116,7 +117,7 @@ def test_the_shipped_network_still_gives_its_recorded_validation() -> None:
     when ``best.pt`` was written (a change of features or discipline that alters its picks
     fails here, where the shipped specs' small cuts never queue a job)."""
     net, spec = load_network(shipped("jobscore-kth"))
-    config = JobScoreConfig(**{k: v for k, v in spec["train_config"].items() if k != "hidden"})
+    config = build(JobScoreConfig, spec["train_config"])
     _, val, _ = make_data(config)
     engines = {
         q: PickEngine.for_jobsets(val, replace(config.pick(), queue=q)) for q in spec["validation"]
