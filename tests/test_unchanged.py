@@ -3,10 +3,13 @@ its highest load, 2 jobsets per generated workload and a sample of 200 rows of a
 the same schedules (start and finish of every job under every policy, learned ones included)
 as before the change.
 
-``tests/data/unchanged.json`` holds the digests recorded at commit 0a48906 (before issue 24;
-a spec added later, e.g. ``kth_replay``, is recorded with the commit that adds it);
-``python tests/test_unchanged.py`` prints the current ones (record them only for a change that
-is meant to change schedules, and say so in its commit).
+Each digest covers ``job_id``, ``start`` and ``finish`` of every row, sorted by workload, load,
+jobset and job, so it names which job ran when. ``tests/data/unchanged.json`` holds the schedules
+of commit 0a48906 (before issue 24; a spec added later, e.g. ``kth_replay``, those of the commit
+that adds it): until commit 4252d04 the digests left ``job_id`` out, and they were re-recorded
+with it when that commit still gave the old ones. ``python tests/test_unchanged.py`` prints the
+current ones (record them only for a change that is meant to change schedules, and say so in
+its commit).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def digests(path: Path, out: Path) -> dict[str, str]:
     spec = parse_spec_dict(small_spec(path), base_dir=path.parent, source=str(path))
     run_experiment(spec, out, workers=1, progress=False)
     results = pl.read_parquet(out / "results.parquet")
-    keys = [c for c in ("workload", "load", "jobset", "job") if c in results.columns]
+    keys = ["workload", "load", "jobset", "job_id"]
     out_digests = {}
     for (policy,), part in results.sort([*keys, "policy"]).group_by("policy", maintain_order=True):
         table = part.select(*keys, "start", "finish")
