@@ -326,3 +326,17 @@ def cliques(mean_ranks: dict[str, float], pairs: pl.DataFrame) -> list[list[str]
         if j > i and not any(a <= i and j <= b for a, b in spans):
             spans.append((i, j))
     return [names[a : b + 1] for a, b in spans]
+
+
+def unjoined(groups: list[list[str]], pairs: pl.DataFrame) -> list[tuple[str, str, float]]:
+    """The pairs ``pairs`` finds not significantly different that no bar of ``groups``
+    (:func:`cliques`) joins: ``(a, b, p_holm)``, smallest ``p_holm`` first. Pairwise tests need
+    not agree with rank order, so a bar over rank-adjacent policies cannot show them; a CD
+    diagram's caption must name them, or the figure reads as if they differed."""
+    together = {frozenset(g) for g in groups}
+    out = [
+        (a, b, p)
+        for a, b, p, s in pairs.select("a", "b", "p_holm", "significant").iter_rows()
+        if not s and not any({a, b} <= g for g in together)
+    ]
+    return sorted(out, key=lambda row: (row[2], row[0], row[1]))

@@ -85,10 +85,11 @@ def figures(
                 size,
             ),
             f"Critical-difference diagram {where}: average rank of each policy over "
-            f"{o['n_jobsets']} jobsets (1 = best, {label}). Bars join policies that are not "
-            f"significantly different by two-sided Wilcoxon signed-rank tests (zero_method="
+            f"{o['n_jobsets']} jobsets (1 = best, {label}). Bars join rank-adjacent policies with "
+            f"no significant pair among them by two-sided Wilcoxon signed-rank tests (zero_method="
             f"{ZERO_METHOD}) with Holm correction at α = {cfg.alpha:g}; the scale bar is the "
-            f"Nemenyi critical difference (CD = {o['nemenyi_cd']:.2f}) for comparison. Omnibus "
+            f"Nemenyi critical difference (CD = {o['nemenyi_cd']:.2f}) for comparison."
+            f"{sf.unjoined_sentence(an.unjoined(groups, pairs))} Omnibus "
             f"Friedman test: {sf.p_equals(o['p'])} ({o['p_reason']}).",
         )
         k = len(ranked)

@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from schedlab.errors import ResultsError, SpecError
-from schedlab.evaluation.analysis import AnalysisConfig, cliques
+from schedlab.evaluation.analysis import AnalysisConfig, cliques, unjoined
 from schedlab.evaluation.collect import Experiment, read_experiment
 from schedlab.evaluation.metrics import per_jobset, time_unit
 from schedlab.evaluation.overview import AcrossConditions, across_conditions
@@ -31,6 +31,7 @@ from schedlab.evaluation.settings import StatsSettings
 from schedlab.jobset import JobSet
 from schedlab.overlap import window_overlap
 from schedlab.policies.shipped import checkpoint_path
+from schedlab.policy_specs import policy_queue
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.content import Block, Table
 from schedlab.reports.figures import format_load, metric_label
@@ -60,7 +61,11 @@ def training_run(spec: str) -> Path | None:
 
 
 def _context(exp: Experiment, workload: str) -> dict[str, Any]:
-    learning = {p.name: str(f) for p in exp.spec.policies if (f := training_run(p.spec))}
+    learning = {
+        p.name: (str(f), policy_queue(p.spec))
+        for p in exp.spec.policies
+        if (not p.workloads or workload in p.workloads) and (f := training_run(p.spec))
+    }
     return {
         "spec": exp.spec.to_json(),
         "environment": exp.environment,
@@ -389,8 +394,8 @@ def _cd_figure(across: AcrossConditions, cfg: AnalysisConfig) -> tuple[Plot, str
     )
     caption = (
         f"Critical-difference diagram over {o['n_conditions']} conditions: average rank of "
-        f"each policy (1 = best). Bars join policies not significantly different by the "
+        f"each policy (1 = best). Bars join rank-adjacent policies with no significant pair by the "
         f"Holm-adjusted Wilcoxon tests at α = {cfg.alpha:g}; scale bar: Nemenyi CD "
-        f"({o['nemenyi_cd']:.2f})."
+        f"({o['nemenyi_cd']:.2f}).{sf.unjoined_sentence(unjoined(groups, across.pairwise))}"
     )
     return plot, caption

@@ -15,7 +15,13 @@ import polars as pl
 from matplotlib.axes import Axes
 
 from schedlab.reports.content import Block, Table
-from schedlab.reports.learning import best_row, plot_learning_curve, training_time
+from schedlab.reports.learning import (
+    best_row,
+    per_queue,
+    plot_learning_curve,
+    queue_baselines,
+    training_time,
+)
 from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import Plot, figure
 from schedlab.reports.palette import policy_palette
@@ -39,13 +45,6 @@ def plot_losses(curve: pl.DataFrame, *, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def _per_queue(curve: pl.DataFrame, metric: str, queue: str) -> pl.DataFrame:
-    """The curve with ``val_<metric>`` replaced by the discipline's column."""
-    column = f"val_{metric}_{queue}"
-    keep = ["iteration", column, *([f"train_{metric}"] if f"train_{metric}" in curve else [])]
-    return curve.select(keep).rename({column: f"val_{metric}"})
-
-
 def _learning(
     curve: pl.DataFrame, baselines: dict[str, float], palette: Any, metric: str
 ) -> Callable[[Axes], Axes]:
@@ -63,15 +62,14 @@ def report_training(result: Any, config: Mapping[str, Any]) -> Path:
     out = Path(result.out_dir)
     metric = str(config.get("objective", "bounded_slowdown"))
     queues = str(config.get("queues", "greedy")).split("+")
-    by_queue_path = out / "baselines_by_queue.json"
-    by_queue = json.loads(by_queue_path.read_text()) if by_queue_path.is_file() else {}
+    by_queue = queue_baselines(out)
     curve = result.curve
     images: dict[str, tuple[Plot, str]] = {}
     rows = []
     for queue in queues:
         base = {k: float(v) for k, v in by_queue.get(queue, {}).items()}
         palette = policy_palette([TRAINED, *(b for b in base if b != "initial")])
-        part = _per_queue(curve, metric, queue)
+        part = per_queue(curve, metric, queue)
         images[f"learning_{queue}.png"] = (
             figure(_learning(part, base, palette, metric), (9, 4.5), paper=(3.3, 3.6)),
             f"Validation windows under {queue}: mean per-window {metric} of the highest-score "

@@ -137,7 +137,11 @@ LOG_SPAN = 20.0
 """A learning curve's y-axis is logarithmic where the validation values and the heuristics'
 span more than this factor (an untrained network's, or FCFS under a strict queue, tens of times
 the others', would flatten every curve on a linear axis)."""
-METRIC_WORDS = {"slowdown": "slowdown", "completion": "completion time (steps)"}
+METRIC_WORDS = {
+    "slowdown": "slowdown",
+    "bounded_slowdown": "bounded slowdown",
+    "completion": "completion time (steps)",
+}
 """How the objectives' metrics read in labels."""
 
 
@@ -265,12 +269,29 @@ def write_training_report(
     )
 
 
+def per_queue(curve: pl.DataFrame, metric: str, queue: str) -> pl.DataFrame:
+    """The curve of a run validated under several disciplines with ``val_<metric>`` (their
+    mean) replaced by ``queue``'s column ``val_<metric>_<queue>``."""
+    column = f"val_{metric}_{queue}"
+    keep = ["iteration", column, *([f"train_{metric}"] if f"train_{metric}" in curve else [])]
+    return curve.select(keep).rename({column: f"val_{metric}"})
+
+
+def queue_baselines(folder: str | Path) -> dict[str, dict[str, float]]:
+    """Discipline -> heuristic -> its validation value, of a run validated under several
+    disciplines (``baselines_by_queue.json``); empty for any other run."""
+    path = Path(folder) / "baselines_by_queue.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 def training_curve(
-    folder: str | Path,
+    folder: str | Path, queue: str | None = None
 ) -> tuple[pl.DataFrame, dict[str, float], bool, str] | None:
     """``curve.csv``, ``baselines.json``, whether validation sampled the policy and the metric
     it validated (:func:`objective_metric`), of a training-run folder; None without a usable
-    ``curve.csv``."""
+    ``curve.csv``. Where the run was validated under several disciplines and ``queue`` is one
+    of them, the curve and the baselines are that discipline's (:func:`per_queue`), not their
+    mean."""
     path = Path(folder)
     if not (path / "curve.csv").is_file():
         return None
@@ -279,6 +300,9 @@ def training_curve(
     base = json.loads(base_path.read_text()) if base_path.is_file() else {}
     config = json.loads(config_path.read_text()) if config_path.is_file() else {}
     metric = objective_metric(config)
+    by_queue = queue_baselines(path)
+    if queue in by_queue and f"val_{metric}_{queue}" in curve.columns:
+        curve, base = per_queue(curve, metric, queue), by_queue[queue]
     if not {"iteration", f"val_{metric}"} <= set(curve.columns):
         return None
     train = config.get("train_config", config)
@@ -286,15 +310,18 @@ def training_curve(
 
 
 def learning_figures(
-    learning: Mapping[str, str], palette: Mapping[str, Any]
+    learning: Mapping[str, tuple[str, str | None]], palette: Mapping[str, Any]
 ) -> dict[str, tuple[Plot, str]]:
-    """One learning-curve figure per learned policy (name -> its training-run folder)."""
+    """One learning-curve figure per learned policy (name -> its training-run folder and its
+    queue discipline: a run validated under several shows that one's curve, and a heuristic
+    the report ran under it, ``sjf+easy``, keeps its colour)."""
     out: dict[str, tuple[Plot, str]] = {}
-    for k, (policy, folder) in enumerate(learning.items()):
-        got = training_curve(folder)
+    for k, (policy, (folder, queue)) in enumerate(learning.items()):
+        got = training_curve(folder, queue)
         if got is None:
             continue
-        curve, base, sampled, metric = got
+        curve, raw, sampled, metric = got
+        base = {f"{h}+{queue}" if f"{h}+{queue}" in palette else h: v for h, v in raw.items()}
         draw = lambda ax, c=curve, b=base, p=policy, s=sampled, m=metric: plot_learning_curve(  # noqa: E731
             c, b, policy=p, palette=palette, sampled=s, metric=m, ax=ax
         )
@@ -304,6 +331,7 @@ def learning_figures(
             f"Learning curve of {policy} (training run {folder}): average job "
             f"{METRIC_WORDS.get(metric, metric)} per "
             f"training iteration on the run's own validation jobsets ({mode} policy; faint: "
-            "sampled on the training jobsets), heuristics as horizontal lines.",
+            "sampled on the training jobsets), heuristics as horizontal lines"
+            + (f", both under {queue}." if queue in queue_baselines(folder) else "."),
         )
     return out

@@ -43,6 +43,23 @@ def p_equals(p: float | None) -> str:
     return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
 
 
+def unjoined_sentence(unjoined: Sequence[tuple[str, str, float]], most: int = 6) -> str:
+    """The caption's sentence naming the not significantly different pairs that no bar of a CD
+    diagram joins (:func:`~schedlab.evaluation.analysis.unjoined`); ``""`` when there are none."""
+    if not unjoined:
+        return ""
+    named = "; ".join(f"{a} and {b} (Holm {p_equals(p)})" for a, b, p in unjoined[:most])
+    more = (
+        f"; and {len(unjoined) - most} more pairs (see the pairwise table)"
+        if len(unjoined) > most
+        else ""
+    )
+    return (
+        f" Not significantly different, but not adjacent in rank so no bar joins them: "
+        f"{named}{more}."
+    )
+
+
 def _sides(ranks: Sequence[float]) -> tuple[int, float, float]:
     """Policies labelled on the left (those ranked in the better half) and the axis range."""
     lo, hi = 1.0, float(max(len(ranks), 2))

@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from typing import Any, get_args
+from typing import Any, NoReturn, get_args
 
 from schedlab.builtin_entries import policies
 from schedlab.errors import ParameterError
@@ -77,6 +78,30 @@ def policy_name(spec: str) -> str:
     return split_name(spec, policies)[0].partition("+")[0].strip()
 
 
+KEYS = ("queue", "placement")
+"""The parameters a ``+word`` of a policy spec sets."""
+
+
+def _unknown_word(
+    spec: str, word: str, queues: tuple[str, ...], rules: tuple[str, ...]
+) -> NoReturn:
+    """Raise: ``word`` after a ``+`` names neither a queue discipline nor a placement rule of
+    the policy (the closest one suggested)."""
+    known = [*queues, *rules]
+    close = difflib.get_close_matches(word, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    lists = [
+        f"{what}: {', '.join(words)}"
+        for what, words in (("queue disciplines", queues), ("placement rules", rules))
+        if words
+    ]
+    msg = (
+        f"{spec!r}: {word!r} is neither a queue discipline nor a placement rule of this policy"
+        f"{hint} ({'; '.join(lists) or 'it takes neither'})"
+    )
+    raise ParameterError(msg)
+
+
 def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     """``(name, parameters)`` of a policy spec, its positional option filled (see
     :func:`parse_spec`); the name must be registered. ``order+word+word`` names a heuristic with
@@ -87,7 +112,8 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     Raises
     ------
     ParameterError
-        A discipline or rule given twice (``+`` and ``queue=``/``placement=`` included).
+        A discipline or rule given twice (``+`` and ``queue=``/``placement=`` included), or
+        a ``+word`` that is neither (the closest one suggested).
     """
     head, rest = split_name(spec, policies)
     name, *words = (w.strip() for w in head.split("+"))
@@ -96,16 +122,28 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     base, kwargs = parse_spec(
         f"{name}:{rest}" if rest else name, positional=positional, registry=policies
     )
-    queue = policies.parameters(name).get("queue") if words else None
-    queues, extra = get_args(queue.hint) if queue is not None else (), dict[str, str]()
+    declared = policies.parameters(name) if words else {}
+    queues, rules = (get_args(p.hint) if (p := declared.get(k)) else () for k in KEYS)
+    extra = dict[str, str]()
     for word in words:
         key = "queue" if word in queues else "placement"
+        if word not in (*queues, *rules) and (rules or "placement" not in declared):
+            _unknown_word(spec, word, queues, rules)
         if (first := extra.get(key, kwargs.get(key))) is not None:
             kind = "queue discipline" if key == "queue" else "placement rule"
             same, two = f"{kind} {word!r} is repeated", f"two {kind}s, {first!r} and {word!r}"
             raise ParameterError(f"{spec!r}: {same if first == word else two}; name one")
         extra[key] = word
     return base, {**extra, **kwargs}
+
+
+def policy_queue(spec: str) -> str | None:
+    """The queue discipline a policy spec runs under: its own (``+easy``, ``queue=``), else its
+    policy's default; None for a policy without one."""
+    name, kwargs = parse_policy(spec)
+    default = policies.parameters(name).get("queue")
+    queue = kwargs.get("queue", default.default if default is not None else None)
+    return None if queue is None else str(queue)
 
 
 def make_policy(spec: str, *, where: str | None = None) -> Any:

@@ -9,6 +9,7 @@ import pytest
 from schedlab.errors import NonFiniteValueError
 from schedlab.evaluation import analysis as an
 from schedlab.evaluation import compare as cmp
+from schedlab.reports.stats_figures import unjoined_sentence
 
 N = 12
 
@@ -125,6 +126,28 @@ def test_cliques_from_pairwise_significance() -> None:
     assert an.cliques(ranks, pairs) == [["a", "b"], ["b", "c"], ["c", "d"]]
     none_sig = pairs.with_columns(significant=pl.lit(False))
     assert an.cliques(ranks, none_sig) == [["a", "b", "c", "d"]]
+
+
+def test_a_pair_no_bar_can_join_is_named_for_the_caption() -> None:
+    """a and c do not differ, but b (between them in rank) differs from a: no rank-adjacent
+    bar joins a and c, so the CD diagram's caption must name the pair."""
+    ranks = {"a": 1.2, "b": 1.5, "c": 2.4}
+    pairs = pl.DataFrame(
+        {
+            "a": ["a", "a", "b"],
+            "b": ["b", "c", "c"],
+            "p_holm": [0.01, 0.076, 0.2],
+            "significant": [True, False, False],
+        }
+    )
+    groups = an.cliques(ranks, pairs)
+    assert groups == [["b", "c"]]
+    assert an.unjoined(groups, pairs) == [("a", "c", 0.076)]
+    sentence = unjoined_sentence(an.unjoined(groups, pairs))
+    assert "a and c (Holm p = 0.076)" in sentence
+    assert (
+        unjoined_sentence(an.unjoined(groups, pairs.with_columns(significant=pl.lit(True)))) == ""
+    )
 
 
 def test_omnibus_with_few_jobsets_reports_the_exact_p_and_why() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,10 +19,16 @@ from schedlab.errors import SpecError
 from schedlab.evaluation.analysis import AnalysisConfig
 from schedlab.evaluation.runner import run_experiment
 from schedlab.evaluation.spec import load_spec
+from schedlab.policy_specs import policy_queue
 from schedlab.reports.comparison import headline, power_warnings
 from schedlab.reports.comparison_data import compare_policies
 from schedlab.reports.experiment import across_headline, write_experiment_report
-from schedlab.reports.learning import plot_learning_curve, write_training_report
+from schedlab.reports.learning import (
+    learning_figures,
+    plot_learning_curve,
+    training_curve,
+    write_training_report,
+)
 from schedlab.reports.palette import policy_palette
 from schedlab.reports.ratio_figures import plot_ratio_to_reference
 from schedlab.reports.stats_figures import plot_cd_diagram, plot_pairwise_heatmap
@@ -339,3 +346,28 @@ def test_headline_says_so_when_every_policy_ties_on_every_jobset() -> None:
     text = headline(compare_policies(other, pl.DataFrame(), cfg, ["a", "b"], None))
     assert text.startswith("Over all jobsets, a has the best mean rank (1.00)")
     assert "b versus a: geometric-mean ratio 2.00 [2.00, 2.00], wins/ties/losses 0/0/8" in text
+
+
+def test_a_run_validated_under_several_disciplines_shows_each_policy_its_own(tmp_path) -> None:
+    """jobscore+easy's figure is the EASY curve against the heuristics under EASY, not the
+    mean over the run's disciplines (which is what selected best.pt)."""
+    pl.DataFrame(
+        {
+            "iteration": [1, 2],
+            "val_bounded_slowdown": [30.0, 20.0],
+            "val_bounded_slowdown_greedy": [40.0, 25.0],
+            "val_bounded_slowdown_easy": [20.0, 15.0],
+        }
+    ).write_csv(tmp_path / "curve.csv")
+    (tmp_path / "config.json").write_text(json.dumps({"objective": "bounded_slowdown"}))
+    (tmp_path / "baselines.json").write_text(json.dumps({"sjf": 26.0}))
+    by_queue = {"greedy": {"sjf": 30.0}, "easy": {"sjf": 22.0}}
+    (tmp_path / "baselines_by_queue.json").write_text(json.dumps(by_queue))
+    curve, base, _, metric = training_curve(tmp_path, "easy")
+    assert curve.get_column(f"val_{metric}").to_list() == [20.0, 15.0]
+    assert base == {"sjf": 22.0}
+    assert training_curve(tmp_path)[1] == {"sjf": 26.0}  # no discipline: the run's mean
+    assert policy_queue("jobscore+easy:checkpoint=x") == "easy"
+    assert policy_queue("jobscore:checkpoint=x") == "greedy"  # the policy's default
+    figs = learning_figures({"jobscore+easy": (str(tmp_path), "easy")}, PAL)
+    assert next(iter(figs.values()))[1].endswith("both under easy.")
