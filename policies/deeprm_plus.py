@@ -38,7 +38,7 @@ import torch
 
 from schedlab.errors import SchedlabError
 from schedlab.io import atomic_path, write_text_atomic
-from schedlab.params import composed, flat
+from schedlab.params import Count, NonNegative, Share, composed, flat
 from schedlab.policies import policy_gradient, reinforce, training
 from schedlab.policies.deeprm import save_checkpoint
 from schedlab.policies.imitation import agreement, clone, deduplicate, demonstrate, split
@@ -82,17 +82,17 @@ class DeepRMPlusConfig:
     """Pre-train by behaviour cloning (False: from random weights, the ablation)."""
     expert: str = "sjf"
     """Policy to imitate: a registered name or spec (``tetris:knob=0.3``)."""
-    imitation_jobsets: int = 1000
+    imitation_jobsets: Count = 1000
     """Jobsets the expert schedules for the cloning data (another seed stream)."""
-    imitation_threshold: float = 0.9
+    imitation_threshold: Share = 0.9
     """Test accuracy at which cloning stops (Algorithm 2's ``accu``)."""
-    imitation_epochs: int = 20
+    imitation_epochs: Count = 20
     """Most passes over the cloning data."""
-    imitation_batch: int = 256
+    imitation_batch: Count = 256
     """Minibatch of the cloning updates (pairs)."""
-    imitation_lr: float = 1e-3
+    imitation_lr: NonNegative = 1e-3
     """Adam learning rate of the cloning."""
-    imitation_holdout: float = 0.1
+    imitation_holdout: Share = 0.1
     """Share of the distinct pairs held out to test the cloning (the paper: 9:1)."""
 
     def __post_init__(self) -> None:

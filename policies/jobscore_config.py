@@ -12,6 +12,7 @@ points), as the held-out test of ``experiments/jobscore_kth.toml`` does after da
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,9 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from schedlab.errors import ParameterError
 from schedlab.jobset import JobSet
+from schedlab.params import Count, NonNegative, Positive, Share
 from schedlab.policies.training import RunConfig
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.pick.engine import PickConfig, PickQueue
@@ -41,32 +44,32 @@ class JobScoreConfig(RunConfig):
 
     workload: str = "kth-sp2"
     """A bundled trace (``kth-sp2``), an SWF file, or a registered generator's name."""
-    time_step: float = 1.0
+    time_step: Positive = 1.0
     """Seconds per step of a trace."""
-    train_end: float = 230 * DAY
+    train_end: Positive = 230 * DAY
     """Training episodes come from the trace's jobs arriving before this (seconds since its
     first arrival)."""
-    val_end: float = 265 * DAY
+    val_end: Positive = 265 * DAY
     """Validation windows from those arriving in ``[train_end, val_end)``; later jobs are the
     test's and are never read."""
-    load: float = 0.7
+    load: Positive = 0.7
     """Offered load of a generator's jobsets."""
-    jobsets: int = 50
+    jobsets: Count = 50
     """Training jobsets of a generator (validation: ``val_windows`` more, another seed)."""
     workload_params: dict[str, Any] = field(default_factory=dict)
     """A generator's parameters."""
-    window: int = 256
+    window: Count = 256
     """Jobs per training episode (RLScheduler's sequences of 256)."""
-    val_windows: int = 20
+    val_windows: Count = 20
     """Validation windows."""
-    val_size: int = 500
+    val_size: Count = 500
     """Jobs per validation window (the replay guide's 500)."""
     val_seed: int = 0
     """Seed of the validation windows' start points."""
     queues: Queues = "greedy+easy"
     """Disciplines of the training episodes (drawn per episode; the observation says which)
     and of the validation."""
-    visible: int = 128
+    visible: Count = 128
     """K: candidates the network chooses among (RLScheduler's 128)."""
     objective: Literal["bounded_slowdown", "wait"] = "bounded_slowdown"
     """Reward and validation metric: the mean bounded slowdown (τ = 10 s) or the mean wait
@@ -78,38 +81,38 @@ class JobScoreConfig(RunConfig):
     policy gradient: the return is minus the ratio to the heuristic, where by default a few
     congested windows, whose slowdowns are 10-50 times a quiet window's, dominate it. Needs
     ``objective`` ``bounded_slowdown``; validation and ``best.pt`` still use the plain mean."""
-    iterations: int = 1000
+    iterations: Count = 1000
     """PPO iterations (one rollout and one update each)."""
-    envs: int = 16
+    envs: Count = 16
     """Environments stepped together."""
-    steps: int = 256
+    steps: Count = 256
     """Decisions per environment and iteration."""
-    epochs: int = 10
+    epochs: Count = 10
     """Passes over each rollout."""
-    minibatches: int = 8
+    minibatches: Count = 8
     """Minibatches per pass."""
-    lr: float = 1e-3
+    lr: NonNegative = 1e-3
     """Adam learning rate (annealed linearly to 0 over ``iterations`` if ``anneal_lr``)."""
     anneal_lr: bool = True
     """Anneal the learning rate linearly to 0."""
-    gamma: float = 1.0
+    gamma: Share = 1.0
     """Discount over decisions (1: the window's mean, undiscounted)."""
-    gae_lambda: float = 0.95
+    gae_lambda: Share = 0.95
     """λ of generalised advantage estimation."""
-    clip: float = 0.2
+    clip: Positive = 0.2
     """PPO's clipping of the probability ratio."""
-    ent_coef: float = 0.0
+    ent_coef: NonNegative = 0.0
     """Weight of the entropy bonus (0, as RLScheduler's PPO: a bonus kept the sampled policy
     near uniform over the candidates, far from the highest-score policy that is evaluated)."""
-    vf_coef: float = 0.5
+    vf_coef: NonNegative = 0.5
     """Weight of the value loss."""
-    max_grad_norm: float = 0.5
+    max_grad_norm: Positive = 0.5
     """Gradient norm clip."""
     hidden: tuple[int, int, int] = (32, 16, 8)
     """Hidden sizes of the per-job scoring MLP (RLScheduler's kernel)."""
-    critic: int = 32
+    critic: Count = 32
     """Width of the critic."""
-    eval_every: int = 10
+    eval_every: Count = 10
     eval_greedy: bool = True
     """Validate (and select ``best.pt`` on) the highest-score policy; false: sampled."""
     device: str = "cpu"
@@ -126,22 +129,31 @@ class JobScoreConfig(RunConfig):
         return PickConfig(visible=self.visible, objective=self.objective)
 
 
-def _trace_path(workload: str) -> Path | None:
+def trace_path(workload: str) -> Path | None:
     """The file a trace workload names (a bundled name or a path), None for a generator."""
     from schedlab.registry import generators
     from schedlab.traces import BUNDLED, bundled
 
     if workload in BUNDLED:
         return bundled(workload)
-    if Path(workload).is_file() or workload not in generators:
+    if Path(workload).is_file():
         return Path(workload)
-    return None
+    if workload in generators:
+        return None
+    known = [*BUNDLED, *generators.names()]
+    close = difflib.get_close_matches(workload, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    msg = (
+        f"workload {workload!r} is no file, bundled trace ({', '.join(BUNDLED)}) or registered "
+        f"generator{hint}"
+    )
+    raise ParameterError(msg)
 
 
 def make_data(config: JobScoreConfig) -> tuple[JobSet, JobSet, dict[str, Any]]:
     """Training jobs (one jobset per trace part, or a generator's jobsets), validation
     windows, and where they came from."""
-    path = _trace_path(config.workload)
+    path = trace_path(config.workload)
     if path is None:
         from schedlab.registry import generators
 

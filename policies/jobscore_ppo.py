@@ -43,6 +43,7 @@ from schedlab.policies.jobscore_config import (
     WindowBaseline,
     heuristic_values,
     make_data,
+    trace_path,
 )
 from schedlab.policies.runtime import torch_device
 from schedlab.simulator.pick.engine import PickEngine, candidates
@@ -230,6 +231,7 @@ def train(
     """
     t_start = time.perf_counter()
     device = torch_device(config.device)
+    trace_path(config.workload)  # a workload naming nothing fails here, before the run directory
     out, saved = training.open_run(out_dir, config, resume=resume, budget="iterations")
     metric, queues = config.objective, config.queue_list()
     selection = training.Selection(metric=f"val_{metric}")

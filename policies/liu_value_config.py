@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
+from schedlab.params import Count, NonNegative, Share
 from schedlab.policies.training import RunConfig
 from schedlab.simulator.multicluster.values import ValueParams
 
@@ -28,33 +29,33 @@ class LiuTrainConfig(RunConfig):
     """RL-LSFC's LSTM + shared FC + three heads, or RL-FC's fully connected net."""
     weights: tuple[float, float, float] = (1.0, 0.5, 5.0)
     """Objective weights ``w`` of ``Σ w_k v_k`` (RL-LSFCb: ``(1, 0.5, 2.5)``)."""
-    lstm: int = 32
+    lstm: Count = 32
     """LSTM hidden units (RL-LSFC)."""
     workload_params: dict[str, Any] = field(default_factory=dict)
     """Parameters of the ``liu-multicluster`` generator (e.g. ``{"b": 33}``)."""
-    episodes: int = 1500
+    episodes: Count = 1500
     """Training episodes (Liu's E)."""
-    envs: int = 4
+    envs: Count = 4
     """Episodes simulated together per round."""
-    buffer: int = 50_000
+    buffer: Count = 50_000
     """Knowledge buffer capacity, decisions (K)."""
-    batch: int = 2_000
+    batch: Count = 2_000
     """Decisions per update (B)."""
-    updates_per_episode: int = 2
+    updates_per_episode: Count = 2
     """Adam steps per training episode."""
-    lr: float = 1e-4
+    lr: NonNegative = 1e-4
     """Adam learning rate until ``lr_switch`` episodes."""
-    lr_late: float = 1e-5
+    lr_late: NonNegative = 1e-5
     """Adam learning rate afterwards."""
-    lr_switch: int = 1000
+    lr_switch: Count = 1000
     """Episode at which the learning rate drops."""
-    epsilon: float = 0.5
+    epsilon: Share = 0.5
     """Initial probability of perturbing an action."""
-    epsilon_end: float = 0.05
+    epsilon_end: Share = 0.05
     """Final probability of perturbing an action."""
-    epsilon_decay: int = 1000
+    epsilon_decay: Count = 1000
     """Episodes over which ε falls linearly to ``epsilon_end``."""
-    guide: float = 0.5
+    guide: Share = 0.5
     """Probability that a perturbation is MAF's action (else uniformly random)."""
     beta: float = 0.9
     """β of the action values."""
@@ -62,10 +63,10 @@ class LiuTrainConfig(RunConfig):
     """``P_m`` of both events (IH, IC) in Eq. 1."""
     p_psi: float = 2.0
     """``P_ψ`` of both events in Eq. 1."""
-    eval_episodes: int = 50
+    eval_episodes: Count = 50
     """Held-out validation episodes."""
-    eval_every: int = 50
-    checkpoint_every: int = 50
+    eval_every: Count = 50
+    checkpoint_every: Count = 50
     """Write ``last.pt`` and ``buffer.pt`` (for ``resume``) every this many episodes."""
 
     def value_params(self) -> ValueParams:

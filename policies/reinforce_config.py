@@ -16,6 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from schedlab.errors import SchedlabError
+from schedlab.params import Count, NonNegative, Positive, Share
 from schedlab.policies.training import RunConfig
 from schedlab.simulator.cluster.batched import AgentQueue, RewardWeights
 from schedlab.simulator.config import ClusterConfig
@@ -35,27 +36,27 @@ class TrainConfig(RunConfig):
     are then unused."""
     workload_params: dict[str, Any] = field(default_factory=dict)
     """Generator parameters, e.g. ``{"variant": "paper"}``."""
-    load: float = 0.7
+    load: Positive = 0.7
     """Target offered load of the jobsets."""
-    window: int = 50
+    window: Count = 50
     """Arrival window of a jobset (steps), passed to generators that have one."""
-    n_jobsets: int = 100
+    n_jobsets: Count = 100
     """Training jobsets."""
-    rollouts: int = 20
+    rollouts: Count = 20
     """N: episodes per jobset and iteration."""
-    iterations: int = 1000
+    iterations: Count = 1000
     """Training iterations (one batch update each)."""
     objective: Literal["slowdown", "completion"] = "slowdown"
     """Reward per step: −Σ 1/T_j over jobs in the system, or −|J| (Mao et al. 2016, §3.4)."""
-    gamma: float = 1.0
+    gamma: Share = 1.0
     """Discount over decision steps."""
-    lr: float = 1e-3
+    lr: NonNegative = 1e-3
     """RMSProp learning rate."""
-    rho: float = 0.9
+    rho: Share = 0.9
     """RMSProp decay of the squared-gradient average."""
-    eps: float = 1e-9
+    eps: Positive = 1e-9
     """RMSProp epsilon."""
-    entropy_bonus: float = 0.0
+    entropy_bonus: NonNegative = 0.0
     """Weight of the policy's entropy added to the objective (0: plain REINFORCE, as the
     papers); a small bonus keeps a network with many inputs from collapsing early."""
     network: str = "mlp"
@@ -63,7 +64,7 @@ class TrainConfig(RunConfig):
     ``cnn-plus`` (DeepRM_Plus's; its trainer ``deeprm-plus`` adds the cloning stage)."""
     layout: Layout = "deeprm"
     """Image layout: DeepRM's (``deeprm``) or Chen et al.'s (``reshaped``, 2017, Fig. 1)."""
-    machines: int = 1
+    machines: Count = 1
     """m: identical machines (Chen et al. 2017); the load refers to all of them."""
     machine_weight: float = 1.0
     """α of Chen et al.'s Eq. 1: reward weight of jobs allocated to a machine (paper: 1)."""
@@ -71,7 +72,7 @@ class TrainConfig(RunConfig):
     """β of Chen et al.'s Eq. 1: reward weight of jobs waiting in the visible slots (paper: 2)."""
     backlog_weight: float = 1.0
     """γ of Chen et al.'s Eq. 1: reward weight of jobs in the backlog (paper: 1)."""
-    hidden: int = 20
+    hidden: Count = 20
     """Hidden units of the MLP."""
     init: str = ""
     """Checkpoint whose weights start the network (same network and geometry); empty: random."""
@@ -79,9 +80,9 @@ class TrainConfig(RunConfig):
     """Arithmetic of convolutional networks (bfloat16: CPU autocast, faster); the MLP is float32."""
     mask_invalid: bool = True
     """Sample among valid actions only (False: the paper's unmasked space, invalid = void)."""
-    slots: int = 10
+    slots: Count = 10
     """M: visible job slots."""
-    horizon: int = 20
+    horizon: Count = 20
     """T: image rows and earliest-fit horizon."""
     backlog: int = 60
     """Backlog jobs shown in the image."""
@@ -89,7 +90,7 @@ class TrainConfig(RunConfig):
     """Queue discipline of the training and validation environments: ``greedy`` (any visible
     job), ``strict`` (only the first waiting job) or ``easy`` (the jobs EASY backfilling would
     allow); evaluate the checkpoint with the same one (``deeprm:PATH,queue=easy``)."""
-    eval_jobsets: int = 100
+    eval_jobsets: Count = 100
     """Held-out validation jobsets (another seed stream)."""
     eval_greedy: bool = False
     """Select ``best.pt`` on the greedy (argmax) policy instead of the sampled one."""

@@ -36,7 +36,8 @@ import polars as pl
 
 from schedlab.errors import OutputError, SchedlabError
 from schedlab.io import atomic_path, write_bytes_atomic, write_text_atomic
-from schedlab.params import flat
+from schedlab.param_checks import check_params
+from schedlab.params import Count, flat
 
 STATE = "last.pt"
 """The training state a run continues from (``resume=True``)."""
@@ -105,13 +106,13 @@ class RunConfig:
     """What every trainer's config holds (its base class; a trainer may change the defaults):
     the seed and threads :func:`open_run` sets up, how often a run validates and checkpoints."""
 
-    eval_every: int = 1
+    eval_every: Count = 1
     """Validate every this many training steps (and after the first and the last)."""
-    checkpoint_every: int = 10
+    checkpoint_every: Count = 10
     """Write ``last.pt`` (for ``--resume``) every this many training steps."""
     seed: int = 0
     """Seed of the network's initialisation, the workloads and the sampling."""
-    threads: int = 1
+    threads: Count = 1
     """torch intra-op threads (1 is fastest on a small shared machine)."""
 
 
@@ -142,11 +143,13 @@ def open_run(
     """The run directory ``out_dir`` (created) and the state to continue from
     (:func:`check_resume`); the process set up for training: torch seeded with
     ``config.seed``, ``config.threads`` intra-op threads
-    (:func:`~schedlab.policies.runtime.training_process`)."""
+    (:func:`~schedlab.policies.runtime.training_process`). A config field outside its declared
+    bounds (``iterations`` 0) raises ParameterError before anything is made."""
     import torch
 
     from schedlab.policies.runtime import training_process
 
+    check_params(type(config), flat(config), owner=f"the {type(config).__name__}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     saved = check_resume(out, config, resume=resume, budget=budget)

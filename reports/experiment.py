@@ -31,10 +31,10 @@ from schedlab.evaluation.settings import StatsSettings
 from schedlab.jobset import JobSet
 from schedlab.overlap import window_overlap
 from schedlab.policies.shipped import checkpoint_path
-from schedlab.policy_specs import policy_queue
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.content import Block, Table
 from schedlab.reports.figures import format_load, metric_label
+from schedlab.reports.learning import spec_queue
 from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure
 from schedlab.reports.palette import policy_palette
@@ -62,7 +62,7 @@ def training_run(spec: str) -> Path | None:
 
 def _context(exp: Experiment, workload: str) -> dict[str, Any]:
     learning = {
-        p.name: (str(f), policy_queue(p.spec))
+        p.name: (str(f), spec_queue(p.spec, f))
         for p in exp.spec.policies
         if (not p.workloads or workload in p.workloads) and (f := training_run(p.spec))
     }

@@ -284,6 +284,21 @@ def queue_baselines(folder: str | Path) -> dict[str, dict[str, float]]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+def spec_queue(spec: str, folder: str | Path) -> str | None:
+    """The discipline a policy spec runs under, where its training run validated under several
+    (``baselines_by_queue.json``): ``jobscore+easy:...`` or ``queue=easy`` -> ``easy``, none
+    named -> ``greedy`` (the learned policies' default). Read off the spec's words, so a report
+    needs neither the policy's class nor torch; None for any other run."""
+    by_queue = queue_baselines(folder)
+    head, _, rest = spec.partition(":")
+    words = [
+        *head.split("+")[1:],
+        *(v for k, _, v in (kv.partition("=") for kv in rest.split(",")) if k.strip() == "queue"),
+    ]
+    named = [w.strip().lower() for w in words if w.strip().lower() in by_queue]
+    return named[0] if named else ("greedy" if "greedy" in by_queue else None)
+
+
 def training_curve(
     folder: str | Path, queue: str | None = None
 ) -> tuple[pl.DataFrame, dict[str, float], bool, str] | None:

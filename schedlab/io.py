@@ -194,7 +194,8 @@ def read_parquet(path: str | os.PathLike[str], kind: str) -> tuple[pl.DataFrame,
 
 def check_writable(path: str | os.PathLike[str], *, directory: bool = False) -> Path:
     """Fail before any work if ``path`` (a file, or a directory with ``directory``) cannot be
-    written: create its folder and a probe file there, then remove the probe.
+    written: create its folder and a probe file there, then remove the probe and the folders
+    it created (what the command writes creates them again).
 
     Raises
     ------
@@ -214,6 +215,7 @@ def check_writable(path: str | os.PathLike[str], *, directory: bool = False) -> 
     if blocker is not None and not blocker.is_dir():
         msg = f"{target}: cannot write there ({blocker} is a file, not a directory)"
         raise OutputError(msg)
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".schedlab-probe-", dir=folder)
@@ -222,4 +224,8 @@ def check_writable(path: str | os.PathLike[str], *, directory: bool = False) -> 
     except OSError as exc:
         msg = f"{target}: cannot write there ({exc.strerror or exc})"
         raise OutputError(msg) from exc
+    finally:  # a command that fails later leaves no empty folder behind
+        for p in made:
+            with contextlib.suppress(OSError):
+                p.rmdir()
     return target

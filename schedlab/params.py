@@ -65,6 +65,16 @@ class Typical(Interval):
     warning (e.g. Tetris*' knob outside [0, 1] inverts one of its two terms)."""
 
 
+Count = Annotated[int, Interval(ge=1)]
+"""A number of things, >= 1 (iterations, jobsets, environments, units of a layer)."""
+Positive = Annotated[float, Interval(gt=0)]
+"""A real number > 0 (a rate, a time step, a learning rate)."""
+Share = Annotated[float, Interval(ge=0, le=1)]
+"""A fraction or a probability, in [0, 1]."""
+NonNegative = Annotated[float, Interval(ge=0)]
+"""A weight or a coefficient, >= 0."""
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
     """One parameter that can be given by name."""

@@ -137,15 +137,6 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     return base, {**extra, **kwargs}
 
 
-def policy_queue(spec: str) -> str | None:
-    """The queue discipline a policy spec runs under: its own (``+easy``, ``queue=``), else its
-    policy's default; None for a policy without one."""
-    name, kwargs = parse_policy(spec)
-    default = policies.parameters(name).get("queue")
-    queue = kwargs.get("queue", default.default if default is not None else None)
-    return None if queue is None else str(queue)
-
-
 def make_policy(spec: str, *, where: str | None = None) -> Any:
     """A policy from a spec such as ``"sjf"`` or ``"tetris:knob=0.3"``, parameters checked.
 

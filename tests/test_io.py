@@ -211,9 +211,12 @@ def test_check_writable_probes_without_leaving_files(tmp_path: Path) -> None:
         check_writable(tmp_path / "new" / "deeper" / "f.parquet")
         == tmp_path / "new" / "deeper" / "f.parquet"
     )
-    assert list((tmp_path / "new" / "deeper").iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # nor the folders it made to probe
     check_writable(tmp_path / "dir", directory=True)
-    assert (tmp_path / "dir").is_dir()
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    check_writable(tmp_path / "kept", directory=True)
+    assert (tmp_path / "kept").is_dir()  # a folder that was there stays
 
 
 def test_check_writable_names_the_problem(tmp_path: Path) -> None:

@@ -122,3 +122,20 @@ def test_a_device_torch_cannot_use_is_one_line_before_the_run_starts(tmp_path) -
     with pytest.raises(SchedlabError, match="device 'gpu'"):
         train(JobScoreConfig(device="gpu"), tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"iterations": 0}, "parameter 'iterations' of the JobScoreConfig must be >= 1, got 0"),
+        ({"envs": 0}, "parameter 'envs' of the JobScoreConfig must be >= 1"),
+        ({"gamma": 1.5}, "parameter 'gamma' of the JobScoreConfig must be >= 0 and <= 1"),
+        ({"workload": "kth-sp3"}, "workload 'kth-sp3' is no file.* did you mean 'kth-sp2'"),
+    ],
+)
+def test_a_config_out_of_bounds_is_one_line_before_the_run_starts(tmp_path, change, said) -> None:
+    """The bounds the config declares (its fields' types) hold in Python too, not only on the
+    command line: checked by the trainer contract's open_run, before any work or folder."""
+    with pytest.raises(SchedlabError, match=said):
+        train(JobScoreConfig(**change), tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()

@@ -19,13 +19,13 @@ from schedlab.errors import SpecError
 from schedlab.evaluation.analysis import AnalysisConfig
 from schedlab.evaluation.runner import run_experiment
 from schedlab.evaluation.spec import load_spec
-from schedlab.policy_specs import policy_queue
 from schedlab.reports.comparison import headline, power_warnings
 from schedlab.reports.comparison_data import compare_policies
 from schedlab.reports.experiment import across_headline, write_experiment_report
 from schedlab.reports.learning import (
     learning_figures,
     plot_learning_curve,
+    spec_queue,
     training_curve,
     write_training_report,
 )
@@ -367,7 +367,9 @@ def test_a_run_validated_under_several_disciplines_shows_each_policy_its_own(tmp
     assert curve.get_column(f"val_{metric}").to_list() == [20.0, 15.0]
     assert base == {"sjf": 22.0}
     assert training_curve(tmp_path)[1] == {"sjf": 26.0}  # no discipline: the run's mean
-    assert policy_queue("jobscore+easy:checkpoint=x") == "easy"
-    assert policy_queue("jobscore:checkpoint=x") == "greedy"  # the policy's default
+    assert spec_queue("jobscore+easy:checkpoint=x", tmp_path) == "easy"
+    assert spec_queue("jobscore:checkpoint=x,queue=easy", tmp_path) == "easy"
+    assert spec_queue("jobscore:checkpoint=x", tmp_path) == "greedy"  # the policies' default
+    assert spec_queue("jobscore+easy:checkpoint=x", tmp_path / "elsewhere") is None
     figs = learning_figures({"jobscore+easy": (str(tmp_path), "easy")}, PAL)
     assert next(iter(figs.values()))[1].endswith("both under easy.")

@@ -227,9 +227,9 @@ def test_spec_strings_name_discipline_and_rule_in_any_order() -> None:
     with pytest.raises(ParameterError, match="queue discipline 'easy' is repeated; name one"):
         parse_policy("fcfs+easy+easy+easy")
     # a typo after '+' is named as such, never taken for a placement rule
-    with pytest.raises(ParameterError, match="'easyy' is neither .* did you mean 'easy'"):
+    with pytest.raises(ParameterError, match=r"'easyy' is neither .* did you mean 'easy'"):
         parse_policy("jobscore+easyy:jobscore-kth")
-    with pytest.raises(ParameterError, match="'bestfitt' is neither .* did you mean 'bestfit'"):
+    with pytest.raises(ParameterError, match=r"'bestfitt' is neither .* did you mean 'bestfit'"):
         parse_policy("sjf+easy+bestfitt")
     with pytest.raises(ValueError, match="no job order to queue by"):
         run_policy(pool(ISSUE), make_policy("random+easy"), WHOLE)
