@@ -10,7 +10,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
@@ -35,6 +35,13 @@ def init_worker() -> None:
     interrupts.ignore_in_worker()
     for name in THREAD_VARIABLES:  # before any library creates its pool
         os.environ[name] = "1"
+
+
+def run_unit(fn: Callable[..., Any], *args: Any) -> Any:
+    """A worker's unit of work: ``fn(*args)`` through :func:`~schedlab.exits.guarded`, inside
+    :func:`~schedlab.interrupts.working` (SIGTERM then cleans up as it stops it)."""
+    with interrupts.working():
+        return guarded(fn, *args)
 
 
 WORKER_START_S = float(os.environ.get("SCHEDLAB_WORKER_START_S", "2.0"))
@@ -162,7 +169,7 @@ class LocalBackend(OnThisMachine):
                 assert call is not None  # the wait ends on a call unless stopped
                 self._running[call.key] = call
             try:
-                future = pool.submit(guarded, call.fn, *call.args)
+                future = pool.submit(run_unit, call.fn, *call.args)
             except (RuntimeError, OSError) as exc:  # the pool broke (a worker died) or shut
                 # down: OSError where it closed its wake-up pipe as submit wrote to it (CPython
                 # 3.11 checks and writes without a lock; see stop_pool)

@@ -15,6 +15,7 @@ whole process group) and stops its workers itself.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -94,14 +95,33 @@ def spawning() -> Iterator[None]:
     check()
 
 
+_working: list[bool] = []
+
+
+@contextlib.contextmanager
+def working() -> Iterator[None]:
+    """In a worker process (:func:`ignore_in_worker`), around one unit of work: the span in
+    which SIGTERM raises :class:`SystemExit`."""
+    _working.append(True)
+    try:
+        yield
+    finally:
+        _working.pop()
+
+
 def _exit(_signum: int, _frame: FrameType | None) -> None:
+    if not _working:  # idle, or running its exit hooks: nothing to clean up, end at once
+        os._exit(128 + signal.SIGTERM)
     raise SystemExit(128 + signal.SIGTERM)
 
 
 def ignore_in_worker() -> None:
     """For worker processes: ignore SIGINT (the parent handles it; unblocked once ignored, see
-    :func:`spawning`) and turn SIGTERM into :class:`SystemExit`, so an atomic write in
-    progress removes its temporary file."""
+    :func:`spawning`) and turn SIGTERM into :class:`SystemExit` within a unit of work
+    (:func:`working`), so an atomic write in progress removes its temporary file. Outside one,
+    SIGTERM ends the process at once: a worker the parent stops as it exits would otherwise
+    raise inside an exit hook (torch's), and the interpreter prints that as "Exception ignored
+    in atexit callback"."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGTERM, _exit)
