@@ -26,6 +26,7 @@ from schedlab.params import Count, NonNegative, Positive, Share
 from schedlab.policies.training import RunConfig
 from schedlab.simulator.config import ClusterConfig, job_times
 from schedlab.simulator.pick.engine import PickConfig, PickQueue
+from schedlab.traces import KTH_TRAIN_END, KTH_VAL_END
 
 Queues = Literal[
     "greedy", "strict", "easy", "greedy+easy", "greedy+strict", "strict+easy", "greedy+strict+easy"
@@ -33,7 +34,6 @@ Queues = Literal[
 """The disciplines a run trains and validates under (each episode draws one)."""
 HEURISTICS = ("fcfs", "sjf", "f1", "wfp3", "unicep")
 """The job orders the learning curves are measured against, under each discipline."""
-DAY = 86_400.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -46,10 +46,10 @@ class JobScoreConfig(RunConfig):
     """A bundled trace (``kth-sp2``), an SWF file, or a registered generator's name."""
     time_step: Positive = 1.0
     """Seconds per step of a trace."""
-    train_end: Positive = 230 * DAY
+    train_end: Positive = KTH_TRAIN_END
     """Training episodes come from the trace's jobs arriving before this (seconds since its
     first arrival)."""
-    val_end: Positive = 265 * DAY
+    val_end: Positive = KTH_VAL_END
     """Validation windows from those arriving in ``[train_end, val_end)``; later jobs are the
     test's and are never read."""
     load: Positive = 0.7

@@ -14,10 +14,12 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from schedlab.traces import KTH_TRAIN_END
+
 ENV_IDS: dict[str, dict[str, Any]] = {
     "schedlab/DeepRM-v0": {},
     "schedlab/MultiMachine-v0": {"machines": 2, "slots": 5, "layout": "reshaped"},
-    "schedlab/Pick-v0": {"window": 256},
+    "schedlab/Pick-v0": {"window": 256, "end": KTH_TRAIN_END},  # held-out days stay unseen
 }
 """Registered ids and their default arguments (:class:`~schedlab.simulator.env.ClusterEnv`
 unless :data:`ENTRY_POINTS` names another class)."""

@@ -16,6 +16,13 @@ SAMPLES = {
 built-in loader adds its sample to (its conformance test and the docs' examples read it)."""
 BUNDLED = {name: file for name, (file, _) in SAMPLES.items()}
 """Bundled sample name -> its file in ``data/``."""
+DAY = 86_400.0
+KTH_TRAIN_END = 230 * DAY
+"""Seconds since the bundled KTH-SP2's first arrival before which its jobs are for training
+(``schedlab/Pick-v0``'s default and ``schedlab train jobscore``'s)."""
+KTH_VAL_END = 265 * DAY
+"""End of its validation part (the shipped ``jobscore-kth`` was chosen on days 230-265); the
+jobs from here on are the held-out test of ``experiments/jobscore_kth.toml``."""
 
 
 def sample_for(loader: str) -> str | None:

@@ -128,6 +128,9 @@ class PickEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         ``skip_forced``, ``machines``, ``overrun``; the keywords of the same names override it.
     trace : str, optional
         A bundled trace name or an SWF file (one second per step); default ``kth-sp2``.
+    end : float, optional
+        Only the trace's jobs arriving before this many seconds since its first (default: all;
+        ``schedlab/Pick-v0``: :data:`schedlab.traces.KTH_TRAIN_END`, KTH-SP2's training part).
     workload, load, jobsets, workload_seed, workload_params
         A generator, its offered load, jobsets and seed, used instead of a trace.
     window : int or None
@@ -144,6 +147,7 @@ class PickEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         config: PickConfig | None = None,
         *,
         trace: str | None = None,
+        end: float | None = None,
         workload: str | None = None,
         load: float = 0.7,
         jobsets: int = 20,
@@ -158,7 +162,9 @@ class PickEnv(_Adapter, gym.Env[np.ndarray, np.int64]):
         overrun: str | None = None,
         skip_forced: bool | None = None,
     ) -> None:
-        js = episode_jobset(jobset, trace, workload, load, jobsets, workload_seed, workload_params)
+        js = episode_jobset(
+            jobset, trace, workload, load, jobsets, workload_seed, workload_params, end
+        )
         cfg = _config(
             config,
             visible=visible,

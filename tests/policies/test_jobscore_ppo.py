@@ -14,7 +14,6 @@ from schedlab.errors import SchedlabError
 from schedlab.loaders.traces.load import load_trace
 from schedlab.loaders.traces.options import TraceOptions
 from schedlab.policies.jobscore_config import (
-    DAY,
     JobScoreConfig,
     WindowBaseline,
     heuristic_values,
@@ -26,7 +25,7 @@ from schedlab.registry import make_policy
 from schedlab.simulator.config import ClusterConfig
 from schedlab.simulator.pick.engine import PickConfig, PickEngine
 from schedlab.simulator.run import run_policy, simulate
-from schedlab.traces import bundled
+from schedlab.traces import DAY, bundled
 from tests.simulator.pick_helpers import kth_windows, order_picks, run_picks
 
 

@@ -12,6 +12,7 @@ import schedlab  # noqa: F401  (registers the environment ids)
 from schedlab.jobset import JobSet
 from schedlab.simulator.pick.env import PickEnv, PickVectorEnv
 from schedlab.simulator.pick.features import FEATURES
+from schedlab.traces import KTH_TRAIN_END, KTH_VAL_END
 from tests.simulator.pick_helpers import kth_windows
 
 
@@ -115,6 +116,11 @@ def test_registered_id_replays_bundled_kth_windows() -> None:
     assert obs.shape == (32, len(FEATURES))
     assert info["jobs"] == 256
     assert env.unwrapped.engine.jobset.meta.machines == 1
+    # only the training days: the shipped network's validation and test stay unseen
+    arrival = env.unwrapped.engine.jobset.jobs.get_column("arrival")
+    assert arrival.max() - arrival.min() < KTH_TRAIN_END
+    whole = PickEnv(end=None).engine.jobset.jobs.get_column("arrival")
+    assert whole.max() - whole.min() > KTH_VAL_END
 
 
 def test_refused_inputs(kth) -> None:
