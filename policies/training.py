@@ -89,6 +89,8 @@ class TrainResult:
     the same validation jobsets."""
     seconds: float
     """Wall time of this call, s."""
+    resumed: int = 0
+    """Training steps done before this call (``--resume``; 0: a fresh run)."""
     details: dict[str, Any] = field(default_factory=dict)
     """Trainer-specific data for its report (REINFORCE: ``withholding``)."""
 
@@ -261,6 +263,8 @@ class Progress:
     """Curve rows so far."""
     baselines: dict[str, Any]
     """Content of ``baselines.json``."""
+    resumed: int = 0
+    """Steps done before this call (0: a fresh run)."""
 
     def offer(self, value: float, step: int, selection: Selection) -> bool:
         """Keep ``value``, the validation of ``step``, as the best if ``selection`` finds it
@@ -300,6 +304,7 @@ class Progress:
             best_value=self.best,
             baselines=self.baselines if baselines is None else baselines,
             seconds=time.perf_counter() - started,
+            resumed=self.resumed,
             details=details or {},
         )
 
@@ -331,6 +336,7 @@ def start(
         best_step=int(saved["best_step"]),
         rows=pl.read_csv(out / "curve.csv").filter(pl.col(selection.step) <= step).to_dicts(),
         baselines=json.loads((out / "baselines.json").read_text()),
+        resumed=step,
     )
 
 

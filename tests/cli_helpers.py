@@ -33,5 +33,11 @@ def options(**values: object) -> list[str]:
 
 
 def resume_to_three_iterations(trainer: str, out: Path) -> str:
-    """``schedlab train TRAINER --resume --iterations 3 -o OUT``: a success; its output."""
-    return run_ok("train", trainer, "--resume", "--iterations", "3", "-o", str(out))
+    """``schedlab train TRAINER --resume --iterations 3 -o OUT``: a success that says it
+    continued; its output. Run once more, it says the run is complete and trains nothing."""
+    args = ("train", trainer, "--resume", "--iterations", "3", "-o", str(out))
+    output = run_ok(*args)
+    assert "(continued from " in output, output
+    again = run_ok(*args)
+    assert "was already complete (3 iterations): nothing trained" in again, again
+    return output

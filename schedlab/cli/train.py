@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from schedlab import interrupts
 from schedlab.cli.config_options import cli_message, config_options, option_name
 from schedlab.cli.options import ADDRESS_HELP, Command, Group, check_backend, output_param
+from schedlab.errors import Interrupted
 from schedlab.param_checks import check_params
 from schedlab.params import build, flat, parameters
 from schedlab.registry import trainers
@@ -157,11 +159,30 @@ def make_config(
 
 
 def train(name: str, config: Any, output: Path, *, resume: bool) -> None:
-    """Train with trainer ``name``, draw its learning report, print a summary."""
-    result = trainers.load(name).train(config, output, resume=resume, progress=True)
+    """Train with trainer ``name``, draw its learning report, print a summary. SIGINT and
+    SIGTERM stop it with a line saying how to continue it."""
+    trainer = trainers.load(name)
+    try:
+        with interrupts.guard():
+            result = trainer.train(config, output, resume=resume, progress=True)
+    except KeyboardInterrupt as exc:
+        signal = getattr(exc, "signal", "SIGINT")
+        msg = (
+            f"interrupted by {signal}: {output} keeps the run up to its last checkpoint "
+            f"(every --checkpoint-every steps); continue it with the same command and --resume"
+        )
+        raise Interrupted(msg, signal) from None
     report = trainers.load_report(name)(result, flat(config))
+    budget = flat(config)[trainer.budget]
+    if result.resumed >= budget:
+        click.echo(
+            f"{output} was already complete ({budget} {trainer.budget}): nothing trained; "
+            f"raise --{trainer.budget} to continue it. {result.summary()}; report: {report}"
+        )
+        return
+    since = f" (continued from {result.resumed})" if result.resumed else ""
     click.echo(
-        f"trained {name} in {result.seconds:.0f} s: {result.summary()} -> "
+        f"trained {name} in {result.seconds:.0f} s{since}: {result.summary()} -> "
         f"{output / 'best.pt'}; report: {report}"
     )
 

@@ -5,6 +5,11 @@ tests/evaluation/test_train_check.py)."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import polars as pl
 import pytest
@@ -138,3 +143,28 @@ def test_a_config_out_of_bounds_is_one_line_before_the_run_starts(tmp_path, chan
     with pytest.raises(SchedlabError, match=said):
         train(JobScoreConfig(**change), tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_training_run_says_how_to_continue(tmp_path, sig) -> None:
+    """Ctrl-C or SIGTERM: one line naming the signal and --resume, the signal's exit status,
+    and a checkpoint to continue from."""
+    out = tmp_path / "run"
+    args = ["train", "jobscore", "--iterations", "500", "--envs", "2", "--steps", "32"]
+    args += ["--val-windows", "2", "--val-size", "50", "--epochs", "1", "--checkpoint-every", "1"]
+    code = "from schedlab.cli import main; main(prog_name='schedlab')"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args, "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 240
+    while not (out / "last.pt").is_file() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + sig
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"Error: interrupted by {signal.Signals(sig).name}: {out} keeps"), err
+    assert last.endswith("continue it with the same command and --resume")
