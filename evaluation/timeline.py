@@ -75,7 +75,10 @@ def timeline(s: Schedules) -> pl.DataFrame:
     )
     bounds = np.append(keys.get_column("_lo").to_numpy(), df.height).astype(np.int64)
     cap = np.asarray(s.capacity, dtype=np.float64)
-    demand = df.select(s.resources).to_numpy().astype(np.float64).reshape(df.height, -1)
+    # a writable C-order copy whatever polars gives (F order for several columns, read-only
+    # for one): one compiled signature, the one ``schedlab compile`` made
+    demand = np.array(df.select(s.resources).to_numpy(), dtype=np.float64, order="C")
+    demand = demand.reshape(df.height, -1)
     duration = (df.get_column("finish") - df.get_column("start")).to_numpy().astype(np.float64)
     work = demand[:, 0] / cap[0] * duration if demand.shape[1] else np.zeros(df.height)
     index, time, running, queue, used, frag, queued = schedule_events(

@@ -43,19 +43,30 @@ def compile_part(part: str) -> float:
     whole, slots = ClusterConfig(slots=None), ClusterConfig(slots=10)
     if part == "dag":
         jobs = generators.make("dag").generate(0.8, n_jobsets=1, seed=0)
-    if part == "tree":  # and the timeline every report of a replay draws
+    if part == "tree":  # and the timeline and allocation every report of a schedule draws
+        from schedlab.evaluation.allocation import allocate
         from schedlab.evaluation.schedules import schedules
         from schedlab.evaluation.timeline import timeline
 
-        timeline(schedules(simulate(jobs, [make_policy("fcfs")], whole), jobs))
+        s = schedules(simulate(jobs, [make_policy("fcfs")], whole), jobs)
+        timeline(s)
+        first = s.jobs.filter(s.jobs.get_column("jobset") == s.jobs.item(0, "jobset"))
+        allocate(first, s.resources[0], s.capacity[0])
         return time.perf_counter() - t0
     if part == "pick":
+        import numpy as np
+
+        from schedlab.simulator.pick.engine import PickConfig, PickEngine
         from schedlab.simulator.pick.env import PickEnv, PickVectorEnv
 
         for env in (PickVectorEnv(jobs, 2, window=20), PickEnv(jobs, window=20)):
             _, info = env.reset(seed=0)
             mask = info["action_mask"] if "action_mask" in info else env.action_masks()
             env.step(mask.argmax(axis=-1))
+        engine = PickEngine.for_jobsets(jobs, PickConfig())  # as simulate runs a pick agent
+        engine.reset()
+        active = np.arange(engine.state.stalled.size)
+        engine.step(engine.action_mask(active).argmax(axis=-1), active)
         return time.perf_counter() - t0
     specs = {
         "scan": [("wfp3", whole), ("random", slots)],
