@@ -17,6 +17,8 @@ from schedlab.results import Results
 from tests.cli_helpers import run_fail, run_ok
 from tests.spec_helpers import spec_toml
 
+DATA = Path(__file__).parent / "data"
+
 
 def test_help_lists_subcommands() -> None:
     out = run_ok("--help")
@@ -194,3 +196,16 @@ def test_train_help_lists_trainers_and_derives_options_from_the_config() -> None
         assert option in text, option
     assert "RMSProp learning rate." in text  # the field's docstring
     assert "did you mean 'deeprm'" in run_fail("train", "deepr", "-o", "x")
+
+
+def test_greedy_heuristics_on_a_log_are_told_they_see_only_the_default_slots(tmp_path) -> None:
+    """A log in real time with the default --slots 10: SJF sees 10 waiting jobs, not the
+    queue (on KTH-SP2 its mean wait is 3.6 times the whole queue's), so simulate says so."""
+    jobs = tmp_path / "kth.parquet"
+    run_ok("load", "swf", str(DATA / "swf_small.swf"), "--time-step", "1", "-o", str(jobs))
+    sims = ("simulate", str(jobs), "--policy", "sjf")
+    out = run_ok(*sims, "--policy", "sjf+easy", "-o", str(tmp_path / "r.parquet"))
+    assert "note: sjf sees only the first 10 waiting jobs (--slots 10" in out
+    assert "sjf, sjf+easy" not in out  # a discipline sees the whole queue
+    quiet = run_ok(*sims, "--slots", "all", "-o", str(tmp_path / "q.parquet"))
+    assert "note:" not in quiet

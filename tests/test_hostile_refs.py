@@ -130,7 +130,7 @@ def test_schedlabs_own_exits_pass_through() -> None:
         guarded(ours)
     from schedlab import interrupts
 
-    with pytest.raises(SystemExit) as info:
+    with interrupts.working(), pytest.raises(SystemExit) as info:  # within a unit of work
         interrupts._exit(15, None)
     assert foreign_exit(info.value) is None  # SIGTERM in a worker: schedlab's own exit
 

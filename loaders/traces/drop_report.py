@@ -136,7 +136,7 @@ class LoadResult:
         step = js.meta.time_step_seconds
         units = js.meta.units or ("",) * len(js.resources)
         machine = ", ".join(
-            f"{c:g} {u or r}" if u else f"{r} {c:g}"
+            _quantity(c, u) if u else f"{r} {c:g}"
             for r, c, u in zip(js.resources, js.machine_capacity, units, strict=True)
         )
         chosen = (js.meta.provenance.get("options") or {}).get("machines")
@@ -153,8 +153,15 @@ class LoadResult:
         return (
             f"{self.report.summary()}\n{len(js):,} jobs in {len(js.jobset_ids)} jobsets, span "
             f"{span:,} steps of {step:g} s, offered load {load:.3f} on {m:,} "
-            f"machine{'s' if m > 1 else ''} of ({machine}) ({whose}){shared}"
+            f"machine{'s' if m > 1 else ''} of {machine} ({whose}){shared}"
         )
+
+
+def _quantity(value: float, unit: str) -> str:
+    """``64 cores``, ``1 core``, ``0.5 normalized memory``: a one-word unit in the plural
+    unless the value is 1."""
+    plural = "s" if value != 1 and " " not in unit and not unit.endswith("s") else ""
+    return f"{value:g} {unit}{plural}"
 
 
 def raise_first(samples: pl.DataFrame, source: str) -> None:

@@ -10,6 +10,7 @@ import click
 
 from schedlab.cli.config_options import simulation_options
 from schedlab.cli.options import Command, output_option
+from schedlab.policy_specs import policy_name
 from schedlab.registry import make_policy, policies, policy_key
 
 
@@ -31,7 +32,9 @@ def simulate_cmd(jobs: Path, policy_specs: tuple[str, ...], output: Path, **clus
 
     --slots, --horizon, --machines, --overrun and --release are fields of ClusterConfig."""
     made = make_policies(policy_specs or tuple(policies.names(tag="heuristic")))
-    results = _simulate(jobs, made, cluster)
+    ctx = click.get_current_context()
+    default_slots = ctx.get_parameter_source("slots") is click.core.ParameterSource.DEFAULT
+    results = _simulate(jobs, made, cluster, default_slots)
     results.write_parquet(output)
     click.echo(f"wrote {output}: {results.table.height} job results for {results.policies}")
     if killed := results.meta.get("killed_jobs"):
@@ -54,7 +57,9 @@ def make_policies(specs: tuple[str, ...]) -> list[tuple[str, Any]]:
     return made
 
 
-def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, Any]) -> Any:
+def _simulate(
+    jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, Any], default_slots: bool
+) -> Any:
     from tqdm import tqdm
 
     from schedlab.errors import JobSetError
@@ -71,6 +76,8 @@ def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, Any]) 
     config = ClusterConfig(**cluster)
     # the geometry options are the cluster model's; another model kind runs on its defaults
     own = {spec: isinstance(config, model_kind([p]).config) for spec, p in made}
+    if default_slots and js.meta.time_step_seconds is not None:
+        _slots_note([spec for spec, p in made if own[spec] and _greedy_heuristic(spec, p)])
     long = announce(js, [(spec, p) for spec, p in made if own[spec]], config)
     parts = []
     for spec, policy in tqdm(made, desc="simulating", unit="policy", disable=None):
@@ -81,6 +88,29 @@ def _simulate(jobs: Path, made: list[tuple[str, Any]], cluster: dict[str, Any]) 
             parts.append(simulate_per_jobset(js, spec, policy, config, spec in long))
         tqdm.write(f"  {spec}: {len(js)} jobs in {time.perf_counter() - t0:.2f} s")
     return Results.concat(parts)
+
+
+def _greedy_heuristic(spec: str, policy: Any) -> bool:
+    """Whether ``policy`` is a heuristic under the greedy discipline, which sees only the
+    visible slots (a discipline sees the whole queue; a learned policy has its geometry)."""
+    tags = policies.entry(policy_name(spec)).tags
+    return "heuristic" in tags and getattr(policy, "queue", None) == "greedy"
+
+
+def _slots_note(specs: list[str]) -> None:
+    """A note that ``specs`` see only the default visible slots of a log in real time."""
+    from tqdm import tqdm
+
+    from schedlab.simulator.config import ClusterConfig
+
+    if specs:
+        slots = ClusterConfig().slots
+        tqdm.write(
+            f"note: {', '.join(specs)} see{'s' if len(specs) == 1 else ''} only the first "
+            f"{slots} waiting jobs (--slots "
+            f"{slots}, DeepRM's visible slots, the default); --slots all shows them the whole "
+            "queue, as an HPC scheduler sees a log's"
+        )
 
 
 def announce(js: Any, made: list[tuple[str, Any]], config: Any) -> set[str]:
