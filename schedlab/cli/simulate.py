@@ -37,8 +37,14 @@ def simulate_cmd(jobs: Path, policy_specs: tuple[str, ...], output: Path, **clus
     results = _simulate(jobs, made, cluster, default_slots)
     results.write_parquet(output)
     click.echo(f"wrote {output}: {results.table.height} job results for {results.policies}")
-    if killed := results.meta.get("killed_jobs"):
-        click.echo(f"{killed} jobs ran past their estimate and were killed there (--overrun kill)")
+    if results.meta.get("killed_jobs"):
+        import polars as pl
+
+        per = results.table.group_by("policy", maintain_order=True).agg(pl.col("killed").sum())
+        each = ", ".join(f"{p} {k:,}" for p, k in per.iter_rows() if k)
+        click.echo(
+            f"jobs that ran past their estimate and were killed there (--overrun kill): {each}"
+        )
 
 
 def make_policies(specs: tuple[str, ...]) -> list[tuple[str, Any]]:
