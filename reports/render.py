@@ -179,12 +179,15 @@ def build_report(
         "per_jobset.csv": c.per_jobset,
         "per_length.csv": c.per_length,
         "length_summary.csv": c.length_summary,
-        "comparison.csv": c.comp.summary,
-        "ratios.csv": c.ratios,
-        "omnibus.csv": c.comp.omnibus,
-        "pairwise.csv": c.comp.pairwise,
-        "exploratory.csv": c.comp.exploratory,
     }
+    if not c.comp.is_replay():  # (a replay's statistics are its replay_* tables, below)
+        tables |= {
+            "comparison.csv": c.comp.summary,
+            "ratios.csv": c.ratios,
+            "omnibus.csv": c.comp.omnibus,
+            "pairwise.csv": c.comp.pairwise,
+            "exploratory.csv": c.comp.exploratory,
+        }
     if c.users is not None:
         tables["per_user.csv"] = c.users
     if c.comp.replay is not None:
@@ -204,6 +207,7 @@ def build_report(
         if c.views.machine_util is not None:
             tables["machine_utilisation.csv"] = c.views.machine_util
         view_table = vs.summary_table(c.views, c.comp.order, settings=cfg)
+    tables = {name: t for name, t in tables.items() if t.height}  # none written empty
     label = {b: figures.bucket_label(b, r) for b, r in c.buckets.items()}
     blocks = [
         *sections.intro(c, title, experiment),
@@ -309,7 +313,8 @@ def write_report(
     metric), ``per_jobset.csv``, ``per_length.csv``, ``length_summary.csv`` (at the focus
     load), ``comparison.csv`` (summary, ranks and ratio to the reference, every load),
     ``ratios.csv`` (ratio to the reference with the Holm-adjusted test, every load),
-    ``omnibus.csv``, ``pairwise.csv``, ``exploratory.csv`` and, when the jobs' demands are
+    ``omnibus.csv``, ``pairwise.csv``, ``exploratory.csv`` (a workload replayed once has its
+    ``replay_*`` tables instead; a table with no row is not written) and, when the jobs' demands are
     known, ``timeline_jobset.csv`` (the representative jobset over time) and
     ``timeline_summary.csv`` (every jobset at the focus load); the summary, ratio and
     pairwise tables as LaTeX (booktabs) and Markdown (``summary_table``, ``ratio_table``,

@@ -35,11 +35,16 @@ REPORT_FILES = ("report.html", "report.md")
 
 
 def check_report_folder(
-    out_dir: str | os.PathLike[str], source: str | os.PathLike[str], *, force: bool = False
+    out_dir: str | os.PathLike[str],
+    source: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    what: str | None = None,
 ) -> None:
     """Refuse (:class:`~schedlab.errors.OutputError`) to write the report of ``source`` (a
     results file or an experiment directory) into ``out_dir`` when that folder holds another
-    study's output, unless ``force`` (see the module's docstring for the rule).
+    study's output, unless ``force`` (see the module's docstring for the rule). ``what`` names
+    what would be written, for the message (default: a report of ``source``).
 
     Raises
     ------
@@ -53,7 +58,8 @@ def check_report_folder(
     if held is None:
         return
     msg = (
-        f"{out} holds {held}; a report of {src} would replace it: choose another -o, or pass "
+        f"{out} holds {held}; {what or f'a report of {src}'} would replace it: choose another "
+        "-o, or pass "
         "--force to replace it"
     )
     raise OutputError(msg)

@@ -281,6 +281,37 @@ def length_blocks(c: Computed, images: dict[str, tuple[Plot, str]]) -> list[Bloc
     ]
 
 
+def _config_words(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The cluster config of a run as the command line says it: ``slots`` None is ``all``."""
+    if "slots" in config and config["slots"] is None:
+        return {**config, "slots": "all (the whole queue is visible)"}
+    return dict(config)
+
+
+JOBSET_TESTS = {
+    "omnibus": "Friedman (tie-corrected) with Iman–Davenport F; Kendall's W; Nemenyi CD",
+    "pairwise": f"Wilcoxon signed-rank, zero_method={ZERO_METHOD}, two-sided, exact up to "
+    f"{EXACT_MAX} non-zero differences (else normal approximation); "
+    "Holm over all pairs within each load; rank-biserial r",
+    "exploratory": "Wilcoxon vs reference; Benjamini–Hochberg within each load",
+}
+"""The tests of a comparison over jobsets, as the Statistics metadata names them."""
+REPLAY_INTERVAL = (
+    "block bootstrap over time (Carlstein's non-overlapping blocks, resampled with "
+    "replacement; each mean recomputed over the resampled blocks' jobs; ratios to the "
+    "reference resample both policies' blocks together); tail metrics have no interval"
+)
+"""The intervals of a workload replayed once (:mod:`schedlab.evaluation.replay`)."""
+REPLAY_TESTS = {
+    "omnibus": "none (one jobset per policy)",
+    "pairwise": f"each policy vs the reference, paired by block: wins/ties/losses and Wilcoxon "
+    f"signed-rank on the blocks' means (zero_method={ZERO_METHOD}, two-sided), Holm over the "
+    "policies; only with enough blocks for Holm to reach alpha",
+    "exploratory": "none",
+}
+"""The tests of a workload replayed once."""
+
+
 def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str]) -> list[Block]:
     meta = c.results.meta
     jobset_meta = dict(meta.get("jobset", {}))
@@ -314,12 +345,13 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
         for k in ("resources", "capacity", "units", "time_step_seconds", "arrival_window")
     }
     cfg = c.comp.cfg
+    replay = c.comp.is_replay()
     stats = {
         "unit of analysis": "blocks of time of the one jobset (block bootstrap, tests paired "
         "by block)"
-        if c.comp.is_replay()
+        if replay
         else "jobset (per-jobset average of per-job values), paired by jobset",
-        "interval": CI_METHOD,
+        "interval": REPLAY_INTERVAL if replay else CI_METHOD,
         "confidence": c.confidence,
         "n_resamples": c.n_resamples,
         "seed": c.seed,
@@ -330,11 +362,7 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
         "time unit": "s (a trace's real submit and run times, whatever the time step)"
         if c.comp.base_unit == SECONDS
         else "steps (a workload defined in steps)",
-        "omnibus": "Friedman (tie-corrected) with Iman–Davenport F; Kendall's W; Nemenyi CD",
-        "pairwise": f"Wilcoxon signed-rank, zero_method={ZERO_METHOD}, two-sided, exact up to "
-        f"{EXACT_MAX} non-zero differences (else normal approximation); "
-        "Holm over all pairs within each load; rank-biserial r",
-        "exploratory": "Wilcoxon vs reference; Benjamini–Hochberg within each load",
+        **(REPLAY_TESTS if replay else JOBSET_TESTS),
         "ties": f"values within a relative {TIE_RTOL:g} count as equal",
         "alpha": cfg.alpha,
         "schedlab": schedlab.__version__,
@@ -343,7 +371,7 @@ def meta_blocks(c: Computed, experiment: Mapping[str, Any], csvs: Sequence[str])
         ("p", "Workload provenance:"),
         ("pre", _dump(provenance)),
         ("p", "Workload and cluster:"),
-        ("pre", _dump({**workload, **meta.get("config", {})})),
+        ("pre", _dump({**workload, **_config_words(meta.get("config", {}))})),
         ("p", "Statistics:"),
         ("pre", _dump(stats)),
     ]

@@ -209,3 +209,13 @@ def test_greedy_heuristics_on_a_log_are_told_they_see_only_the_default_slots(tmp
     assert "sjf, sjf+easy" not in out  # a discipline sees the whole queue
     quiet = run_ok(*sims, "--slots", "all", "-o", str(tmp_path / "q.parquet"))
     assert "note:" not in quiet
+
+
+def test_a_reference_that_ran_nowhere_is_refused_with_the_closest(tmp_path) -> None:
+    jobs, res = tmp_path / "jobs.parquet", tmp_path / "r.parquet"
+    run_ok("generate", "deeprm", "--load", "0.5", "--jobsets", "2", "-o", str(jobs))
+    run_ok("simulate", str(jobs), "--policy", "fcfs+easy", "--policy", "sjf", "-o", str(res))
+    out = run_fail("report", str(res), "--reference", "fcfs+eazy", "-o", str(tmp_path / "rep"))
+    assert "'fcfs+eazy' is not a policy of" in out
+    assert "did you mean 'fcfs+easy'?" in out
+    assert not (tmp_path / "rep").exists()

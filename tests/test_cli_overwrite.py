@@ -38,7 +38,9 @@ def test_a_report_of_another_study_is_refused_unless_forced(
     assert f"{said}: choose another -o, or pass --force to replace it" in refused
     assert (out / "report.md").read_bytes() == before
     # schedlab demo refuses it too, before any work
-    assert "holds the report of" in run_fail("demo", "--jobsets", "2", "-o", str(out))
+    said = run_fail("demo", "--jobsets", "2", "-o", str(out))
+    assert "holds the report of" in said
+    assert "the DeepRM study of schedlab demo would replace it" in said
     assert not (out / "spec.toml").exists()
     run_ok("report", str(b), "-o", str(out), "--force")
     assert recorded_source(out) == b.resolve()

@@ -54,7 +54,7 @@ def demo_cmd(
     from schedlab.reports.report_source import check_report_folder, record_report_source
 
     t0 = time.perf_counter()
-    check_report_folder(output, output, force=force)
+    check_report_folder(output, output, force=force, what="the DeepRM study of schedlab demo")
     text = demo_spec(
         jobsets=jobsets, seed=seed, loads=list(loads or DEMO_LOADS), slots=slots, horizon=horizon
     )

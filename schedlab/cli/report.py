@@ -45,6 +45,28 @@ REPORT_FORCE_HELP = (
 )
 
 
+def _check_reference(reference: str, results: Path) -> None:
+    """``--reference`` must name a policy of ``results`` (one of any workload of an experiment);
+    else a usage error with the closest name."""
+    import difflib
+
+    import polars as pl
+
+    path = results / "results.parquet" if results.is_dir() else results
+    if not path.is_file():
+        return  # reading the results says what is wrong with them
+    try:
+        ran = pl.scan_parquet(path).select(pl.col("policy").unique()).collect().to_series()
+    except (pl.exceptions.PolarsError, OSError):
+        return  # reading the results says what is wrong with them
+    names = sorted(str(p) for p in ran.to_list())
+    if reference not in names:
+        close = difflib.get_close_matches(reference, names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        msg = f"{reference!r} is not a policy of {results}{hint} (policies: {', '.join(names)})"
+        raise click.BadParameter(msg, param_hint="'--reference'")
+
+
 @click.command("report", cls=Command)
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
 @output_option("Directory for the report.", file_okay=False, default=Path("out"))
@@ -81,6 +103,8 @@ def report_cmd(
     from schedlab.reports.report_source import check_report_folder, record_report_source
 
     check_report_folder(output, results, force=force)
+    if reference is not None:
+        _check_reference(reference, results)
     record_report_source(output, results)
     figures: dict[str, Any] = {"dpi": dpi, "style": style, "vector": vector or None}
     if results.is_dir():

@@ -48,6 +48,14 @@ def test_a_whole_replay_is_compared_over_blocks_of_time(report: dict[str, Path])
     points = re.findall(r"(\d[\d,.]*) \[(\d[\d,.]*), (\d[\d,.]*)\]", md)
     assert points
     assert not [p for p in points if p[0] == p[1] == p[2]]
+    # its metadata names the design used, and no table of the jobset design is written
+    assert 'interval: "block bootstrap over time' in md
+    assert "Friedman" not in md
+    assert "percentile bootstrap over jobsets" not in md
+    folder = report["md"].parent
+    for gone in ("comparison.csv", "ratios.csv", "omnibus.csv", "pairwise.csv"):
+        assert not (folder / gone).exists(), gone
+        assert gone not in md, gone
 
 
 def test_users_times_and_views_of_a_whole_replay(report: dict[str, Path]) -> None:
