@@ -34,7 +34,7 @@ from schedlab.evaluation import schedules as sch
 from schedlab.evaluation import timeline as tl
 from schedlab.evaluation.clock import clock
 from schedlab.evaluation.replay import Replay
-from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings, stats_settings
+from schedlab.evaluation.settings import DEFAULT_STATS, StatsSettings
 from schedlab.evaluation.stats import summarize
 from schedlab.evaluation.users import fairness
 from schedlab.jobset import JobSet
@@ -391,10 +391,6 @@ def compare(
         If an experiment directory has several workloads and ``workload`` names none of them.
     """
     res, js = load_results(results, workload=workload, jobs=jobs)
-    table = res.table
-    dags = "dag" in table.columns and table.get_column("dag").null_count() < table.height
-    if dags and settings is DEFAULT_STATS and not {"primary", "secondary"} & set(overrides):
-        overrides |= {"primary": "job_slowdown", "secondary": ("jct", *settings.secondary)}
-    cfg = analysis_config(res, stats_settings(settings, **overrides), reference=reference)
+    cfg = analysis_config(res, settings, reference=reference, **overrides)
     c = compute(res, cfg, focus_load=focus_load, jobs=js)
     return ComparisonResult(c, js)

@@ -283,12 +283,24 @@ def _jobset_value(c: Computed) -> str | None:
 
 
 def analysis_config(
-    results: Results, settings: StatsSettings = DEFAULT_STATS, *, reference: str | None = None
+    results: Results,
+    settings: StatsSettings = DEFAULT_STATS,
+    *,
+    reference: str | None = None,
+    **overrides: Any,
 ) -> AnalysisConfig:
-    """The analysis settings of a report: ``settings`` against ``reference``, which defaults to
-    (or, when it has no results, falls back to) the first policy simulated."""
+    """The analysis settings of a report: ``settings`` with ``overrides`` (fields by name)
+    against ``reference``, which defaults to (or, when it has no results, falls back to) the
+    first policy simulated. A DAG workload whose metrics nobody chose (the default settings, no
+    ``primary`` or ``secondary`` given) is compared on its jobs: job slowdown, then job
+    completion time, then the default secondary metrics (its rows are tasks)."""
+    table = results.table
+    dags = "dag" in table.columns and table.get_column("dag").null_count() < table.height
+    if dags and settings is DEFAULT_STATS and not {"primary", "secondary"} & set(overrides):
+        overrides |= {"primary": "job_slowdown", "secondary": ("jct", *settings.secondary)}
     order = policy_order(results)
-    return AnalysisConfig.of(settings, reference if reference in order else order[0])
+    chosen = stats_settings(settings, **overrides)
+    return AnalysisConfig.of(chosen, reference if reference in order else order[0])
 
 
 def write_report(
@@ -367,7 +379,7 @@ def write_report(
         (``"load_sweep.pdf"``, ``"summary_table.tex"``, ...).
     """
     options = FigureOptions(dpi=dpi, style=style, vector=None if vector is None else tuple(vector))
-    cfg = analysis_config(results, stats_settings(settings, **overrides), reference=reference)
+    cfg = analysis_config(results, settings, reference=reference, **overrides)
     report = build_report(
         results,
         title=title,

@@ -268,6 +268,19 @@ def test_compare_uses_job_metrics_for_dag_workloads() -> None:
     assert compare(res, primary="wait").computed.comp.cfg.primary == "wait"
 
 
+def test_a_report_of_a_dag_workload_leads_with_its_jobs(tmp_path: Path) -> None:
+    """schedlab report, as schedlab.compare: a DAG workload's rows are tasks, so the report
+    compares DAG jobs (job slowdown, then JCT) unless metrics are given."""
+    from schedlab.reports.render import write_report
+
+    js = busy_dags(1, instances=1, spread=1)
+    res = simulate(js, [make_policy("sjf"), make_policy("fcfs")], {"slots": None})
+    md = write_report(res, tmp_path / "r", jobs=js, n_resamples=100, dpi=40)["md"].read_text()
+    assert "average DAG job slowdown (completion / critical path)" in md.split("\n## ")[1]
+    plain = write_report(res, tmp_path / "p", primary="wait", n_resamples=100, dpi=40)["md"]
+    assert "average DAG job slowdown" not in plain.read_text().split("\n## ")[1]
+
+
 def test_a_dag_workload_without_edges_is_released_by_its_dag_in_every_engine() -> None:
     """A sample of a DAG trace may keep no edge: its tasks are still released with their DAG
     job's first task (``release="dag"``), by every engine, and their results' arrival is that
