@@ -54,7 +54,13 @@ def read_document(
         raise error(msg)
     try:
         text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        with p.open("rb") as f:
+            kind = " (a Parquet file)" if f.read(4) == b"PAR1" else ""
+        where = f"{exc.reason} at byte {exc.start}"
+        msg = f"{p}: not a {fmt.upper()} {what}: not UTF-8 text{kind} ({where})"
+        raise error(msg) from exc
+    except OSError as exc:
         msg = f"{p}: cannot read the {what} ({exc})"
         raise error(msg) from exc
     return parse_document(text, str(p), error=error, fmt=fmt)

@@ -221,8 +221,11 @@ def test_not_toml_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match=r"nope.toml: no such spec file"):
         load_spec(tmp_path / "nope.toml")
     (tmp_path / "latin1.toml").write_bytes(b"name = '\xe9'\n")
-    with pytest.raises(SpecError, match=r"latin1.toml: cannot read the spec"):
+    with pytest.raises(SpecError, match=r"latin1.toml: not a TOML spec: not UTF-8 text \("):
         load_spec(tmp_path / "latin1.toml")
+    (tmp_path / "results.parquet").write_bytes(b"PAR1\xb5\x00")
+    with pytest.raises(SpecError, match=r"results.parquet: not a TOML spec: .*\(a Parquet file\)"):
+        load_spec(tmp_path / "results.parquet")
 
 
 def test_optional_policies_are_skipped_with_a_reason(tmp_path: Path) -> None:
