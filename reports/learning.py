@@ -324,6 +324,14 @@ def training_curve(
     return curve, base, not bool(train.get("eval_greedy", False)), metric
 
 
+def _run_name(folder: str | Path) -> str:
+    """How a caption names a training run: a shipped checkpoint by its name, else its folder
+    (not this machine's path to the installed package)."""
+    path = Path(folder)
+    shipped = path.parent.name == "checkpoints" and path.parent.parent.name == "policies"
+    return f"the shipped checkpoint {path.name}" if shipped else f"training run {folder}"
+
+
 def learning_figures(
     learning: Mapping[str, tuple[str, str | None]], palette: Mapping[str, Any]
 ) -> dict[str, tuple[Plot, str]]:
@@ -343,7 +351,7 @@ def learning_figures(
         mode = "sampled" if sampled else "argmax"
         out[f"learning_{k}.png"] = (
             figure(draw, (9, 4.5), paper=(3.3, 3.6)),
-            f"Learning curve of {policy} (training run {folder}): average job "
+            f"Learning curve of {policy} ({_run_name(folder)}): average job "
             f"{METRIC_WORDS.get(metric, metric)} per "
             f"training iteration on the run's own validation jobsets ({mode} policy; faint: "
             "sampled on the training jobsets), heuristics as horizontal lines"
