@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,10 @@ from schedlab.evaluation.runner import plan
 from schedlab.evaluation.settings import StatsSettings
 from schedlab.jobset import JobSet
 from schedlab.overlap import window_overlap
-from schedlab.policies.shipped import checkpoint_path
 from schedlab.reports import stats_figures as sf
 from schedlab.reports.content import Block, Table
 from schedlab.reports.figures import format_load, metric_label
-from schedlab.reports.learning import spec_queue
+from schedlab.reports.learning import learning_runs
 from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure
 from schedlab.reports.palette import policy_palette
@@ -44,28 +42,8 @@ from schedlab.reports.units import TimeScale, display_scale, reference_value
 from schedlab.results import Results
 
 
-def training_run(spec: str) -> Path | None:
-    """The training-run folder of a learned policy's checkpoint (holding ``curve.csv``), if any.
-
-    The checkpoint named by the spec is a file (its folder), a run directory, or a shipped name
-    (``policies/checkpoints/<name>/``).
-    """
-    ckpt = checkpoint_path(spec)
-    if ckpt is None:
-        return None
-    p = Path(ckpt)
-    if not p.exists():
-        p = Path(str(resources.files("schedlab.policies") / "checkpoints" / ckpt))
-    folder = p if p.is_dir() else p.parent
-    return folder if (folder / "curve.csv").is_file() else None
-
-
 def _context(exp: Experiment, workload: str) -> dict[str, Any]:
-    learning = {
-        p.name: (str(f), spec_queue(p.spec, f))
-        for p in exp.spec.policies
-        if (not p.workloads or workload in p.workloads) and (f := training_run(p.spec))
-    }
+    learning = learning_runs(exp.spec.policies, workload)
     return {
         "spec": exp.spec.to_json(),
         "environment": exp.environment,

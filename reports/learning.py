@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import polars as pl
 from matplotlib import ticker
 from matplotlib.axes import Axes
 
+from schedlab.policies.shipped import checkpoint_path
 from schedlab.reports.content import Block, Table
 from schedlab.reports.markup import write_bundle
 from schedlab.reports.output import FigureOptions, Plot, figure, place_legend
@@ -282,6 +284,33 @@ def queue_baselines(folder: str | Path) -> dict[str, dict[str, float]]:
     disciplines (``baselines_by_queue.json``); empty for any other run."""
     path = Path(folder) / "baselines_by_queue.json"
     return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def training_run(spec: str) -> Path | None:
+    """The training-run folder of a learned policy's checkpoint (holding ``curve.csv``), if any.
+
+    The checkpoint named by the spec is a file (its folder), a run directory, or a shipped name
+    (``policies/checkpoints/<name>/``).
+    """
+    ckpt = checkpoint_path(spec)
+    if ckpt is None:
+        return None
+    p = Path(ckpt)
+    if not p.exists():
+        p = Path(str(resources.files("schedlab.policies") / "checkpoints" / ckpt))
+    folder = p if p.is_dir() else p.parent
+    return folder if (folder / "curve.csv").is_file() else None
+
+
+def learning_runs(policies: Iterable[Any], workload: str) -> dict[str, tuple[str, str | None]]:
+    """Learned policy name -> its training-run folder and discipline (:func:`spec_queue`), for
+    the policies of an experiment spec (``PolicySpec``: ``name``, ``spec``, ``workloads``)
+    that run on ``workload`` and have a training run: what :func:`learning_figures` draws."""
+    return {
+        p.name: (str(f), spec_queue(p.spec, f))
+        for p in policies
+        if (not p.workloads or workload in p.workloads) and (f := training_run(p.spec))
+    }
 
 
 def spec_queue(spec: str, folder: str | Path) -> str | None:
