@@ -9,7 +9,6 @@ and fails with a :class:`~schedlab.errors.SpecError` naming the file and the key
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
@@ -26,7 +25,7 @@ from schedlab.evaluation.spec_schema import (
     WorkloadSpec,
 )
 from schedlab.extras import why_missing
-from schedlab.param_checks import check_load, check_params
+from schedlab.param_checks import check_load, check_params, did_you_mean
 from schedlab.params import parameters
 from schedlab.policies.shipped import checkpoint_path, find_checkpoint
 from schedlab.registry import (
@@ -178,8 +177,7 @@ def parse_policies(
         name = given.get("name", spec)
         for w in only:
             if w not in workloads:
-                close = difflib.get_close_matches(str(w), workloads, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(str(w), workloads)
                 t.fail("workloads", f"no workload {w!r} (the spec has {workloads}){hint}")
         reason = _unavailable(spec, base_dir)
         if reason and not optional:

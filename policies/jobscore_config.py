@@ -12,7 +12,6 @@ points), as the held-out test of ``experiments/jobscore_kth.toml`` does after da
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 
 from schedlab.errors import ParameterError
 from schedlab.jobset import JobSet
+from schedlab.param_checks import did_you_mean
 from schedlab.params import Count, NonNegative, Positive, Share
 from schedlab.policies.training import RunConfig
 from schedlab.simulator.config import ClusterConfig, job_times
@@ -140,9 +140,7 @@ def trace_path(workload: str) -> Path | None:
         return Path(workload)
     if workload in generators:
         return None
-    known = [*BUNDLED, *generators.names()]
-    close = difflib.get_close_matches(workload, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(workload, [*BUNDLED, *generators.names()])
     msg = (
         f"workload {workload!r} is no file, bundled trace ({', '.join(BUNDLED)}) or registered "
         f"generator{hint}"

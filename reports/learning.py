@@ -22,6 +22,7 @@ import polars as pl
 from matplotlib import ticker
 from matplotlib.axes import Axes
 
+from schedlab.evaluation.metrics import SHORT_METRIC
 from schedlab.policies.shipped import checkpoint_path
 from schedlab.reports.content import Block, Table
 from schedlab.reports.markup import write_bundle
@@ -139,12 +140,8 @@ LOG_SPAN = 20.0
 """A learning curve's y-axis is logarithmic where the validation values and the heuristics'
 span more than this factor (an untrained network's, or FCFS under a strict queue, tens of times
 the others', would flatten every curve on a linear axis)."""
-METRIC_WORDS = {
-    "slowdown": "slowdown",
-    "bounded_slowdown": "bounded slowdown",
-    "completion": "completion time (steps)",
-}
-"""How the objectives' metrics read in labels."""
+METRIC_WORDS = {**SHORT_METRIC, "completion": "completion time (steps)"}
+"""How the objectives' metrics read in labels (DeepRM's completion objective is in steps)."""
 
 
 def objective_metric(config: Mapping[str, Any]) -> str:

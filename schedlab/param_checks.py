@@ -25,7 +25,7 @@ import collections.abc
 import difflib
 import types
 import warnings
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 from schedlab.errors import ImplausibleValueWarning, ParameterError
@@ -37,6 +37,13 @@ class _Mismatch(Exception):
 
 
 _PLURAL = {bool: "true/false values", int: "integers", float: "numbers", str: "strings"}
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` with the name of ``known`` closest to ``word`` (difflib's
+    ratio), or ``""`` when none is close: the tail of every unknown-name message."""
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def describe(hint: Any) -> str:
@@ -134,8 +141,7 @@ def check_value(
         converted = _convert(value, param.hint)
     except _Mismatch:
         choices = [a for a in get_args(param.hint) if isinstance(a, str)]
-        close = difflib.get_close_matches(value, choices, n=1) if isinstance(value, str) else []
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
         msg = f"{prefix}expects {describe(param.hint)}, got {value!r}{hint}"
         raise ParameterError(msg) from None
     for bound in param.bounds:
@@ -193,8 +199,7 @@ def check_params(
             if key not in reserved and accepts_any_keyword(target):
                 out[key] = value
                 continue
-            close = difflib.get_close_matches(key, list(declared), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, declared)
             valid = ", ".join(declared) or "none"
             msg = f"{prefix}{owner} has no parameter {key!r}{hint} (its parameters: {valid})"
             raise ParameterError(msg)

@@ -4,13 +4,13 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Any, NoReturn, get_args
 
 from schedlab.builtin_entries import policies
 from schedlab.errors import ParameterError
+from schedlab.param_checks import did_you_mean
 from schedlab.registry_machinery import Registry
 
 
@@ -87,9 +87,7 @@ def _unknown_word(
 ) -> NoReturn:
     """Raise: ``word`` after a ``+`` names neither a queue discipline nor a placement rule of
     the policy (the closest one suggested)."""
-    known = [*queues, *rules]
-    close = difflib.get_close_matches(word, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(word, [*queues, *rules])
     lists = [
         f"{what}: {', '.join(words)}"
         for what, words in (("queue disciplines", queues), ("placement rules", rules))

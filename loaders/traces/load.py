@@ -8,7 +8,6 @@ trace again; other content, even with the same name, size and dates, never hits 
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import inspect
 import json
@@ -27,6 +26,7 @@ from schedlab.jobset import SCHEMA_VERSION, JobSet
 from schedlab.loaders.traces.cache import cache_dir, source_sha256, sweep_partial
 from schedlab.loaders.traces.drop_report import SAMPLE_SCHEMA, DropReport, LoadResult
 from schedlab.loaders.traces.transform import TraceOptions
+from schedlab.param_checks import did_you_mean
 from schedlab.registry import loaders
 
 CACHE_FORMAT = 5
@@ -55,8 +55,7 @@ def check_options(loader: str, read: Callable[..., Any], kwargs: Mapping[str, An
     known = [n for n in known if n != "options"]
     for name in kwargs:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, known)
             msg = f"loader {loader!r} has no option {name!r}{hint} (options: {', '.join(known)})"
             raise ValueError(msg)
 

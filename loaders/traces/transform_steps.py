@@ -4,7 +4,6 @@ order, windows and jobset splits."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,7 @@ from schedlab.loaders.traces.drop_report import (
     clip_text,
 )
 from schedlab.loaders.traces.options import TraceOptions
+from schedlab.param_checks import did_you_mean
 
 if TYPE_CHECKING:
     from polars.expr.whenthen import ChainedThen, Then
@@ -53,9 +53,7 @@ def parse_statuses(
     wanted = tuple(statuses.split("|") if isinstance(statuses, str) else statuses)
     for s in wanted:
         if s not in known:
-            close = difflib.get_close_matches(str(s), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            msg = f"unknown {what} {s!r}{hint} (known: {', '.join(known)})"
+            msg = f"unknown {what} {s!r}{did_you_mean(str(s), known)} (known: {', '.join(known)})"
             raise ValueError(msg)
     if not wanted:
         msg = "statuses must name at least one status"

@@ -48,9 +48,9 @@ REPORT_FORCE_HELP = (
 def _check_reference(reference: str, results: Path) -> None:
     """``--reference`` must name a policy of ``results`` (one of any workload of an experiment);
     else a usage error with the closest name."""
-    import difflib
-
     import polars as pl
+
+    from schedlab.param_checks import did_you_mean
 
     path = results / "results.parquet" if results.is_dir() else results
     if not path.is_file():
@@ -61,8 +61,7 @@ def _check_reference(reference: str, results: Path) -> None:
         return  # reading the results says what is wrong with them
     names = sorted(str(p) for p in ran.to_list())
     if reference not in names:
-        close = difflib.get_close_matches(reference, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(reference, names)
         msg = f"{reference!r} is not a policy of {results}{hint} (policies: {', '.join(names)})"
         raise click.BadParameter(msg, param_hint="'--reference'")
 
