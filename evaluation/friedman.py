@@ -20,6 +20,9 @@ from schedlab.evaluation.settings import DEFAULT_STATS
 from schedlab.evaluation.stats import require_finite
 from schedlab.evaluation.ties import snap
 
+TIED = "every jobset ties every policy: the statistic is 0 under every permutation"
+"""The :attr:`FriedmanResult.reason` when no jobset separates any two policies (p = 1)."""
+
 
 def within_block_ranks(matrix: np.ndarray) -> np.ndarray:
     """Ranks within each row (1 = lowest), ties averaged, after :func:`snap`; shape kept."""
@@ -89,31 +92,21 @@ def friedman(matrix: np.ndarray, *, rng: np.random.Generator | None = None) -> F
         float(np.sum(c**3 - c)) for c in (np.unique(r, return_counts=True)[1] for r in ranks)
     )
     denom = 1.0 - ties / (n * k * (k * k - 1))
-    common = {
-        "n_blocks": n,
-        "k": k,
-        "mean_ranks": tuple(float(v) for v in rank_sums / n),
-        "df1": k - 1,
-        "df2": (k - 1) * (n - 1),
-    }
-    if denom <= 1e-12:
-        return FriedmanResult(
-            **common,
-            chi2=0.0,
-            p_chi2=1.0,
-            f=0.0,
-            p_f=1.0,
-            p=1.0,
-            method="exact",
-            reason="every jobset ties every policy: the statistic is 0 under every permutation",
-            kendall_w=0.0,
-        )
-    chi2 = (12.0 / (n * k * (k + 1)) * float(np.sum(rank_sums**2)) - 3.0 * n * (k + 1)) / denom
-    chi2 = max(chi2, 0.0)
+    tied = denom <= 1e-12  # every jobset ties every policy
+    stat = 12.0 / (n * k * (k + 1)) * float(np.sum(rank_sums**2)) - 3.0 * n * (k + 1)
+    chi2 = 0.0 if tied else max(stat / denom, 0.0)
     f, p_f = iman_davenport(chi2, n, k)
-    method, p, reason = friedman_p(ranks, p_f, rng)
+    method: Method
+    if tied:
+        method, p, reason = "exact", 1.0, TIED
+    else:
+        method, p, reason = friedman_p(ranks, p_f, rng)
     return FriedmanResult(
-        **common,
+        n_blocks=n,
+        k=k,
+        mean_ranks=tuple(float(v) for v in rank_sums / n),
+        df1=k - 1,
+        df2=(k - 1) * (n - 1),
         chi2=chi2,
         p_chi2=float(sps.chi2.sf(chi2, k - 1)),
         f=f,

@@ -125,7 +125,7 @@ def length_buckets(results: Results) -> dict[str, tuple[float, float]]:
     Parameters
     ----------
     results
-        Per-job results.
+        Per-job results; ``meta["length_buckets"]`` is read when present.
 
     Returns
     -------
@@ -309,7 +309,7 @@ def per_length(results: Results) -> pl.DataFrame:
     Parameters
     ----------
     results
-        Per-job results.
+        Per-job results of any number of policies, loads, seeds and jobsets.
 
     Returns
     -------

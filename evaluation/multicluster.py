@@ -15,7 +15,7 @@ here). From the per-job results of :func:`schedlab.simulator.multicluster.run.si
 :func:`summary` gives per condition (workload × load) and policy the mean of each metric with a
 percentile-bootstrap CI over episodes (:func:`schedlab.evaluation.stats.summarize`), the F/S/N
 counts against the reference, and the paper's numbers where a table of the paper has them
-(:data:`PAPER`). TMDL and AJER are also per-jobset metrics of
+(:func:`paper_table`). TMDL and AJER are also per-jobset metrics of
 :func:`schedlab.evaluation.metrics.per_jobset` (``tmdl``, ``ajer``), so every paired test of the
 general report applies to them.
 """
@@ -23,6 +23,8 @@ general report applies to them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
+from importlib import resources
 
 import polars as pl
 
@@ -35,11 +37,12 @@ from schedlab.simulator.multicluster.score import WEIGHT, s_log
 
 __all__ = [  # WEIGHT and s_log are defined with the model (shared with training)
     "LIU_METRICS",
-    "PAPER",
     "PAPER_BY_WORKLOAD",
+    "PAPER_CSV",
     "WEIGHT",
     "dominance",
     "paper_rows",
+    "paper_table",
     "per_episode",
     "s_log",
     "summary",
@@ -48,36 +51,9 @@ __all__ = [  # WEIGHT and s_log are defined with the model (shared with training
 LIU_METRICS = ("tmdl", "ajer", "s_log")
 """Per-episode metrics of :func:`per_episode`, in the paper's column order."""
 
-PAPER: dict[str, dict[str, tuple[float, float, float, str | None]]] = {
-    "table3 (uniform b=33)": {
-        "RL-LSFC": (61.70, 90.30, 2.57, "46/4/0"),
-        "MAF": (343.84, 93.22, -0.28, None),
-    },
-    "table4 (uniform b=36)": {
-        "RL-LSFC": (37.66, 88.32, 2.73, "50/0/0"),
-        "MAF": (311.44, 92.35, 0.87, None),
-    },
-    "table4 (uniform b=40)": {
-        "RL-LSFC": (19.76, 87.12, 2.79, "50/0/0"),
-        "MAF": (276.10, 91.95, 1.55, None),
-    },
-    "table5 (bernoulli)": {
-        "RL-LSFC": (13.32, 86.67, 2.81, "50/0/0"),
-        "MAF": (243.18, 91.75, 1.92, None),
-    },
-    "table5 (beta)": {
-        "RL-LSFC": (39.14, 88.68, 2.71, "50/0/0"),
-        "MAF": (295.66, 92.41, 1.11, None),
-    },
-    "table6 (uniform b=33)": {
-        "RL-LSFC": (36.84, 88.71, 2.71, "50/0/0"),
-        "RL-LSFCb": (14.74, 90.13, 2.67, "49/1/0"),
-        "RL-FC": (15.28, 92.79, 2.24, "29/21/0"),
-        "MAF": (305.02, 92.67, 0.65, None),
-    },
-}
-"""Liu et al.'s Tables 3–6 (ICPP'20): policy -> (TMDL, AJER, S_log, F/S/N vs MAF), means over 50
-episodes."""
+PAPER_CSV = "liu_tables.csv"
+"""Liu et al.'s Tables 3–6 (ICPP'20), a data file of this package: one row per (``table``,
+``policy``) with TMDL, AJER, S_log and F/S/N against MAF, means over 50 episodes."""
 PAPER_BY_WORKLOAD = {
     "uniform-b33": ("table3 (uniform b=33)", "table6 (uniform b=33)"),
     "uniform-b36": ("table4 (uniform b=36)",),
@@ -177,12 +153,16 @@ def summary(
     )
 
 
+@cache
+def paper_table() -> pl.DataFrame:
+    """:data:`PAPER_CSV` as columns ``table``, ``policy``, ``tmdl``, ``ajer``, ``s_log`` (float64)
+    and ``fsn`` (String, null for MAF, the reference)."""
+    data = resources.files("schedlab.evaluation").joinpath(PAPER_CSV).read_bytes()
+    return pl.read_csv(data, schema_overrides={"fsn": pl.String})
+
+
 def paper_rows(table: str, names: Sequence[str] | None = None) -> pl.DataFrame:
-    """The paper's numbers of ``table`` (a key of :data:`PAPER`) as rows ``policy``, ``tmdl``,
-    ``ajer``, ``s_log``, ``fsn`` (optionally only ``names``)."""
-    rows = [
-        {"policy": p, "tmdl": v[0], "ajer": v[1], "s_log": v[2], "fsn": v[3]}
-        for p, v in PAPER[table].items()
-        if names is None or p in names
-    ]
-    return pl.DataFrame(rows, schema_overrides={"fsn": pl.String})
+    """The paper's numbers of ``table`` (a ``table`` of :func:`paper_table`) as rows ``policy``,
+    ``tmdl``, ``ajer``, ``s_log``, ``fsn`` (optionally only ``names``)."""
+    rows = paper_table().filter(pl.col("table") == table).drop("table")
+    return rows if names is None else rows.filter(pl.col("policy").is_in(list(names)))

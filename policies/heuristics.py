@@ -39,7 +39,7 @@ import numpy as np
 from schedlab.errors import UnknownNameError
 from schedlab.params import Typical
 from schedlab.policies import scores
-from schedlab.policies.base import ParamsMixin, Sampling
+from schedlab.policies.base import ParamsMixin, Sampling, policy_fields
 from schedlab.policies.scores import score_function  # noqa: F401  (plug-ins import it here)
 from schedlab.simulator.cluster.dispatch import arrival_order, choose_batch
 from schedlab.simulator.cluster.placement import PLACEMENTS
@@ -52,6 +52,7 @@ Queue = Literal["greedy", "strict", "easy", "conservative"]
 """Queue disciplines (:data:`schedlab.simulator.cluster.disciplines.DISCIPLINES`)."""
 
 
+@policy_fields
 class Heuristic(ParamsMixin):
     """Base class: subclasses set ``key`` (the registry name) and ``score`` (and ``static`` when
     the score depends only on the job, which lets the whole-queue replay keep the queue in score
@@ -83,18 +84,12 @@ class Heuristic(ParamsMixin):
     when clairvoyant), or for DAG orders its remaining critical path (``rank``)."""
     models: ClassVar[frozenset[str]] = frozenset({"cluster"})
     view: ClassVar[QueueView] = QueueView()
-    knob: float = 0.0
+    knob = 0.0
+    """The score's ``knob`` (a parameter of the heuristics whose score reads it: Tetris*)."""
 
-    def __init__(
-        self,
-        *,
-        placement: Placement = "firstfit",
-        queue: Queue = "greedy",
-        clairvoyant: bool = False,
-    ) -> None:
-        self.placement = placement
-        self.queue = queue
-        self.clairvoyant = clairvoyant
+    placement: Placement = "firstfit"
+    queue: Queue = "greedy"
+    clairvoyant: bool = False
 
     @property
     def name(self) -> str:
@@ -180,6 +175,7 @@ class HRRN(Heuristic):
     key, score = "hrrn", scores.response_ratio
 
 
+@policy_fields
 class TetrisStar(Heuristic):
     """Tetris*: ``knob · alignment + (1 − knob) / duration`` with both terms in [0, 1].
 
@@ -190,19 +186,10 @@ class TetrisStar(Heuristic):
     """
 
     key, score = "tetris", scores.tetris
-
-    def __init__(
-        self,
-        *,
-        knob: Annotated[float, Typical(ge=0, le=1)] = 0.5,
-        placement: Placement = "firstfit",
-        queue: Queue = "greedy",
-        clairvoyant: bool = False,
-    ) -> None:
-        super().__init__(placement=placement, queue=queue, clairvoyant=clairvoyant)
-        self.knob = knob
+    knob: Annotated[float, Typical(ge=0, le=1)] = 0.5
 
 
+@policy_fields
 class RandomPolicy(Sampling, Heuristic):
     """A uniformly random job among those that fit now.
 
@@ -212,17 +199,9 @@ class RandomPolicy(Sampling, Heuristic):
     """
 
     key, score, uniform = "random", arrival_order, True
+    seed: int = 0
 
-    def __init__(
-        self,
-        *,
-        seed: int = 0,
-        placement: Placement = "firstfit",
-        queue: Queue = "greedy",
-        clairvoyant: bool = False,
-    ) -> None:
-        super().__init__(placement=placement, queue=queue, clairvoyant=clairvoyant)
-        self.seed = seed
+    def __post_init__(self) -> None:
         self.reset()  # the sampling stream of ``seed``
 
     def uniforms(self, n: int) -> np.ndarray:

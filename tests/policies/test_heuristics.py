@@ -236,7 +236,7 @@ def test_get_params_and_repr() -> None:
     assert SJF(placement="bestfit").get_params() == {**ff, "placement": "bestfit"}
     assert SJF(queue="easy").get_params() == {**ff, "queue": "easy"}
     assert repr(TetrisStar(knob=0.25)) == (
-        "TetrisStar(knob=0.25, placement='firstfit', queue='greedy', clairvoyant=False)"
+        "TetrisStar(placement='firstfit', queue='greedy', clairvoyant=False, knob=0.25)"
     )
     assert registry.policies.make("tetris", knob=0.75).get_params() == {"knob": 0.75, **ff}
 
