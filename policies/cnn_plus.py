@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from schedlab.policies.cnn_plus_layer1 import layer1_backward, layer1_forward
+from schedlab.policies.cnn_plus_layer1 import Sparse, layer1_backward, layer1_forward
 from schedlab.simulator.views.deeprm_image import ObsGeometry, SparseObs
 
 
@@ -193,13 +193,12 @@ class SparseConvPool(torch.autograd.Function):
     ) -> torch.Tensor:
         """The pooled feature map of the observations ``(terms, weights)``."""
         T, W = geometry.shape
-        table = corner_table(geometry)
         k = _kernel(weight)
         b = bias.detach().float().contiguous().numpy()
         n, c = terms.shape[0], k.shape[2]
         out = np.empty((n, T // 2, W // 2, c), dtype=np.float32)
         active = np.empty((n, 2 * (T // 2), 2 * (W // 2), c), dtype=np.bool_)
-        layer1_forward(terms.numpy(), weights.numpy(), table, k, b, T, W, out, active, _blocks(n))
+        layer1_forward(_sparse(terms, weights, geometry), (k, b), out, active, _blocks(n))
         ctx.save_for_backward(terms, weights)
         ctx.geometry, ctx.active, ctx.shapes = geometry, active, (weight, bias)
         return torch.from_numpy(out).permute(0, 3, 1, 2)
@@ -213,19 +212,16 @@ class SparseConvPool(torch.autograd.Function):
         g = grad.float().permute(0, 2, 3, 1).contiguous().numpy()
         grad_k = np.zeros((k, k, weight.shape[0]), dtype=np.float64)
         grad_b = np.zeros(weight.shape[0], dtype=np.float64)
-        layer1_backward(
-            terms.numpy(),
-            weights.numpy(),
-            corner_table(ctx.geometry),
-            k,
-            ctx.active,
-            g,
-            grad_k,
-            grad_b,
-            _blocks(len(terms)),
-        )
+        obs = _sparse(terms, weights, ctx.geometry)
+        layer1_backward(obs, k, ctx.active, g, (grad_k, grad_b), _blocks(len(terms)))
         grad_w = torch.from_numpy(grad_k).permute(2, 0, 1).reshape(weight.shape)
         return grad_w.to(weight.dtype), torch.from_numpy(grad_b).to(bias.dtype), None, None, None
+
+
+def _sparse(terms: torch.Tensor, weights: torch.Tensor, geometry: ObsGeometry) -> Sparse:
+    """The observations ``(terms, weights)`` as the compiled layer takes them."""
+    T, W = geometry.shape
+    return terms.numpy(), weights.numpy(), *corner_table(geometry), T, W
 
 
 def _kernel(weight: torch.Tensor) -> np.ndarray:

@@ -22,25 +22,24 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+Sparse = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]
+"""Sparse observations ``(terms, weights, ptr, row, col, sign, T, W)``: per observation ``n``
+the dictionary entries ``terms[n]`` (int, 0: none) with their ``weights[n]`` (float32), the
+entries' corners (:func:`~schedlab.policies.cnn_plus.corner_table`), and the image's height ``T``
+and width ``W``. Flat: a parallel loop takes no nested tuple."""
+Pair = tuple[np.ndarray, np.ndarray]
+"""conv1's ``(kernel, bias)``, float32 ``(k, k, C)`` and ``(C,)``, or their float64 gradients."""
+
 
 @numba.njit(cache=True, inline="always")
-def _stamp(
-    terms: np.ndarray,
-    weights: np.ndarray,
-    n: int,
-    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    grid: np.ndarray,
-    kernel: np.ndarray,
-    forward: bool,
-) -> None:
+def _stamp(obs: Sparse, n: int, grid: np.ndarray, kernel: np.ndarray, forward: bool) -> None:
     """Every corner of every dictionary term of observation ``n`` through every kernel offset
     ``(u, v)``: the pixel ``(a, b)`` of the padded ``grid`` (``(·, ·, C)``) it reaches. Forward,
     adds ``d · kernel[u, v]`` to ``grid[a, b]`` (the pre-activations, summed down the columns
     by the caller); backward, adds ``d · grid[a, b]`` to ``kernel[u, v]`` (the kernel's
     gradient from the summed pixel gradients). ``d`` is the corner's sign times the term's
-    weight; ``kernel`` is ``(k, k, C)``; ``corners`` is
-    :func:`~schedlab.policies.cnn_plus.corner_table`'s ``(ptr, row, col, sign)``."""
-    ptr, crow, ccol, csign = corners
+    weight; ``kernel`` is ``(k, k, C)``."""
+    terms, weights, ptr, crow, ccol, csign = obs[0], obs[1], obs[2], obs[3], obs[4], obs[5]
     k, C = kernel.shape[0], kernel.shape[2]
     p = k // 2
     for t in range(terms.shape[1]):
@@ -63,24 +62,15 @@ def _stamp(
 
 
 @numba.njit(cache=True, inline="always")
-def _preactivations(
-    terms: np.ndarray,
-    weights: np.ndarray,
-    n: int,
-    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    kernel: np.ndarray,
-    T: int,
-    W: int,
-    buf: np.ndarray,
-) -> None:
+def _preactivations(obs: Sparse, n: int, kernel: np.ndarray, buf: np.ndarray) -> None:
     """Pre-activations (without bias) of observation ``n`` into ``buf`` (shape
     ``(T + 2p + 1, W + 2p + 1, C)``), summed down the columns only: pixel ``(y, x)`` is
     ``buf[y + p, :x + p + 1].sum(axis=0)``; the sums along each row are left to the caller's
     loop over the row (:func:`_forward_block`)."""
-    k, C = kernel.shape[0], kernel.shape[2]
+    k, C, T = kernel.shape[0], kernel.shape[2], obs[6]
     p = k // 2
     buf[:] = 0.0
-    _stamp(terms, weights, n, corners, buf, kernel, True)
+    _stamp(obs, n, buf, kernel, True)
     for a in range(1, T + p):
         for b in range(buf.shape[1]):
             for c in range(C):
@@ -89,50 +79,34 @@ def _preactivations(
 
 @numba.njit(cache=True, parallel=True)
 def layer1_forward(
-    terms: np.ndarray,
-    weights: np.ndarray,
-    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    kernel: np.ndarray,
-    bias: np.ndarray,
-    T: int,
-    W: int,
-    out: np.ndarray,
-    active: np.ndarray,
-    blocks: int,
+    obs: Sparse, conv: Pair, out: np.ndarray, active: np.ndarray, blocks: int
 ) -> None:
-    """``out[n, y, x, c]`` = mean over the 2 × 2 block of ReLU(conv1 + bias), shape
+    """With ``conv`` = ``(kernel, bias)`` (float32 ``(k, k, C)`` and ``(C,)``),
+    ``out[n, y, x, c]`` = mean over the 2 × 2 block of ReLU(conv1 + bias), shape
     ``(N, ⌊T/2⌋, ⌊W/2⌋, C)``; ``active[n, y, x, c]`` (bool, ``(N, 2⌊T/2⌋, 2⌊W/2⌋, C)``)
     records where the pre-activation is positive (for the backward pass). Observations are
     split into ``blocks`` contiguous blocks, one per thread."""
-    N = terms.shape[0]
+    N = obs[0].shape[0]
     for blk in numba.prange(blocks):
         lo, hi = blk * N // blocks, (blk + 1) * N // blocks
-        _forward_block(terms, weights, corners, kernel, bias, T, W, out, active, lo, hi)
+        _forward_block(obs, conv, out, active, lo, hi)
 
 
 @numba.njit(cache=True)
 def _forward_block(
-    terms: np.ndarray,
-    weights: np.ndarray,
-    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    kernel: np.ndarray,
-    bias: np.ndarray,
-    T: int,
-    W: int,
-    out: np.ndarray,
-    active: np.ndarray,
-    lo: int,
-    hi: int,
+    obs: Sparse, conv: Pair, out: np.ndarray, active: np.ndarray, lo: int, hi: int
 ) -> None:
     """:func:`layer1_forward` for observations ``lo:hi`` (a plain loop: outside the parallel
     region, the compiler vectorizes it better)."""
+    kernel, bias = conv
+    T, W = obs[6], obs[7]
     k, C = kernel.shape[0], kernel.shape[2]
     p = k // 2
     zero, quarter = np.float32(0.0), np.float32(0.25)
     buf = np.zeros((T + 2 * p + 1, W + 2 * p + 1, C), dtype=np.float32)
     acc = np.zeros(C, dtype=np.float32)
     for n in range(lo, hi):
-        _preactivations(terms, weights, n, corners, kernel, T, W, buf)
+        _preactivations(obs, n, kernel, buf)
         for y in range(T // 2):
             pooled = out[n, y]
             pooled[:] = zero
@@ -152,18 +126,10 @@ def _forward_block(
 
 @numba.njit(cache=True, parallel=True)
 def layer1_backward(
-    terms: np.ndarray,
-    weights: np.ndarray,
-    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    k: int,
-    active: np.ndarray,
-    grad: np.ndarray,
-    grad_kernel: np.ndarray,
-    grad_bias: np.ndarray,
-    blocks: int,
+    obs: Sparse, k: int, active: np.ndarray, grad: np.ndarray, grads: Pair, blocks: int
 ) -> None:
-    """Accumulate the gradients of conv1's kernel ``(k, k, C)`` and bias ``(C,)`` (float64)
-    from the gradient of the pooled output ``grad`` (``(N, ⌊T/2⌋, ⌊W/2⌋, C)``) and the
+    """Accumulate into ``grads`` the gradients of conv1's kernel ``(k, k, C)`` and bias ``(C,)``
+    (float64) from the gradient of the pooled output ``grad`` (``(N, ⌊T/2⌋, ⌊W/2⌋, C)``) and the
     forward pass's ``active`` pixels. Each of ``blocks`` threads sums one contiguous block of
     observations into its own accumulators; the blocks' sums are added in a fixed order
     (deterministic for a given thread count)."""
@@ -172,18 +138,8 @@ def layer1_backward(
     part_b = np.zeros((blocks, C), dtype=np.float64)
     for blk in numba.prange(blocks):
         lo, hi = blk * N // blocks, (blk + 1) * N // blocks
-        _backward_block(
-            terms,
-            weights,
-            corners,
-            k,
-            active,
-            grad,
-            part_k[blk],
-            part_b[blk],
-            lo,
-            hi,
-        )
+        _backward_block(obs, k, active, grad, (part_k[blk], part_b[blk]), lo, hi)
+    grad_kernel, grad_bias = grads
     for blk in range(blocks):
         grad_kernel += part_k[blk]
         grad_bias += part_b[blk]
@@ -191,18 +147,11 @@ def layer1_backward(
 
 @numba.njit(cache=True)
 def _backward_block(
-    terms: np.ndarray,
-    weights: np.ndarray,
-    corners: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    k: int,
-    active: np.ndarray,
-    grad: np.ndarray,
-    gk: np.ndarray,
-    gb: np.ndarray,
-    lo: int,
-    hi: int,
+    obs: Sparse, k: int, active: np.ndarray, grad: np.ndarray, part: Pair, lo: int, hi: int
 ) -> None:
-    """:func:`layer1_backward` for observations ``lo:hi`` into ``gk`` and ``gb``."""
+    """:func:`layer1_backward` for observations ``lo:hi`` into ``part`` = (kernel gradient,
+    bias gradient)."""
+    gk, gb = part
     C = grad.shape[3]
     p = k // 2
     T2, W2 = active.shape[1], active.shape[2]
@@ -227,4 +176,4 @@ def _backward_block(
             for b in range(g.shape[1]):
                 for c in range(C):
                     g[a, b, c] += g[a + 1, b, c]
-        _stamp(terms, weights, n, corners, g, gk, False)
+        _stamp(obs, n, g, gk, False)

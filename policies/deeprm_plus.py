@@ -248,17 +248,14 @@ def _file_parts(config: DeepRMPlusConfig) -> list[Any]:
     return file_parts(rl.jobset_file, rl.seed, sizes)
 
 
-TRAINER = training.Trainer(
-    config=DeepRMPlusConfig,
-    train=train,
-    budget="iterations",
-    small={
-        **reinforce.TRAINER.small,
-        "workload": "deeprm",
-        "load": 1.0,
-        "eval_every": 1,
-        "imitation_jobsets": 6,
-        "imitation_epochs": 1,
-    },
-)
+SMALL = {
+    **reinforce.SMALL,
+    "workload": "deeprm",
+    "load": 1.0,
+    "eval_every": 1,
+    "imitation_jobsets": 6,
+    "imitation_epochs": 1,
+}
+"""The smallest meaningful run (:attr:`~schedlab.policies.training.Trainer.small`)."""
+TRAINER = training.Trainer(config=DeepRMPlusConfig, train=train, budget="iterations", small=SMALL)
 """DeepRM_Plus' cloning + REINFORCE (:data:`schedlab.registry.trainers` ``deeprm-plus``)."""

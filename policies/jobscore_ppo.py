@@ -342,22 +342,19 @@ def _save_state(
     training.save_torch(out / training.STATE, state)
 
 
-TRAINER = training.Trainer(
-    config=JobScoreConfig,
-    train=train,
-    budget="iterations",
-    small={
-        "iterations": 2,
-        "envs": 2,
-        "steps": 16,
-        "window": 40,
-        "val_windows": 2,
-        "val_size": 60,
-        "visible": 16,
-        "eval_every": 1,
-        "checkpoint_every": 1,
-        "minibatches": 2,
-        "epochs": 1,
-    },
-)
+SMALL = {
+    "iterations": 2,
+    "envs": 2,
+    "steps": 16,
+    "window": 40,
+    "val_windows": 2,
+    "val_size": 60,
+    "visible": 16,
+    "eval_every": 1,
+    "checkpoint_every": 1,
+    "minibatches": 2,
+    "epochs": 1,
+}
+"""The smallest meaningful run (:attr:`~schedlab.policies.training.Trainer.small`)."""
+TRAINER = training.Trainer(config=JobScoreConfig, train=train, budget="iterations", small=SMALL)
 """PPO for the per-job scoring network (:data:`schedlab.registry.trainers` ``jobscore``)."""

@@ -244,20 +244,17 @@ def _load_buffer(out: Path) -> dict[str, Any]:
         raise CheckpointError(msg) from exc
 
 
-TRAINER = training.Trainer(
-    config=LiuTrainConfig,
-    train=train,
-    budget="episodes",
-    small={
-        "episodes": 2,
-        "envs": 1,
-        "batch": 32,
-        "buffer": 200,
-        "eval_episodes": 1,
-        "eval_every": 1,
-        "checkpoint_every": 1,
-        "workload_params": {"n_jobs": 20},
-        "lstm": 4,
-    },
-)
+SMALL = {
+    "episodes": 2,
+    "envs": 1,
+    "batch": 32,
+    "buffer": 200,
+    "eval_episodes": 1,
+    "eval_every": 1,
+    "checkpoint_every": 1,
+    "workload_params": {"n_jobs": 20},
+    "lstm": 4,
+}
+"""The smallest meaningful run (:attr:`~schedlab.policies.training.Trainer.small`)."""
+TRAINER = training.Trainer(config=LiuTrainConfig, train=train, budget="episodes", small=SMALL)
 """Liu et al.'s value learning (:data:`schedlab.registry.trainers` ``liu``)."""

@@ -266,20 +266,17 @@ def _best_withholding(out: Path, engine: BatchedEngine, config: TrainConfig) -> 
     return engine.withholding()
 
 
-TRAINER = training.Trainer(
-    config=TrainConfig,
-    train=train,
-    budget="iterations",
-    small={
-        "n_jobsets": 2,
-        "rollouts": 3,
-        "iterations": 2,
-        "eval_jobsets": 2,
-        "checkpoint_every": 1,
-        "slots": 3,
-        "horizon": 8,
-        "backlog": 8,
-        "window": 12,
-    },
-)
+SMALL = {
+    "n_jobsets": 2,
+    "rollouts": 3,
+    "iterations": 2,
+    "eval_jobsets": 2,
+    "checkpoint_every": 1,
+    "slots": 3,
+    "horizon": 8,
+    "backlog": 8,
+    "window": 12,
+}
+"""The smallest meaningful run (:attr:`~schedlab.policies.training.Trainer.small`)."""
+TRAINER = training.Trainer(config=TrainConfig, train=train, budget="iterations", small=SMALL)
 """DeepRM's REINFORCE (:data:`schedlab.registry.trainers` ``deeprm``)."""
