@@ -14,7 +14,7 @@ from typing import Any, Literal
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
 from schedlab.params import Count, NonNegative, Share
 from schedlab.policies.training import RunConfig
-from schedlab.simulator.multicluster.values import ValueParams
+from schedlab.simulator.multicluster.values import Decay, Factor, ValueParams
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -57,11 +57,11 @@ class LiuTrainConfig(RunConfig):
     """Episodes over which ε falls linearly to ``epsilon_end``."""
     guide: Share = 0.5
     """Probability that a perturbation is MAF's action (else uniformly random)."""
-    beta: float = 0.9
+    beta: Decay = 0.9
     """β of the action values."""
-    p_m: float = 2.0
+    p_m: Factor = 2.0
     """``P_m`` of both events (IH, IC) in Eq. 1."""
-    p_psi: float = 2.0
+    p_psi: Factor = 2.0
     """``P_ψ`` of both events in Eq. 1."""
     eval_episodes: Count = 50
     """Held-out validation episodes."""

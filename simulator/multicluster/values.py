@@ -22,34 +22,39 @@ defaults. The scalarised value is ``Σ_k w_k v_k`` (:func:`scalarise`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Annotated
 
 import numba as nb
 import numpy as np
 
+from schedlab.param_checks import check_params
+from schedlab.params import Interval
 from schedlab.simulator.multicluster.model import MultiClusterModel
+
+Decay = Annotated[float, Interval(gt=0, le=1)]
+"""β of the values: 0 < β <= 1."""
+Factor = Annotated[float, Interval(ge=1)]
+"""A ``P`` of Eq. 1: >= 1 (the paper's only constraint)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ValueParams:
     """Constants of the value definition (unstated in the paper; our defaults)."""
 
-    beta: float = 0.9
-    """Decay per job dispatched later to the same cluster (0 < β <= 1)."""
-    p_m_ih: float = 2.0
-    """``P_m`` of improper heterogeneity (>= 1)."""
-    p_m_ic: float = 2.0
-    """``P_m`` of initial competition (>= 1)."""
-    p_psi_ih: float = 2.0
-    """``P_ψ`` of improper heterogeneity (>= 1)."""
-    p_psi_ic: float = 2.0
-    """``P_ψ`` of initial competition (>= 1)."""
+    beta: Decay = 0.9
+    """Decay per job dispatched later to the same cluster."""
+    p_m_ih: Factor = 2.0
+    """``P_m`` of improper heterogeneity."""
+    p_m_ic: Factor = 2.0
+    """``P_m`` of initial competition."""
+    p_psi_ih: Factor = 2.0
+    """``P_ψ`` of improper heterogeneity."""
+    p_psi_ic: Factor = 2.0
+    """``P_ψ`` of initial competition."""
 
     def __post_init__(self) -> None:
-        ps = (self.p_m_ih, self.p_m_ic, self.p_psi_ih, self.p_psi_ic)
-        if not 0 < self.beta <= 1 or min(ps) < 1:
-            msg = f"ValueParams: need 0 < beta <= 1 and every P >= 1, got {self}"
-            raise ValueError(msg)
+        check_params(ValueParams, asdict(self), owner="ValueParams")
 
 
 @dataclass(frozen=True, slots=True)

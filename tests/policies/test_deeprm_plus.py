@@ -39,20 +39,19 @@ TIMING = ("rollout_s", "update_s", "eval_s")
 # -- the trainer -----------------------------------------------------------------------------
 GEOMETRY = dict(slots=3, horizon=8, backlog=8)
 """The small cluster image of every run here (an initial checkpoint must match it)."""
+SMALL = dict(workload="deeprm", window=15, rollouts=3, **GEOMETRY)
+"""The workload, rollouts and image of the trainer's runs here, by the API and by the CLI."""
 
 TINY = build(
     DeepRMPlusConfig,
     dict(
-        workload="deeprm",
+        **SMALL,
         load=1.0,
-        window=15,
         n_jobsets=3,
-        rollouts=4,
         iterations=3,
         eval_jobsets=3,
         eval_every=2,
         checkpoint_every=1,
-        **GEOMETRY,
         imitation_jobsets=20,
         imitation_epochs=2,
         imitation_threshold=0.99,
@@ -99,14 +98,11 @@ def test_cli_train_resume_report_then_simulate_by_name(tmp_path) -> None:
     out = tmp_path / "run"
     expert = "tetris:knob=0.5"
     settings = options(
-        workload="deeprm",
+        **SMALL,
         load="100%",
-        window=15,
         jobsets=3,
-        rollouts=3,
         iterations=2,
         eval_jobsets=2,
-        **GEOMETRY,
         imitation_jobsets=10,
         imitation_epochs=1,
         expert=expert,

@@ -60,5 +60,5 @@ def test_values_need_finished_episodes_and_valid_parameters() -> None:
     js = jobset([{"arrival": 0, "request": [1]}], n_clusters=1)
     with pytest.raises(ValueError, match="once every episode has finished"):
         action_values(MultiClusterModel.from_jobset(js, ONE))
-    with pytest.raises(ValueError, match="every P >= 1"):
+    with pytest.raises(ValueError, match="parameter 'p_m_ih' of ValueParams must be >= 1"):
         ValueParams(p_m_ih=0.5)
