@@ -35,6 +35,31 @@ def test_every_mapped_package_imports_from_the_install() -> None:
         assert module.__name__ == pkg
 
 
+def test_every_data_file_in_a_package_folder_ships() -> None:
+    """A tracked file of a package's folder that is not Python (a checkpoint, a paper's table,
+    a bundled trace) is matched by that package's ``package-data`` globs, so the wheel has it
+    (``include-package-data`` is off): a data file added without its glob fails here."""
+    tool = _pyproject()["tool"]["setuptools"]
+    folders = {name: ROOT / folder for name, folder in tool["package-dir"].items()}
+    globs = tool["package-data"]
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\0")
+    unshipped = []
+    for rel in filter(None, tracked):
+        path = ROOT / rel
+        if path.suffix == ".py" or not path.is_file():
+            continue
+        owners = [n for n, f in folders.items() if path.is_relative_to(f)]
+        if not owners:
+            continue
+        owner = max(owners, key=lambda n: len(folders[n].parts))  # the innermost package
+        inner = path.relative_to(folders[owner])
+        if not any(inner.match(g) for g in globs.get(owner, ())):
+            unshipped.append(rel)
+    assert unshipped == []
+
+
 def test_torch_is_the_learned_extra_pinned_in_constraints_and_ranged_in_pyproject() -> None:
     project = _pyproject()["project"]
     assert not [d for d in project["dependencies"] if d.startswith("torch")]  # a light core
