@@ -50,27 +50,18 @@ E_REQUEST, E_START, E_FINISH = range(3)
 
 Arr = np.ndarray
 """An array argument of a kernel (numba ignores annotations)."""
+Jobs = tuple[Arr, Arr, Arr, Arr, Arr, Arr, Arr, Arr]
+"""The job arrays of :class:`~schedlab.simulator.multicluster.jobs.ClusterJobs`, ``(bounds,
+arrival, executions, exec_time, deadline, requests, draws, exec_bounds)``."""
 
 OK, TIME_LIMIT = 0, 1
 """Status codes of :func:`advance`."""
 
 
 @nb.njit(cache=True)
-def _completions(
-    b: int,
-    t: int,
-    env: Arr,
-    job: Arr,
-    cl: Arr,
-    ex: Arr,
-    act: Arr,
-    exec_bounds: Arr,
-    executions: Arr,
-    deadline: Arr,
-    requests: Arr,
-    draws: Arr,
-) -> int:
+def _completions(b: int, t: int, env: Arr, job: Arr, cl: Arr, ex: Arr, act: Arr, jobs: Jobs) -> int:
     """Step 1; returns the number of missed deadlines at ``t``."""
+    executions, deadline, requests, draws, exec_bounds = jobs[2], jobs[4], jobs[5], jobs[6], jobs[7]
     missed = 0
     keep = 0
     for idx in range(env[b, ACT_LEN]):
@@ -123,8 +114,9 @@ def _elasticity(
 
 
 @nb.njit(cache=True)
-def _arrivals(b: int, t: int, env: Arr, buf: Arr, bounds: Arr, arrival: Arr) -> None:
+def _arrivals(b: int, t: int, env: Arr, buf: Arr, jobs: Jobs) -> None:
     """Step 3."""
+    bounds, arrival = jobs[0], jobs[1]
     while env[b, NEXT] < bounds[b + 1] and arrival[env[b, NEXT]] <= t:
         buf[b, env[b, BUF_LEN]] = env[b, NEXT]
         env[b, BUF_LEN] += 1
@@ -133,20 +125,10 @@ def _arrivals(b: int, t: int, env: Arr, buf: Arr, bounds: Arr, arrival: Arr) -> 
 
 @nb.njit(cache=True)
 def _dispatch(
-    b: int,
-    t: int,
-    q: int,
-    i: int,
-    env: Arr,
-    job: Arr,
-    ex: Arr,
-    buf: Arr,
-    act: Arr,
-    exec_bounds: Arr,
-    requests: Arr,
-    draws: Arr,
+    b: int, t: int, q: int, i: int, env: Arr, job: Arr, ex: Arr, buf: Arr, act: Arr, jobs: Jobs
 ) -> None:
     """Step 4: the job in buffer position ``q`` goes to cluster ``i``."""
+    requests, draws, exec_bounds = jobs[5], jobs[6], jobs[7]
     j = buf[b, q]
     for k in range(q, env[b, BUF_LEN] - 1):
         buf[b, k] = buf[b, k + 1]
@@ -175,14 +157,14 @@ def _local_and_record(
     cl: Arr,
     ex: Arr,
     act: Arr,
-    exec_bounds: Arr,
-    exec_time: Arr,
+    jobs: Jobs,
     ring: Arr,
     cum: Arr,
     sums: Arr,
     high: float,
 ) -> None:
     """Steps 5 and 6."""
+    exec_time, exec_bounds = jobs[3], jobs[7]
     for halting in (True, False):
         for idx in range(env[b, ACT_LEN]):
             j = act[b, idx]
@@ -222,14 +204,7 @@ def advance(
     cum: Arr,
     sums: Arr,
     elog: Arr,
-    bounds: Arr,
-    arrival: Arr,
-    executions: Arr,
-    exec_time: Arr,
-    deadline: Arr,
-    requests: Arr,
-    draws: Arr,
-    exec_bounds: Arr,
+    jobs: Jobs,
     elastic: Arr,
     step: int,
     limit: int,
@@ -247,6 +222,7 @@ def advance(
     """
     missed = np.zeros(envs.shape[0], dtype=np.int64)
     n_clusters = cl.shape[1]
+    bounds = jobs[0]
     for idx in range(envs.shape[0]):
         b = envs[idx]
         if env[b, DONE] == 1:
@@ -256,29 +232,23 @@ def advance(
             a = actions[idx] - 1
             i, q = a // slots, a % slots
             if a >= 0 and i < n_clusters and q < min(env[b, BUF_LEN], slots):
-                _dispatch(b, t, q, i, env, job, ex, buf, act, exec_bounds, requests, draws)
+                _dispatch(b, t, q, i, env, job, ex, buf, act, jobs)
             else:
                 env[b, VOIDS] += 1
-            _local_and_record(
-                b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, cum, sums, high
-            )
+            _local_and_record(b, t, env, job, cl, ex, act, jobs, ring, cum, sums, high)
             env[b, NOW] += 1
         while True:
             t = env[b, NOW]
             if t > env[b, LIMIT] + env[b, VOIDS]:
                 return missed, TIME_LIMIT
-            missed[idx] += _completions(
-                b, t, env, job, cl, ex, act, exec_bounds, executions, deadline, requests, draws
-            )
+            missed[idx] += _completions(b, t, env, job, cl, ex, act, jobs)
             _elasticity(b, t, cl, elog, elastic, step, limit, window)
-            _arrivals(b, t, env, buf, bounds, arrival)
+            _arrivals(b, t, env, buf, jobs)
             if env[b, N_DONE] == bounds[b + 1] - bounds[b]:
                 env[b, DONE] = 1
                 break
             if env[b, BUF_LEN] > 0:
                 break
-            _local_and_record(
-                b, t, env, job, cl, ex, act, exec_bounds, exec_time, ring, cum, sums, high
-            )
+            _local_and_record(b, t, env, job, cl, ex, act, jobs, ring, cum, sums, high)
             env[b, NOW] += 1
     return missed, OK
