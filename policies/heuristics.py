@@ -21,9 +21,9 @@ A new heuristic is one class: a score decorated with :func:`score_function` (sig
 
 A parameter is a field of a class decorated with :func:`~schedlab.policies.base.policy_fields`
 (Tetris*' ``knob``). The compiled paths take the score as an argument, so nothing in
-``simulator/`` changes and no kernel is recompiled. A score's ``duration`` is the job's estimate (the user's request) where the
-JobSet has an ``estimate`` column, unless the policy is ``clairvoyant``; jobs still run their
-true duration (or are killed at their estimate:
+``simulator/`` changes and no kernel is recompiled. A score's ``duration`` is the job's estimate
+(the user's request) where the JobSet has an ``estimate`` column, unless the policy is
+``clairvoyant``; jobs still run their true duration (or are killed at their estimate:
 :attr:`~schedlab.simulator.config.ClusterConfig.overrun`).
 
 The orders HPC papers compare against rank by waiting time, requested processors (``size``: the
@@ -57,22 +57,7 @@ Queue = Literal["greedy", "strict", "easy", "conservative"]
 class Heuristic(ParamsMixin):
     """Base class: subclasses set ``key`` (the registry name) and ``score`` (and ``static`` when
     the score depends only on the job, which lets the whole-queue replay keep the queue in score
-    order).
-
-    Parameters
-    ----------
-    placement : Placement
-        Placement rule on several machines (``firstfit``, ``bestfit``, ``worstfit``, ``align``).
-    queue : Queue
-        Queue discipline: ``greedy`` (default: start any job that fits now, in order, among the
-        visible ones) or, over the whole queue, ``strict`` (the first waiting job blocks the
-        others), ``easy`` (EASY backfilling) or ``conservative`` (conservative backfilling)
-        (:mod:`schedlab.simulator.cluster.disciplines`). Named as ``fcfs+easy``.
-    clairvoyant : bool
-        Order (and, under a queue discipline, reserve) by the steps each job will actually run
-        instead of its ``estimate`` (the user's request, when the JobSet has one; without one
-        every policy sees the true duration, DeepRM's setting).
-    """
+    order); the parameters every heuristic has are the fields below."""
 
     key: ClassVar[str]
     score: ClassVar[Any]
@@ -89,8 +74,16 @@ class Heuristic(ParamsMixin):
     """The score's ``knob`` (a parameter of the heuristics whose score reads it: Tetris*)."""
 
     placement: Placement = "firstfit"
+    """Placement rule on several machines (``firstfit``, ``bestfit``, ``worstfit``, ``align``)."""
     queue: Queue = "greedy"
+    """Queue discipline: ``greedy`` (default: start any job that fits now, in order, among the
+    visible ones) or, over the whole queue, ``strict`` (the first waiting job blocks the others),
+    ``easy`` (EASY backfilling) or ``conservative`` (conservative backfilling)
+    (:mod:`schedlab.simulator.cluster.disciplines`). Named as ``fcfs+easy``."""
     clairvoyant: bool = False
+    """Order (and, under a queue discipline, reserve) by the steps each job will actually run
+    instead of its ``estimate`` (the user's request, when the JobSet has one; without one every
+    policy sees the true duration, DeepRM's setting)."""
 
     @property
     def name(self) -> str:
@@ -188,6 +181,7 @@ class TetrisStar(Heuristic):
 
     key, score = "tetris", scores.tetris
     knob: Annotated[float, Typical(ge=0, le=1)] = 0.5
+    """Weight of the packing term (1: Packer's order, 0: SJF's)."""
 
 
 @policy_fields
@@ -201,6 +195,7 @@ class RandomPolicy(Sampling, Heuristic):
 
     key, score, uniform = "random", arrival_order, True
     seed: int = 0
+    """Seed of the draws, ``default_rng([seed, jobset])``."""
 
     def __post_init__(self) -> None:
         self.reset()  # the sampling stream of ``seed``
