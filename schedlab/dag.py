@@ -111,7 +111,8 @@ def graph(jobs: pl.DataFrame) -> Graph:
     task_rows = np.bincount(task, minlength=tj.size)
     order, done = topological_order(task, task_rows, counts, offsets, children)
     if done < n:
-        cycle = _cycle(order[done:], task, flat, starts, jobset, tj, tk)
+        parent = _lookup(jobset, starts, flat, tj, tk)  # again: freed for the order's sake
+        cycle = _cycle(order[done:], task, starts, parent, tj.size)
         ids = " -> ".join(str(job_id[r]) for r in cycle)
         _fail(jobs, int(cycle[0]), f"is on a dependency cycle (job_ids {ids})")
     return Graph(task, task_rows, counts, offsets, children, order)
@@ -353,17 +354,12 @@ def topological_order(
 
 @numba.njit(cache=True)
 def _cycle(
-    stuck: np.ndarray,
-    task: np.ndarray,
-    flat: np.ndarray,
-    starts: np.ndarray,
-    jobset: np.ndarray,
-    tj: np.ndarray,
-    tk: np.ndarray,
+    stuck: np.ndarray, task: np.ndarray, starts: np.ndarray, parent: np.ndarray, n_tasks: int
 ) -> np.ndarray:
     """Rows of one cycle among the ``stuck`` rows (each waits, through a stuck parent task, for
-    another stuck row): walk to a stuck row of a stuck parent task until a row repeats."""
-    row_of = np.full(tj.size, -1, np.int64)  # one stuck row per task
+    another stuck row): walk to a stuck row of a stuck parent task until a row repeats.
+    ``parent[e]`` is the task entry ``e`` of the parent lists names (:func:`_lookup`)."""
+    row_of = np.full(n_tasks, -1, np.int64)  # one stuck row per task
     for r in stuck:
         row_of[task[r]] = r
     pos = np.full(task.size, -1, np.int64)
@@ -375,7 +371,7 @@ def _cycle(
         k += 1
         nxt = -1
         for e in range(starts[r], starts[r + 1]):
-            t = _find(tj, tk, jobset[r], flat[e])
+            t = parent[e]
             if row_of[t] >= 0:
                 nxt = row_of[t]
                 break
