@@ -16,6 +16,14 @@ import polars as pl
 
 from schedlab.dag import Graph, graph
 
+Walk = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""What a compiled pass reads of a :class:`~schedlab.dag.Graph`: ``(order, task, child_offsets,
+children)``."""
+
+
+def _walk(g: Graph) -> Walk:
+    return g.order, g.task, g.child_offsets, g.children
+
 
 def upward_rank(g: Graph, duration: np.ndarray) -> np.ndarray:
     """Per row, the longest path from its start to its dag's end, including its own duration.
@@ -35,9 +43,7 @@ def upward_rank(g: Graph, duration: np.ndarray) -> np.ndarray:
     numpy.ndarray
         int64, shape ``(n_rows,)``, steps.
     """
-    rank: np.ndarray = _rank(
-        g.order, g.task, g.child_offsets, g.children, np.asarray(duration, np.int64)
-    )
+    rank: np.ndarray = _rank(_walk(g), np.asarray(duration, np.int64))
     return rank
 
 
@@ -63,7 +69,7 @@ def earliest_starts(g: Graph, release: np.ndarray, duration: np.ndarray) -> np.n
     """
     release = np.asarray(release, np.int64)
     duration = np.asarray(duration, np.int64)
-    start: np.ndarray = _earliest(g.order, g.task, g.child_offsets, g.children, release, duration)
+    start: np.ndarray = _earliest(_walk(g), release, duration)
     return start
 
 
@@ -143,13 +149,8 @@ def shapes(jobs: pl.DataFrame, g: Graph | None = None) -> pl.DataFrame:
 
 
 @numba.njit(cache=True)
-def _rank(
-    order: np.ndarray,
-    task: np.ndarray,
-    offsets: np.ndarray,
-    children: np.ndarray,
-    duration: np.ndarray,
-) -> np.ndarray:
+def _rank(walk: Walk, duration: np.ndarray) -> np.ndarray:
+    order, task, offsets, children = walk
     rank = np.zeros(order.size, np.int64)
     for i in range(order.size - 1, -1, -1):
         r = order[i]
@@ -162,14 +163,8 @@ def _rank(
 
 
 @numba.njit(cache=True)
-def _earliest(
-    order: np.ndarray,
-    task: np.ndarray,
-    offsets: np.ndarray,
-    children: np.ndarray,
-    release: np.ndarray,
-    duration: np.ndarray,
-) -> np.ndarray:
+def _earliest(walk: Walk, release: np.ndarray, duration: np.ndarray) -> np.ndarray:
+    order, task, offsets, children = walk
     start = release.copy()
     for r in order:  # a row's start is final once every row before it in the order is placed
         t = task[r]
