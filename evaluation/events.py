@@ -79,9 +79,7 @@ def _any_fits(
 @numba.njit(cache=True)
 def schedule_events(
     bounds: np.ndarray,
-    arrival: np.ndarray,
-    start: np.ndarray,
-    finish: np.ndarray,
+    jobs: tuple[np.ndarray, np.ndarray, np.ndarray],
     demand: np.ndarray,
     capacity: np.ndarray,
     work: np.ndarray,
@@ -92,8 +90,9 @@ def schedule_events(
     ----------
     bounds
         int64 ``(G + 1,)``: the jobs of schedule ``g`` are rows ``bounds[g]:bounds[g + 1]``.
-    arrival, start, finish
-        int64 ``(n,)``: each job's times (steps; ``arrival <= start < finish``).
+    jobs
+        ``(arrival, start, finish)``, int64 ``(n,)`` each: each job's times (steps;
+        ``arrival <= start < finish``).
     demand
         float64 ``(n, d)``: each job's demand per resource.
     capacity
@@ -113,6 +112,7 @@ def schedule_events(
         starts with a row at time 0 (all zero if its first arrival is later) and ends with the
         row of its last finish (all zero).
     """
+    arrival, start, finish = jobs
     n_groups = bounds.size - 1
     n, d = demand.shape[0], demand.shape[1]
     cap = 3 * n + n_groups

@@ -81,14 +81,11 @@ def timeline(s: Schedules) -> pl.DataFrame:
     demand = demand.reshape(df.height, -1)
     duration = (df.get_column("finish") - df.get_column("start")).to_numpy().astype(np.float64)
     work = demand[:, 0] / cap[0] * duration if demand.shape[1] else np.zeros(df.height)
+    arrival, start, finish = (
+        df.get_column(c).to_numpy().astype(np.int64) for c in ("arrival", "start", "finish")
+    )
     index, time, running, queue, used, frag, queued = schedule_events(
-        bounds,
-        df.get_column("arrival").to_numpy().astype(np.int64),
-        df.get_column("start").to_numpy().astype(np.int64),
-        df.get_column("finish").to_numpy().astype(np.int64),
-        demand,
-        cap,
-        work,
+        bounds, (arrival, start, finish), demand, cap, work
     )
     util = np.clip(used / cap, 0.0, 1.0)
     cols = {
