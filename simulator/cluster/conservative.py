@@ -146,7 +146,7 @@ def _jobset(
     while started < n and t != core.NEVER:
         h, k = core.complete(t, h, end_t, end_j, free, demand, machine, ended_by)
         q0 = q
-        r, q = core.admit(t, r, q, rel_t, rel_r, queue, pos)
+        r, q = core.admit(t, r, q, (rel_t, rel_r), (queue, pos))
         ended = k > 0
         for x in range(k):
             j = ended_by[x]

@@ -48,6 +48,9 @@ from schedlab.simulator.cluster import heap, precedence
 
 Precedence = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """:func:`.precedence.engine_arrays` (empty graph arrays without a DAG)."""
+Pair = tuple[np.ndarray, np.ndarray]
+"""Two int64 arrays read together: a heap's ``(times, rows)``, or the queue and each job's place
+in it."""
 
 NEVER = np.iinfo(np.int64).max // 4
 """A time later than any event."""
@@ -184,17 +187,12 @@ def complete(
 
 
 @numba.njit(cache=True, inline="always")
-def admit(
-    t: int,
-    r: int,
-    q: int,
-    rel_t: np.ndarray,
-    rel_r: np.ndarray,
-    queue: np.ndarray,
-    pos: np.ndarray,
-) -> tuple[int, int]:
-    """Admit every job ready by ``t`` at the end of ``queue`` (``q`` waiting): ``(known ready
-    times left, jobs waiting)``; the admitted ones are ``queue[q:]`` of the new ``q``."""
+def admit(t: int, r: int, q: int, ready: Pair, waiting: Pair) -> tuple[int, int]:
+    """Admit every job ready by ``t`` (the heap ``ready`` = ``(rel_t, rel_r)``, ``r`` items) at
+    the end of the queue ``waiting`` = ``(queue, pos)`` (``q`` waiting): ``(known ready times
+    left, jobs waiting)``; the admitted ones are ``queue[q:]`` of the new ``q``."""
+    rel_t, rel_r = ready
+    queue, pos = waiting
     while r and rel_t[0] <= t:
         j = rel_r[0]
         r = heap.pop(rel_t, rel_r, r)

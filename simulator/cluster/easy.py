@@ -193,7 +193,7 @@ def _jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, prec: Pr
         h, _ = core.complete(t, h, end_t, end_j, free, demand, machine, unlisted)
         while e and start[ended_by[0]] + runtime[ended_by[0]] <= t:  # finished: off the top
             e = heap.pop(ends, ended_by, e)
-        r, q = core.admit(t, r, q, rel_t, rel_r, queue, pos)
+        r, q = core.admit(t, r, q, (rel_t, rel_r), (queue, pos))
         before = started
         if q:
             order = queue[:q]

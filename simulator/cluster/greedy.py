@@ -108,7 +108,7 @@ def _tree_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     while started < n and t != core.NEVER:
         h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
         _freed(mtree, listed, e, machine, free)
-        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
+        r, q = core.admit(t, r, 0, (rel_t, rel_r), (queue, pos))
         for x in range(q):
             tree_set(jtree, rank[queue[x]], demand[queue[x]], True)
         while True:
@@ -150,7 +150,7 @@ def _scan_jobset(jobs: core.Jobs, out: core.Out, lo: int, how: core.Setting, pre
     while started < n and t != core.NEVER:
         h, e = core.complete(t, h, end_t, end_j, free, demand, machine, listed)
         _freed(mtree, listed, e, machine, free)
-        r, q = core.admit(t, r, 0, rel_t, rel_r, queue, pos)
+        r, q = core.admit(t, r, 0, (rel_t, rel_r), (queue, pos))
         for x in range(q):
             j = queue[x]
             if whole:
