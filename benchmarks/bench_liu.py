@@ -68,9 +68,7 @@ def training(rounds: int) -> None:
         js = gen.generate_rates([gen.natural_rate()], n_jobsets=config.envs, seed=r)
         t0 = time.perf_counter()
         model = MultiClusterModel.from_jobset(js)
-        d = collect(
-            model, net, weights, epsilon=0.3, guide=0.5, rng=rng, params=config.value_params()
-        )
+        d = collect(model, net, weights, epsilon=0.3, guide=0.5, rng=rng, params=config.values)
         buffer.add(d)
         t1 = time.perf_counter()
         for _ in range(config.updates_per_episode * config.envs):

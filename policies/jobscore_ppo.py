@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from schedlab.io import write_text_atomic
+from schedlab.params import flat
 from schedlab.policies import training
 from schedlab.policies.jobscore import JobScoreNet, network_spec, save_network
 from schedlab.policies.jobscore_config import (
@@ -251,7 +252,7 @@ def train(
     rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0x9B0]))
     spec = {
         **network_spec(net, config.hidden, config.critic),
-        "train_config": asdict(config),
+        "train_config": flat(config),
         "data": where,
     }
     spec = training.write_spec(out, spec, selection)

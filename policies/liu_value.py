@@ -43,6 +43,7 @@ import numpy as np
 import polars as pl
 import torch
 
+from schedlab.params import flat
 from schedlab.policies import training
 from schedlab.policies.deeprm import CheckpointError, save_checkpoint
 from schedlab.policies.liu_baselines import MAF, RAN, RR
@@ -80,8 +81,8 @@ def _spec(config: LiuTrainConfig, mc: MultiClusterConfig) -> dict[str, Any]:
         "n_clusters": mc.n_clusters,
         "history": mc.history,
         "clusters": asdict(mc),
-        "values": asdict(config.value_params()),
-        "train_config": json.loads(json.dumps(asdict(config))),
+        "values": asdict(config.values),
+        "train_config": json.loads(json.dumps(flat(config))),
     }
 
 
@@ -134,7 +135,7 @@ def train(
         buffer.load_state_dict(saved["buffer"])
     episode = run.step
     bar = training.progress(progress, episode, config.episodes, desc="train liu", unit="ep")
-    params = config.value_params()
+    params = config.values
     while episode < config.episodes:
         t0 = time.perf_counter()
         js = gen.generate_rates(

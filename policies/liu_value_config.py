@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schedlab.loaders.generators.liu_multicluster import LiuMultiClusterGenerator
-from schedlab.params import Count, NonNegative, Share
+from schedlab.params import Count, NonNegative, Share, composed
 from schedlab.policies.training import RunConfig
-from schedlab.simulator.multicluster.values import Decay, Factor, ValueParams
+from schedlab.simulator.multicluster.values import ValueParams
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -57,22 +57,15 @@ class LiuTrainConfig(RunConfig):
     """Episodes over which ε falls linearly to ``epsilon_end``."""
     guide: Share = 0.5
     """Probability that a perturbation is MAF's action (else uniformly random)."""
-    beta: Decay = 0.9
-    """β of the action values."""
-    p_m: Factor = 2.0
-    """``P_m`` of both events (IH, IC) in Eq. 1."""
-    p_psi: Factor = 2.0
-    """``P_ψ`` of both events in Eq. 1."""
+    values: ValueParams = composed(ValueParams)
+    """β and the ``P`` of Eq. 1: the fields of
+    :class:`~schedlab.simulator.multicluster.values.ValueParams` (``beta``, ``p_m_ih``,
+    ``p_m_ic``, ``p_psi_ih``, ``p_psi_ic``) are this config's own settings."""
     eval_episodes: Count = 50
     """Held-out validation episodes."""
     eval_every: Count = 50
     checkpoint_every: Count = 50
     """Write ``last.pt`` and ``buffer.pt`` (for ``resume``) every this many episodes."""
-
-    def value_params(self) -> ValueParams:
-        """β and the ``P`` of Eq. 1."""
-        p, q = self.p_m, self.p_psi
-        return ValueParams(beta=self.beta, p_m_ih=p, p_m_ic=p, p_psi_ih=q, p_psi_ic=q)
 
     def epsilon_at(self, episode: int) -> float:
         """ε for the round starting at ``episode`` (0-based)."""

@@ -24,7 +24,6 @@ and checkpoints.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +32,7 @@ import polars as pl
 import torch
 
 from schedlab.jobset import JobSet
+from schedlab.params import flat
 from schedlab.policies import training
 from schedlab.policies.deeprm import (
     CheckpointError,
@@ -111,7 +111,7 @@ def _spec(
         "geometry": engine_geometry(engine, config).to_json(),
         "mask_invalid": config.mask_invalid,
         "objective": config.objective,
-        "train_config": asdict(config),
+        "train_config": flat(config),
         "workload_seeds": seeds,
     }
 
