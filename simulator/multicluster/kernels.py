@@ -51,8 +51,10 @@ E_REQUEST, E_START, E_FINISH = range(3)
 Arr = np.ndarray
 """An array argument of a kernel (numba ignores annotations)."""
 Jobs = tuple[Arr, Arr, Arr, Arr, Arr, Arr, Arr, Arr]
-"""The job arrays of :class:`~schedlab.simulator.multicluster.jobs.ClusterJobs`, ``(bounds,
-arrival, executions, exec_time, deadline, requests, draws, exec_bounds)``."""
+"""The job arrays of :class:`~schedlab.simulator.multicluster.jobs.ClusterJobs`, in the order of
+the positions below."""
+# positions in ``Jobs``
+BOUNDS, ARRIVAL, EXECUTIONS, EXEC_TIME, DEADLINE, REQUESTS, DRAWS, EXEC_BOUNDS = range(8)
 
 OK, TIME_LIMIT = 0, 1
 """Status codes of :func:`advance`."""
@@ -61,7 +63,8 @@ OK, TIME_LIMIT = 0, 1
 @nb.njit(cache=True)
 def _completions(b: int, t: int, env: Arr, job: Arr, cl: Arr, ex: Arr, act: Arr, jobs: Jobs) -> int:
     """Step 1; returns the number of missed deadlines at ``t``."""
-    executions, deadline, requests, draws, exec_bounds = jobs[2], jobs[4], jobs[5], jobs[6], jobs[7]
+    executions, deadline, draws = jobs[EXECUTIONS], jobs[DEADLINE], jobs[DRAWS]
+    requests, exec_bounds = jobs[REQUESTS], jobs[EXEC_BOUNDS]
     missed = 0
     keep = 0
     for idx in range(env[b, ACT_LEN]):
@@ -116,7 +119,7 @@ def _elasticity(
 @nb.njit(cache=True)
 def _arrivals(b: int, t: int, env: Arr, buf: Arr, jobs: Jobs) -> None:
     """Step 3."""
-    bounds, arrival = jobs[0], jobs[1]
+    bounds, arrival = jobs[BOUNDS], jobs[ARRIVAL]
     while env[b, NEXT] < bounds[b + 1] and arrival[env[b, NEXT]] <= t:
         buf[b, env[b, BUF_LEN]] = env[b, NEXT]
         env[b, BUF_LEN] += 1
@@ -128,7 +131,7 @@ def _dispatch(
     b: int, t: int, q: int, i: int, env: Arr, job: Arr, ex: Arr, buf: Arr, act: Arr, jobs: Jobs
 ) -> None:
     """Step 4: the job in buffer position ``q`` goes to cluster ``i``."""
-    requests, draws, exec_bounds = jobs[5], jobs[6], jobs[7]
+    requests, draws, exec_bounds = jobs[REQUESTS], jobs[DRAWS], jobs[EXEC_BOUNDS]
     j = buf[b, q]
     for k in range(q, env[b, BUF_LEN] - 1):
         buf[b, k] = buf[b, k + 1]
@@ -164,7 +167,7 @@ def _local_and_record(
     high: float,
 ) -> None:
     """Steps 5 and 6."""
-    exec_time, exec_bounds = jobs[3], jobs[7]
+    exec_time, exec_bounds = jobs[EXEC_TIME], jobs[EXEC_BOUNDS]
     for halting in (True, False):
         for idx in range(env[b, ACT_LEN]):
             j = act[b, idx]
@@ -222,7 +225,7 @@ def advance(
     """
     missed = np.zeros(envs.shape[0], dtype=np.int64)
     n_clusters = cl.shape[1]
-    bounds = jobs[0]
+    bounds = jobs[BOUNDS]
     for idx in range(envs.shape[0]):
         b = envs[idx]
         if env[b, DONE] == 1:

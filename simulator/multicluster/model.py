@@ -137,6 +137,16 @@ class MultiClusterModel:
         n_log = int(self._limit.max() // config.elastic_window + 2) if config.elastic else 0
         self._elog = np.zeros((b, c, n_log, 2), dtype=np.int64)
         self._elastic = config.elastic_mask()
+        self._jobs = (  # what the compiled steps read of the jobs (kernels.Jobs)
+            jobs.bounds,
+            jobs.arrival,
+            jobs.executions,
+            jobs.exec_time,
+            jobs.deadline,
+            jobs.requests,
+            jobs.draws,
+            jobs.exec_bounds,
+        )
         self.reset()
 
     @classmethod
@@ -270,7 +280,7 @@ class MultiClusterModel:
         return self._elog[env, cluster, :n].copy()
 
     def _advance(self, envs: np.ndarray, actions: np.ndarray, *, fresh: bool) -> np.ndarray:
-        j, c = self.jobs, self.config
+        c = self.config
         missed, status = k.advance(
             envs,
             actions,
@@ -286,16 +296,7 @@ class MultiClusterModel:
             self._cum,
             self._sums,
             self._elog,
-            (
-                j.bounds,
-                j.arrival,
-                j.executions,
-                j.exec_time,
-                j.deadline,
-                j.requests,
-                j.draws,
-                j.exec_bounds,
-            ),
+            self._jobs,
             self._elastic,
             c.elastic_step,
             c.elastic_limit,
