@@ -69,6 +69,7 @@ import numpy as np
 from scipy import stats as sps
 
 from schedlab.evaluation.friedman import (
+    TIED,
     FriedmanResult,
     friedman,
     friedman_from_ranks,
@@ -83,6 +84,7 @@ from schedlab.evaluation.ties import DECIMALS, TIE_RTOL, snap
 
 __all__ = [
     "EXACT_MAX",
+    "TIED",
     "TIE_RTOL",
     "ZERO_METHOD",
     "FriedmanResult",

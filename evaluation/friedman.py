@@ -92,15 +92,12 @@ def friedman(matrix: np.ndarray, *, rng: np.random.Generator | None = None) -> F
         float(np.sum(c**3 - c)) for c in (np.unique(r, return_counts=True)[1] for r in ranks)
     )
     denom = 1.0 - ties / (n * k * (k * k - 1))
-    tied = denom <= 1e-12  # every jobset ties every policy
+    tied = denom <= 1e-12  # every jobset ties every policy: the statistic is 0
     stat = 12.0 / (n * k * (k + 1)) * float(np.sum(rank_sums**2)) - 3.0 * n * (k + 1)
     chi2 = 0.0 if tied else max(stat / denom, 0.0)
     f, p_f = iman_davenport(chi2, n, k)
-    method: Method
-    if tied:
-        method, p, reason = "exact", 1.0, TIED
-    else:
-        method, p, reason = friedman_p(ranks, p_f, rng)
+    exact: tuple[Method, float, str] = ("exact", 1.0, TIED)
+    method, p, reason = exact if tied else friedman_p(ranks, p_f, rng)
     return FriedmanResult(
         n_blocks=n,
         k=k,

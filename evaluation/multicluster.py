@@ -158,11 +158,25 @@ def paper_table() -> pl.DataFrame:
     """:data:`PAPER_CSV` as columns ``table``, ``policy``, ``tmdl``, ``ajer``, ``s_log`` (float64)
     and ``fsn`` (String, null for MAF, the reference)."""
     data = resources.files("schedlab.evaluation").joinpath(PAPER_CSV).read_bytes()
-    return pl.read_csv(data, schema_overrides={"fsn": pl.String})
+    numbers = dict.fromkeys(LIU_METRICS, pl.Float64)
+    return pl.read_csv(
+        data, schema={"table": pl.String, "policy": pl.String, **numbers, "fsn": pl.String}
+    )
 
 
 def paper_rows(table: str, names: Sequence[str] | None = None) -> pl.DataFrame:
     """The paper's numbers of ``table`` (a ``table`` of :func:`paper_table`) as rows ``policy``,
-    ``tmdl``, ``ajer``, ``s_log``, ``fsn`` (optionally only ``names``)."""
+    ``tmdl``, ``ajer``, ``s_log``, ``fsn`` (optionally only ``names``).
+
+    Raises
+    ------
+    KeyError
+        ``table`` is none of the paper's.
+    """
+    tables = paper_table().get_column("table")
+    if table not in tables:
+        known = ", ".join(tables.unique(maintain_order=True))
+        msg = f"no table {table!r} of Liu et al. (known: {known})"
+        raise KeyError(msg)
     rows = paper_table().filter(pl.col("table") == table).drop("table")
     return rows if names is None else rows.filter(pl.col("policy").is_in(list(names)))

@@ -27,7 +27,7 @@ Sparse = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
 the dictionary entries ``terms[n]`` (int, 0: none) with their ``weights[n]`` (float32), the
 entries' corners (:func:`~schedlab.policies.cnn_plus.corner_table`), and the image's height ``T``
 and width ``W``. Flat: a parallel loop takes no nested tuple."""
-Pair = tuple[np.ndarray, np.ndarray]
+Conv = tuple[np.ndarray, np.ndarray]
 """conv1's ``(kernel, bias)``, float32 ``(k, k, C)`` and ``(C,)``, or their float64 gradients."""
 
 
@@ -39,7 +39,7 @@ def _stamp(obs: Sparse, n: int, grid: np.ndarray, kernel: np.ndarray, forward: b
     by the caller); backward, adds ``d · grid[a, b]`` to ``kernel[u, v]`` (the kernel's
     gradient from the summed pixel gradients). ``d`` is the corner's sign times the term's
     weight; ``kernel`` is ``(k, k, C)``."""
-    terms, weights, ptr, crow, ccol, csign = obs[0], obs[1], obs[2], obs[3], obs[4], obs[5]
+    terms, weights, ptr, crow, ccol, csign, _, _ = obs
     k, C = kernel.shape[0], kernel.shape[2]
     p = k // 2
     for t in range(terms.shape[1]):
@@ -67,7 +67,7 @@ def _preactivations(obs: Sparse, n: int, kernel: np.ndarray, buf: np.ndarray) ->
     ``(T + 2p + 1, W + 2p + 1, C)``), summed down the columns only: pixel ``(y, x)`` is
     ``buf[y + p, :x + p + 1].sum(axis=0)``; the sums along each row are left to the caller's
     loop over the row (:func:`_forward_block`)."""
-    k, C, T = kernel.shape[0], kernel.shape[2], obs[6]
+    k, C, T = kernel.shape[0], kernel.shape[2], obs[-2]
     p = k // 2
     buf[:] = 0.0
     _stamp(obs, n, buf, kernel, True)
@@ -79,7 +79,7 @@ def _preactivations(obs: Sparse, n: int, kernel: np.ndarray, buf: np.ndarray) ->
 
 @numba.njit(cache=True, parallel=True)
 def layer1_forward(
-    obs: Sparse, conv: Pair, out: np.ndarray, active: np.ndarray, blocks: int
+    obs: Sparse, conv: Conv, out: np.ndarray, active: np.ndarray, blocks: int
 ) -> None:
     """With ``conv`` = ``(kernel, bias)`` (float32 ``(k, k, C)`` and ``(C,)``),
     ``out[n, y, x, c]`` = mean over the 2 × 2 block of ReLU(conv1 + bias), shape
@@ -94,12 +94,12 @@ def layer1_forward(
 
 @numba.njit(cache=True)
 def _forward_block(
-    obs: Sparse, conv: Pair, out: np.ndarray, active: np.ndarray, lo: int, hi: int
+    obs: Sparse, conv: Conv, out: np.ndarray, active: np.ndarray, lo: int, hi: int
 ) -> None:
     """:func:`layer1_forward` for observations ``lo:hi`` (a plain loop: outside the parallel
     region, the compiler vectorizes it better)."""
     kernel, bias = conv
-    T, W = obs[6], obs[7]
+    T, W = obs[-2:]
     k, C = kernel.shape[0], kernel.shape[2]
     p = k // 2
     zero, quarter = np.float32(0.0), np.float32(0.25)
@@ -126,7 +126,7 @@ def _forward_block(
 
 @numba.njit(cache=True, parallel=True)
 def layer1_backward(
-    obs: Sparse, k: int, active: np.ndarray, grad: np.ndarray, grads: Pair, blocks: int
+    obs: Sparse, k: int, active: np.ndarray, grad: np.ndarray, grads: Conv, blocks: int
 ) -> None:
     """Accumulate into ``grads`` the gradients of conv1's kernel ``(k, k, C)`` and bias ``(C,)``
     (float64) from the gradient of the pooled output ``grad`` (``(N, ⌊T/2⌋, ⌊W/2⌋, C)``) and the
@@ -147,7 +147,7 @@ def layer1_backward(
 
 @numba.njit(cache=True)
 def _backward_block(
-    obs: Sparse, k: int, active: np.ndarray, grad: np.ndarray, part: Pair, lo: int, hi: int
+    obs: Sparse, k: int, active: np.ndarray, grad: np.ndarray, part: Conv, lo: int, hi: int
 ) -> None:
     """:func:`layer1_backward` for observations ``lo:hi`` into ``part`` = (kernel gradient,
     bias gradient)."""

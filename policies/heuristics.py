@@ -19,11 +19,11 @@ A new heuristic is one class: a score decorated with :func:`score_function` (sig
     class LJF(Heuristic):
         key, score, static = "ljf", longest, True
 
-A parameter is a field of a class decorated with :func:`~schedlab.policies.base.policy_fields`
-(Tetris*' ``knob``). The compiled paths take the score as an argument, so nothing in
-``simulator/`` changes and no kernel is recompiled. A score's ``duration`` is the job's estimate
-(the user's request) where the JobSet has an ``estimate`` column, unless the policy is
-``clairvoyant``; jobs still run their true duration (or are killed at their estimate:
+The one parameter a score receives, ``knob``, is a field of a class decorated with
+:func:`~schedlab.policies.base.policy_fields` (Tetris*'). The compiled paths take the score as an
+argument, so nothing in ``simulator/`` changes and no kernel is recompiled. A score's ``duration``
+is the job's estimate (the user's request) where the JobSet has an ``estimate`` column, unless the
+policy is ``clairvoyant``; jobs still run their true duration (or are killed at their estimate:
 :attr:`~schedlab.simulator.config.ClusterConfig.overrun`).
 
 The orders HPC papers compare against rank by waiting time, requested processors (``size``: the

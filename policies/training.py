@@ -162,10 +162,12 @@ def open_run(
 
 def config_changes(saved: Mapping[str, Any], config: Any, *, budget: str) -> list[str]:
     """Fields of ``config`` (flat, except ``budget``) that differ from the JSON ``saved``
-    config; a field the saved config lacks (added later) counts at its default."""
+    config; a field the saved config lacks (added later) counts at its default, and a saved
+    setting the config no longer has (renamed or removed since) is a difference."""
     mine = json.loads(json.dumps(flat(config)))
     defaults = json.loads(json.dumps(flat(type(config)())))
-    return sorted(k for k in mine if k != budget and saved.get(k, defaults[k]) != mine[k])
+    changed = {k for k in mine if k != budget and saved.get(k, defaults[k]) != mine[k]}
+    return sorted(changed | (saved.keys() - mine.keys()))
 
 
 def check_resume(out: Path, config: Any, *, resume: bool, budget: str) -> dict[str, Any] | None:

@@ -147,6 +147,12 @@ def make_config(
 
         spec = read_spec(resume_from)
         base = spec.get("trainer_config", spec["train_config"])
+        if gone := sorted(base.keys() - parameters(cls).keys()):
+            msg = (
+                f"--resume: {resume_from} was trained with settings trainer {name!r} no longer "
+                f"has ({', '.join(gone)}); train a new run in another directory"
+            )
+            raise click.UsageError(msg)
         default = click.core.ParameterSource.DEFAULT
         given = {k for k in values if ctx.get_parameter_source(k) is not default}
         values = {**base, **{k: v for k, v in values.items() if k in given}}

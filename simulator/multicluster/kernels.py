@@ -28,16 +28,21 @@ Elastic changes are logged as ``(t, executors added in effect after the change)`
 
 An environment stops at a moment with a decision to take (after step 3) or when every job has
 finished. State lives in int64 tables whose columns are named by the constants below; ``B``
-envs, ``N`` jobs, ``C`` clusters, ``E`` executions. Job arrays (``arrival``, ``executions``,
-``exec_time``, ``deadline``, ``requests``, ``draws``, ``exec_bounds``) are those of
-:class:`~schedlab.simulator.multicluster.jobs.ClusterJobs`; ``buf``/``act`` (``B, N_max``) hold
+envs, ``N`` jobs, ``C`` clusters, ``E`` executions. The job arrays are those of
+:class:`~schedlab.simulator.multicluster.jobs.ClusterJobs`, passed as one tuple
+(:data:`Jobs`, :func:`job_arrays`); ``buf``/``act`` (``B, N_max``) hold
 the global buffer and the dispatched unfinished jobs (arrival order) of each env.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numba as nb
 import numpy as np
+
+if TYPE_CHECKING:
+    from schedlab.simulator.multicluster.jobs import ClusterJobs
 
 # columns of the per-env table ``env`` (B, 8)
 NOW, NEXT, N_DONE, BUF_LEN, ACT_LEN, DONE, LIMIT, VOIDS = range(8)
@@ -55,6 +60,22 @@ Jobs = tuple[Arr, Arr, Arr, Arr, Arr, Arr, Arr, Arr]
 the positions below."""
 # positions in ``Jobs``
 BOUNDS, ARRIVAL, EXECUTIONS, EXEC_TIME, DEADLINE, REQUESTS, DRAWS, EXEC_BOUNDS = range(8)
+
+
+def job_arrays(jobs: ClusterJobs) -> Jobs:
+    """The arrays of ``jobs`` the steps read, at the positions above."""
+    j = jobs
+    return (
+        j.bounds,
+        j.arrival,
+        j.executions,
+        j.exec_time,
+        j.deadline,
+        j.requests,
+        j.draws,
+        j.exec_bounds,
+    )
+
 
 OK, TIME_LIMIT = 0, 1
 """Status codes of :func:`advance`."""

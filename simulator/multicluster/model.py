@@ -137,16 +137,7 @@ class MultiClusterModel:
         n_log = int(self._limit.max() // config.elastic_window + 2) if config.elastic else 0
         self._elog = np.zeros((b, c, n_log, 2), dtype=np.int64)
         self._elastic = config.elastic_mask()
-        self._jobs = (  # what the compiled steps read of the jobs (kernels.Jobs)
-            jobs.bounds,
-            jobs.arrival,
-            jobs.executions,
-            jobs.exec_time,
-            jobs.deadline,
-            jobs.requests,
-            jobs.draws,
-            jobs.exec_bounds,
-        )
+        self._jobs = k.job_arrays(jobs)
         self.reset()
 
     @classmethod

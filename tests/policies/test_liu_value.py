@@ -22,11 +22,13 @@ from schedlab.policies.liu_knowledge import Decisions, KnowledgeBuffer
 from schedlab.policies.liu_networks import FC, LSFC, LiuValuePolicy, best_actions
 from schedlab.policies.liu_value import train
 from schedlab.policies.liu_value_config import LiuTrainConfig
+from schedlab.policies.shipped import shipped
+from schedlab.policies.training import STATE, config_changes
 from schedlab.registry import make_policy
 from schedlab.reports.liu import report_training
 from schedlab.simulator.multicluster.views import LiuState
 from schedlab.simulator.run import simulate
-from tests.cli_helpers import options, run_ok
+from tests.cli_helpers import options, run_fail, run_ok
 
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "policies" / "checkpoints"
 TINY = {
@@ -241,3 +243,17 @@ def test_schedlab_train_liu_trains_resumes_and_reports(tmp_path: Path) -> None:
     assert pl.read_csv(out / "curve.csv")["episode"].to_list() == [2, 4]
     assert "rl-lsfc (best, episode" in (out / "report.md").read_text()
     assert "--weights FLOAT..." in run_ok("train", "liu", "--help")
+
+
+def test_a_run_saved_with_settings_since_renamed_is_not_resumed(tmp_path: Path) -> None:
+    """The shipped RL-LSFC was trained when one ``p_m`` and one ``p_psi`` set both events' P
+    (now ValueParams' four fields): resuming such a run is refused by name, by the API and by
+    the CLI, rather than continued with the defaults in their place."""
+    checkpoint = shipped("liu-lsfc")
+    assert checkpoint is not None
+    saved = json.loads((checkpoint.parent / "config.json").read_text())["train_config"]
+    assert {"p_m", "p_psi"} <= set(config_changes(saved, LiuTrainConfig(), budget="episodes"))
+    (tmp_path / "config.json").write_text(json.dumps({"train_config": saved}))
+    (tmp_path / STATE).write_bytes(b"")
+    output = run_fail("train", "liu", "-o", str(tmp_path), "--resume")
+    assert "trained with settings trainer 'liu' no longer has (p_m, p_psi)" in output
